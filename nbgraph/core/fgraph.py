@@ -1,0 +1,383 @@
+"""FunctionGraph: the mutable graph container that rewrites edit.
+
+A FunctionGraph owns a graph between a list of input Variables and a list of
+outputs, and keeps for every Variable its *clients* (the ``(node, index)``
+pairs that read it; an output of the graph is read by ``("output", i)``).
+Rewrites change it only through :meth:`FunctionGraph.replace`, which checks
+the replacement's type with ``filter_variable`` and records the decision in
+:attr:`FunctionGraph.history`.
+"""
+
+from nbgraph.core import graph as _graph
+from nbgraph.core.graph import Apply, Constant, Variable
+from nbgraph.core.type import NarrowingTrace
+
+__all__ = ["FunctionGraph", "MissingInputError", "Replacement", "Feature"]
+
+
+class MissingInputError(ValueError):
+    """An output depends on a root Variable that is not among the inputs."""
+
+    def __init__(self, variable, path=()):
+        self.variable = variable
+        self.path = list(path)
+        message = "input %r is needed but was not given" % (variable,)
+        if self.path:
+            steps = " -> ".join(_path_text(v) for v in self.path)
+            message += "; path from the output down to it: %s" % steps
+        super().__init__(message)
+
+
+def _path_text(var):
+    if var.owner is not None and var.name is None:
+        return "%s.%d" % (var.owner.op, var.index)
+    return repr(var)
+
+
+class Feature:
+    """Base for FunctionGraph listeners; every hook is optional.
+
+    Hooks: ``on_attach(fgraph)``, ``on_detach(fgraph)``,
+    ``on_import(fgraph, node, reason)``, ``on_prune(fgraph, node, reason)``,
+    ``on_change_input(fgraph, node, i, old, new, reason)``.
+    """
+
+
+class Replacement:
+    """One entry of :attr:`FunctionGraph.history`.
+
+    ``old`` was replaced by ``new`` (what ``filter_variable`` returned for
+    ``requested``) for ``reason``; ``trace`` is the narrowing trace of that
+    check; ``changes`` lists the ``(client, input index)`` pairs rewired.
+    """
+
+    __slots__ = ("step", "reason", "old", "new", "requested", "trace", "changes")
+
+    def __init__(self, step, reason, old, new, requested, trace, changes):
+        self.step = step
+        self.reason = reason
+        self.old = old
+        self.new = new
+        self.requested = requested
+        self.trace = trace
+        self.changes = changes
+
+    def __repr__(self):
+        return "<Replacement %d: %r -> %r (%s)>" % (self.step, self.old, self.new,
+                                                   self.reason or "no reason given")
+
+
+class FunctionGraph:
+    """A graph from ``inputs`` to ``outputs`` that can be edited safely.
+
+    With ``clone=True`` (the default) the graph is copied first and the
+    caller's Variables are untouched; ``clone=False`` edits the caller's
+    graph in place.  ``inputs=None`` takes every non-constant root.
+    """
+
+    def __init__(self, inputs=None, outputs=None, clone=True, features=(), name=None):
+        if outputs is None:
+            raise TypeError("FunctionGraph needs outputs")
+        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        for i, out in enumerate(outputs):
+            if not isinstance(out, Variable):
+                raise TypeError("output %d of FunctionGraph must be a Variable, got %r" % (
+                    i, out))
+        if inputs is None:
+            inputs = [v for v in _graph.graph_inputs(outputs) if not isinstance(v, Constant)]
+        inputs = list(inputs)
+        for i, inp in enumerate(inputs):
+            if not isinstance(inp, Variable):
+                raise TypeError("input %d of FunctionGraph must be a Variable, got %r" % (
+                    i, inp))
+            if isinstance(inp, Constant):
+                raise TypeError("input %d of FunctionGraph, %r, is a Constant; constants "
+                                "cannot be inputs" % (i, inp))
+        if len(set(inputs)) != len(inputs):
+            raise ValueError("FunctionGraph inputs contain the same variable twice: %r" % inputs)
+        self.equiv = None
+        if clone:
+            self.equiv = _graph.clone_get_equiv(inputs, outputs, copy_inputs=True)
+            inputs = [self.equiv[i] for i in inputs]
+            outputs = [self.equiv[o] for o in outputs]
+        for inp in inputs:
+            if inp.owner is not None:
+                raise ValueError("input %r is computed by %s; with clone=False inputs must be "
+                                 "roots" % (inp, inp.owner.op))
+        self.name = name
+        self.inputs = []
+        self.outputs = []
+        self.apply_nodes = set()
+        self.variables = set()
+        self.clients = {}
+        self.features = []
+        self.history = []
+        self._order = None
+        self.version = 0
+        for inp in inputs:
+            self.add_input(inp)
+        for out in outputs:
+            self.add_output(out)
+        for feature in features:
+            self.attach_feature(feature)
+
+    # -- building --------------------------------------------------------
+    def add_input(self, var):
+        """Add a root Variable as a new input."""
+        if var in self.variables and var in self.inputs:
+            return
+        self.inputs.append(var)
+        self.variables.add(var)
+        self.clients.setdefault(var, [])
+
+    def add_output(self, var, reason=None):
+        """Add ``var`` (importing what it needs) as a new output."""
+        self.import_var(var, reason)
+        self.outputs.append(var)
+        self.clients[var].append(("output", len(self.outputs) - 1))
+
+    def import_var(self, var, reason=None):
+        """Bring ``var`` and whatever computes it into the graph."""
+        if var in self.variables:
+            return
+        if var.owner is not None:
+            self.import_node(var.owner, reason)
+            return
+        if not isinstance(var, Constant):
+            raise MissingInputError(var, self._path_to(var))
+        self.variables.add(var)
+        self.clients.setdefault(var, [])
+
+    def import_node(self, node, reason=None):
+        """Import ``node`` and every node it needs that is not yet in the graph."""
+        new_nodes = []
+        state = {}
+        stack = [(node, False)]
+        while stack:
+            current, finished = stack.pop()
+            if finished:
+                new_nodes.append(current)
+                continue
+            if current in self.apply_nodes or current in state:
+                continue
+            state[current] = True
+            stack.append((current, True))
+            for inp in reversed(current.inputs):
+                if inp in self.variables:
+                    continue
+                if inp.owner is not None:
+                    stack.append((inp.owner, False))
+                elif not isinstance(inp, Constant):
+                    raise MissingInputError(inp, self._path_to(inp, start=current))
+        for new in new_nodes:
+            self.apply_nodes.add(new)
+            for out in new.outputs:
+                self.variables.add(out)
+                self.clients.setdefault(out, [])
+            for i, inp in enumerate(new.inputs):
+                if inp not in self.variables:
+                    self.variables.add(inp)
+                    self.clients.setdefault(inp, [])
+                self.clients[inp].append((new, i))
+            self._changed()
+            self._callback("on_import", new, reason)
+
+    def _path_to(self, missing, start=None):
+        """Variables from an output (or ``start``'s outputs) down to ``missing``."""
+        roots = list(start.outputs) if start is not None else list(self.outputs)
+        parent = {}
+        stack = list(roots)
+        seen = set(roots)
+        while stack:
+            var = stack.pop()
+            if var is missing:
+                path = [var]
+                while path[-1] in parent:
+                    path.append(parent[path[-1]])
+                return list(reversed(path))
+            if var.owner is not None:
+                for inp in var.owner.inputs:
+                    if inp not in seen:
+                        seen.add(inp)
+                        parent[inp] = var
+                        stack.append(inp)
+        return [missing]
+
+    # -- editing ---------------------------------------------------------
+    def change_node_input(self, node, i, new_var, reason=None):
+        """Make input ``i`` of ``node`` (or output ``i`` when node is "output") read ``new_var``.
+
+        No type check is made here; use :meth:`replace`.
+        """
+        if node == "output":
+            old = self.outputs[i]
+            if old is new_var:
+                return
+            self.import_var(new_var, reason)
+            self.outputs[i] = new_var
+        else:
+            old = node.inputs[i]
+            if old is new_var:
+                return
+            self.import_var(new_var, reason)
+            node.inputs[i] = new_var
+            _graph._bump_graph_version()
+        self.clients[new_var].append((node, i))
+        self._remove_client(old, (node, i), reason)
+        self._changed()
+        self._callback("on_change_input", node, i, old, new_var, reason)
+
+    def _remove_client(self, var, client, reason):
+        stack = [(var, client)]
+        while stack:
+            var, client = stack.pop()
+            clients = self.clients.get(var)
+            if clients is None:
+                continue
+            clients.remove(client)
+            if clients or var in self.inputs:
+                continue
+            owner = var.owner
+            if owner is None:
+                del self.clients[var]
+                self.variables.discard(var)
+                continue
+            if any(self.clients.get(out) for out in owner.outputs):
+                continue
+            if owner not in self.apply_nodes:
+                continue
+            self.apply_nodes.discard(owner)
+            for out in owner.outputs:
+                self.variables.discard(out)
+                self.clients.pop(out, None)
+            self._callback("on_prune", owner, reason)
+            for j, inp in enumerate(owner.inputs):
+                stack.append((inp, (owner, j)))
+
+    def replace(self, var, new_var, reason=None, verbose=False):
+        """Replace every use of ``var`` by ``new_var``.
+
+        ``new_var`` goes through ``var.type.filter_variable``: a more specific
+        type is kept, a more general one is narrowed (``SpecifyShape`` for
+        tensors), an incompatible one raises TypeError naming both variables
+        and types.  The decision is appended to :attr:`history`.
+        """
+        if not isinstance(new_var, Variable):
+            raise TypeError("replace(%r, ...) needs a Variable as replacement, got %r" % (
+                var, new_var))
+        trace = NarrowingTrace(var.type, new_var)
+        try:
+            checked = var.type.filter_variable(new_var, allow_convert=True, trace=trace)
+        except TypeError as exc:
+            raise TypeError("cannot replace %r of type %r by %r of type %r%s: %s" % (
+                var, var.type, new_var, new_var.type,
+                " (%s)" % reason if reason else "", exc)) from exc
+        if var not in self.variables:
+            raise ValueError("cannot replace %r: it is not part of this FunctionGraph" % (var,))
+        if checked is var:
+            return
+        if verbose:
+            print("rewrite %s: %r -> %r" % (reason, var, checked))
+        changes = list(self.clients[var])
+        for node, i in changes:
+            if node != "output" and node not in self.apply_nodes:
+                continue
+            self.change_node_input(node, i, checked, reason)
+        self.history.append(Replacement(len(self.history), reason, var, checked, new_var,
+                                        trace, changes))
+
+    def replace_all(self, pairs, reason=None):
+        """Apply :meth:`replace` to each ``(var, new_var)`` pair in order."""
+        for var, new_var in pairs:
+            self.replace(var, new_var, reason=reason)
+
+    def remove_output(self, i, reason=None):
+        """Drop output ``i`` (pruning what only it needed)."""
+        old = self.outputs.pop(i)
+        self._remove_client(old, ("output", i), reason)
+        for j in range(i, len(self.outputs)):
+            clients = self.clients[self.outputs[j]]
+            clients[clients.index(("output", j + 1))] = ("output", j)
+        self._changed()
+
+    # -- features --------------------------------------------------------
+    def attach_feature(self, feature):
+        """Add a listener; its ``on_attach(fgraph)`` runs now."""
+        if feature in self.features:
+            return
+        self.features.append(feature)
+        hook = getattr(feature, "on_attach", None)
+        if hook is not None:
+            hook(self)
+
+    def remove_feature(self, feature):
+        """Remove a listener; its ``on_detach(fgraph)`` runs now."""
+        self.features.remove(feature)
+        hook = getattr(feature, "on_detach", None)
+        if hook is not None:
+            hook(self)
+
+    def _callback(self, name, *args):
+        for feature in self.features:
+            hook = getattr(feature, name, None)
+            if hook is not None:
+                hook(self, *args)
+
+    def _changed(self):
+        self._order = None
+        self.version += 1
+
+    # -- queries ---------------------------------------------------------
+    def toposort(self):
+        """The Apply nodes in an order where each comes after those it needs."""
+        if self._order is None:
+            self._order = _graph.io_toposort(self.inputs, self.outputs)
+        return list(self._order)
+
+    def get_clients(self, var):
+        """The ``(node, input index)`` pairs reading ``var``."""
+        return list(self.clients.get(var, ()))
+
+    def check_integrity(self):
+        """Raise AssertionError-like ValueError if the bookkeeping is inconsistent."""
+        nodes = set(_graph.io_toposort(self.inputs, self.outputs))
+        if nodes != self.apply_nodes:
+            raise ValueError("apply_nodes disagree with the graph: %d extra, %d missing" % (
+                len(self.apply_nodes - nodes), len(nodes - self.apply_nodes)))
+        expected = {}
+        for var in self.inputs:
+            expected.setdefault(var, [])
+        for node in nodes:
+            for i, inp in enumerate(node.inputs):
+                expected.setdefault(inp, []).append((node, i))
+            for out in node.outputs:
+                expected.setdefault(out, [])
+        for i, out in enumerate(self.outputs):
+            expected.setdefault(out, []).append(("output", i))
+        if set(expected) != self.variables:
+            raise ValueError("variables disagree with the graph: %r" % (
+                set(expected) ^ self.variables,))
+        for var, clients in expected.items():
+            if sorted(map(_client_key, clients)) != sorted(map(_client_key, self.clients[var])):
+                raise ValueError("clients of %r are %r, expected %r" % (
+                    var, self.clients[var], clients))
+            if var.owner is None and not isinstance(var, Constant) and var not in self.inputs:
+                raise ValueError("%r is a root but not an input" % (var,))
+
+    def clone(self):
+        """An independent copy (without history or features)."""
+        return FunctionGraph(self.inputs, self.outputs, clone=True, name=self.name)
+
+    def __repr__(self):
+        return "FunctionGraph(%s)" % ", ".join(repr(o) for o in self.outputs)
+
+    def __iter__(self):
+        return iter(self.toposort())
+
+    def __contains__(self, item):
+        return item in self.variables or item in self.apply_nodes
+
+
+def _client_key(client):
+    node, i = client
+    return (id(node), i)

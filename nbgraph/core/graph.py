@@ -1,0 +1,534 @@
+"""Graph nodes (Variable, Constant, Apply) and iterative graph walks.
+
+A graph is bipartite: a :class:`Variable` is data, an :class:`Apply` is one
+application of an Op to input Variables, producing output Variables.  Each
+output points back to its Apply through ``owner`` and ``index``; roots have
+``owner=None``.  Every walk here uses an explicit stack, so chains of 10^5
+nodes need no recursion.
+
+>>> from nbgraph.core.type import Generic
+>>> x = Variable(Generic(), name="x")
+>>> x.owner is None, x.index is None, x.name
+(True, True, 'x')
+"""
+
+import itertools
+from collections import deque
+
+from nbgraph.core import type as _type
+
+__all__ = [
+    "Scratchpad",
+    "Variable",
+    "Constant",
+    "Apply",
+    "ancestors",
+    "graph_inputs",
+    "variables_between",
+    "applys_between",
+    "toposort",
+    "io_toposort",
+    "clone_get_equiv",
+    "clone",
+    "clone_replace",
+    "equal_computations",
+    "is_in_ancestors",
+    "graph_version",
+]
+
+_next_auto_id = itertools.count()
+
+# Bumped by every in-place edit of an Apply's inputs (FunctionGraph with
+# clone=False); compiled-function caches compare it to detect stale graphs.
+_graph_version = [0]
+
+
+def graph_version():
+    """A counter that changes whenever any Apply's inputs are edited in place."""
+    return _graph_version[0]
+
+
+def _bump_graph_version():
+    _graph_version[0] += 1
+
+
+class Scratchpad:
+    """A free attribute bag (``var.tag``) for notes attached to graph nodes."""
+
+    def __repr__(self):
+        items = ", ".join("%s=%r" % kv for kv in sorted(vars(self).items()))
+        return "Scratchpad(%s)" % items
+
+    def update(self, other):
+        """Copy every attribute of ``other`` onto self."""
+        vars(self).update(vars(other))
+        return self
+
+    def copy(self):
+        """A shallow copy of the bag."""
+        return Scratchpad().update(self)
+
+
+class Variable:
+    """A typed datum in a graph: an input, a constant, or an Op's output.
+
+    Fields: ``type`` (a Type), ``owner`` (the Apply computing it, or None),
+    ``index`` (its position in ``owner.outputs``), ``name`` (for printing)
+    and ``tag`` (a free attribute bag).
+    """
+
+    __array_priority__ = 1000  # let NumPy defer to our operators
+
+    def __init__(self, type, owner=None, index=None, name=None):
+        if not isinstance(type, _type.Type):
+            raise TypeError("Variable needs a Type as its type, got %r" % (type,))
+        if owner is not None and not isinstance(owner, Apply):
+            raise TypeError("owner must be an Apply or None, got %r" % (owner,))
+        if index is not None and not isinstance(index, int):
+            raise TypeError("index must be an int or None, got %r" % (index,))
+        if name is not None and not isinstance(name, str):
+            raise TypeError("name must be a str or None, got %r" % (name,))
+        self.type = type
+        self.owner = owner
+        self.index = index
+        self.name = name
+        self.tag = Scratchpad()
+        self.auto_name = "auto_%d" % next(_next_auto_id)
+
+    def __repr__(self):
+        if self.name is not None:
+            return self.name
+        if self.owner is not None:
+            return "%s.%d" % (self.owner.op, self.index)
+        return "<%r>" % (self.type,)
+
+    __str__ = __repr__
+
+    def clone(self, name=None):
+        """A new root Variable with the same type, name (or ``name``) and a copy of the tag."""
+        new = type(self)(self.type, None, None, self.name if name is None else name)
+        new.tag = self.tag.copy()
+        return new
+
+    def get_parents(self):
+        """The Apply owning this variable, as a list (empty for roots)."""
+        return [self.owner] if self.owner is not None else []
+
+    def eval(self, inputs_to_values=None):
+        """Compute this variable's value, compiling once and reusing the result.
+
+        ``inputs_to_values`` maps input Variables (or their names) to values.
+        """
+        from nbgraph.core import evaluation
+
+        return evaluation.evaluate(self, inputs_to_values)
+
+
+class Constant(Variable):
+    """A Variable with a fixed value, ``data``, filtered by its type.
+
+    Array data is made read-only; ``data`` can be set once.  A Constant has
+    no owner and cannot be a function input.  Two constants with equal type
+    and data share a :meth:`signature`, which is how the merge rewriter finds
+    duplicates (``==`` itself stays identity, so constants can key dicts).
+    """
+
+    def __init__(self, type, data, name=None):
+        super().__init__(type, None, None, name)
+        self._data = _UNSET
+        self.data = data
+
+    @property
+    def data(self):
+        """The constant's value (read-only)."""
+        return self._data
+
+    @data.setter
+    def data(self, value):
+        if self._data is not _UNSET:
+            raise AttributeError("Constant %r already holds data; it cannot be changed" % self)
+        value = self.type.filter(value)
+        self._data = _freeze(value)
+        self._signature = None
+
+    @property
+    def value(self):
+        """Alias of :attr:`data`."""
+        return self._data
+
+    def signature(self):
+        """A hashable key equal for constants of equal type and data."""
+        if self._signature is None:
+            self._signature = (self.type, self.type.data_signature(self._data))
+        return self._signature
+
+    def equals(self, other):
+        """True when ``other`` is a Constant of the same type with equal data."""
+        return (isinstance(other, Constant) and self.type == other.type
+                and self.signature() == other.signature()
+                and self.type.values_eq(self._data, other._data))
+
+    def clone(self, name=None):
+        """A new Constant sharing the (read-only) data."""
+        new = type(self)(self.type, self._data, self.name if name is None else name)
+        new.tag = self.tag.copy()
+        return new
+
+    def __repr__(self):
+        if self.name is not None:
+            return self.name
+        return _short_value(self._data)
+
+    __str__ = __repr__
+
+    @property
+    def owner(self):
+        return None
+
+    @owner.setter
+    def owner(self, value):
+        if value is not None:
+            raise ValueError("a Constant cannot have an owner (tried to set %r)" % (value,))
+
+
+_UNSET = object()
+
+
+def _freeze(value):
+    flags = getattr(value, "flags", None)
+    if flags is not None and hasattr(value, "setflags") and flags.writeable:
+        value = value.copy()
+        value.setflags(write=False)
+    return value
+
+
+def _short_value(data, limit=60):
+    text = repr(data)
+    if hasattr(data, "tolist") and getattr(data, "size", 2) <= 10:
+        text = str(data.tolist()) if getattr(data, "ndim", 0) else str(data.item())
+    text = " ".join(text.split())
+    if len(text) > limit:
+        shape = getattr(data, "shape", None)
+        text = "Constant{shape=%s}" % (shape,) if shape is not None else text[:limit - 3] + "..."
+    return text
+
+
+class Apply:
+    """One application of ``op`` to ``inputs``, producing ``outputs``.
+
+    Building it sets each output's ``owner`` to this node and its ``index``
+    to its position.  Outputs must be fresh (ownerless) Variables.
+    """
+
+    __slots__ = ("op", "inputs", "outputs", "tag", "__weakref__")
+
+    def __init__(self, op, inputs, outputs):
+        inputs = list(inputs)
+        outputs = list(outputs)
+        for i, inp in enumerate(inputs):
+            if not isinstance(inp, Variable):
+                raise TypeError("input %d of Apply(%s) must be a Variable, got %s %r" % (
+                    i, op, type(inp).__name__, inp))
+        for i, out in enumerate(outputs):
+            if not isinstance(out, Variable):
+                raise TypeError("output %d of Apply(%s) must be a Variable, got %s %r" % (
+                    i, op, type(out).__name__, out))
+            if isinstance(out, Constant):
+                raise TypeError("output %d of Apply(%s) is a Constant; outputs must be "
+                                "fresh Variables" % (i, op))
+            if out.owner is not None and (out.owner is not self or out.index != i):
+                raise ValueError("output %d of Apply(%s), %r, is already the output of %s" % (
+                    i, op, out, out.owner.op))
+        self.op = op
+        self.inputs = inputs
+        self.outputs = outputs
+        self.tag = Scratchpad()
+        for i, out in enumerate(outputs):
+            out.owner = self
+            out.index = i
+
+    @property
+    def nin(self):
+        """Number of inputs."""
+        return len(self.inputs)
+
+    @property
+    def nout(self):
+        """Number of outputs."""
+        return len(self.outputs)
+
+    @property
+    def default_output(self):
+        """The output ``op(...)`` returns: ``op.default_output`` or the only output."""
+        do = getattr(self.op, "default_output", None)
+        if do is None:
+            if len(self.outputs) == 1:
+                return self.outputs[0]
+            raise ValueError("%s has %d outputs and no default_output" % (
+                self.op, len(self.outputs)))
+        if not 0 <= do < len(self.outputs):
+            raise ValueError("%s.default_output=%r is out of range for %d outputs" % (
+                self.op, do, len(self.outputs)))
+        return self.outputs[do]
+
+    @property
+    def out(self):
+        """Alias of :attr:`default_output`."""
+        return self.default_output
+
+    def get_parents(self):
+        """The input Variables."""
+        return list(self.inputs)
+
+    def clone(self):
+        """A new Apply with the same op and inputs and fresh output Variables."""
+        return Apply(self.op, self.inputs, [out.clone() for out in self.outputs])
+
+    def clone_with_new_inputs(self, inputs, strict=True):
+        """A copy of this node reading ``inputs`` instead.
+
+        Each new input goes through the old input's ``filter_variable``, so a
+        type that cannot stand in for the old one raises TypeError.  With
+        ``strict=False`` the node is rebuilt by ``op.make_node`` when types
+        change, so its outputs may get new types.
+        """
+        inputs = list(inputs)
+        if len(inputs) != len(self.inputs):
+            raise ValueError("%s takes %d inputs; clone_with_new_inputs got %d" % (
+                self.op, len(self.inputs), len(inputs)))
+        remake = False
+        checked = []
+        for old, new in zip(self.inputs, inputs):
+            if old.type == new.type:
+                checked.append(new)
+            elif strict:
+                checked.append(old.type.filter_variable(new))
+            else:
+                checked.append(new)
+                remake = True
+        if remake:
+            return self.op.make_node(*checked)
+        return Apply(self.op, checked, [out.clone() for out in self.outputs])
+
+    def __repr__(self):
+        return "%s(%s)" % (self.op, ", ".join(repr(i) for i in self.inputs))
+
+    __str__ = __repr__
+
+
+# ---------------------------------------------------------------------------
+# walks
+
+
+def _as_list(x):
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    return [x]
+
+
+def ancestors(outputs, blockers=None):
+    """Every Variable ``outputs`` depend on (themselves included), depth first.
+
+    The walk stops at ``blockers`` (they are yielded but not expanded).
+    """
+    blockers = set(blockers or ())
+    seen = set()
+    stack = list(reversed(_as_list(outputs)))
+    while stack:
+        var = stack.pop()
+        if var in seen:
+            continue
+        seen.add(var)
+        yield var
+        if var.owner is not None and var not in blockers:
+            stack.extend(reversed(var.owner.inputs))
+
+
+def graph_inputs(outputs, blockers=None):
+    """The root Variables (no owner, or in ``blockers``) that ``outputs`` depend on."""
+    blockers = set(blockers or ())
+    return [v for v in ancestors(outputs, blockers) if v.owner is None or v in blockers]
+
+
+def is_in_ancestors(node, candidate):
+    """True when Apply ``candidate`` is ``node`` or one of its ancestors."""
+    for var in ancestors(node.inputs):
+        if var.owner is candidate:
+            return True
+    return node is candidate
+
+
+def io_toposort(inputs, outputs):
+    """Apply nodes between ``inputs`` and ``outputs``, each after the nodes it needs.
+
+    Iterative depth-first post-order; ties keep the order in which each
+    node's inputs are listed, so the result is deterministic.
+    """
+    inputs = set(inputs)
+    order = []
+    state = {}  # node -> _VISITING while on the current path, _DONE after
+    for out in _as_list(outputs):
+        if out in inputs or out.owner is None:
+            continue
+        stack = [(out.owner, False)]
+        while stack:
+            node, finished = stack.pop()
+            if finished:
+                state[node] = _DONE
+                order.append(node)
+                continue
+            st = state.get(node)
+            if st is _DONE:
+                continue
+            if st is _VISITING:
+                raise ValueError("the graph has a cycle through %s" % (node,))
+            state[node] = _VISITING
+            stack.append((node, True))
+            for inp in reversed(node.inputs):
+                parent = inp.owner
+                if parent is None or inp in inputs:
+                    continue
+                pst = state.get(parent)
+                if pst is _VISITING:
+                    raise ValueError("the graph has a cycle through %s" % (parent,))
+                if pst is None:
+                    stack.append((parent, False))
+    return order
+
+
+_VISITING = "visiting"
+_DONE = "done"
+
+
+def toposort(outputs):
+    """Apply nodes computing ``outputs`` from their roots, in dependency order."""
+    return io_toposort([], outputs)
+
+
+def applys_between(inputs, outputs):
+    """Apply nodes on a path from ``inputs`` to ``outputs`` (unordered walk)."""
+    return io_toposort(inputs, outputs)
+
+
+def variables_between(inputs, outputs):
+    """Every Variable used or produced between ``inputs`` and ``outputs``."""
+    seen = {}
+    for var in _as_list(inputs):
+        seen[var] = None
+    for node in io_toposort(inputs, outputs):
+        for var in node.inputs:
+            seen.setdefault(var, None)
+        for var in node.outputs:
+            seen.setdefault(var, None)
+    for var in _as_list(outputs):
+        seen.setdefault(var, None)
+    return list(seen)
+
+
+def clone_get_equiv(inputs, outputs, copy_inputs=True, memo=None):
+    """Clone the graph between ``inputs`` and ``outputs``; return the old->new map.
+
+    Inputs are cloned when ``copy_inputs`` (otherwise kept); constants are
+    shared; other roots met on the way are cloned.  ``memo`` entries are
+    reused as-is (this is how replacements are made).
+    """
+    equiv = {} if memo is None else memo
+    for inp in _as_list(inputs):
+        if inp not in equiv:
+            equiv[inp] = inp.clone() if copy_inputs else inp
+    for node in io_toposort(list(equiv), outputs):
+        for var in node.inputs:
+            if var not in equiv:
+                if var.owner is None and not isinstance(var, Constant):
+                    equiv[var] = var.clone() if copy_inputs else var
+                else:
+                    equiv[var] = var
+        new_node = node.clone_with_new_inputs([equiv[v] for v in node.inputs], strict=False)
+        equiv[node] = new_node
+        for old, new in zip(node.outputs, new_node.outputs):
+            if old.name is not None and new.name is None:
+                new.name = old.name
+            new.tag.update(old.tag)
+            equiv[old] = new
+    for out in _as_list(outputs):
+        if out not in equiv:
+            equiv[out] = out if isinstance(out, Constant) or not copy_inputs else out.clone()
+    return equiv
+
+
+def clone(inputs, outputs, copy_inputs=True):
+    """Copy of the graph: returns ``(new_inputs, new_outputs)``."""
+    equiv = clone_get_equiv(inputs, outputs, copy_inputs)
+    return [equiv[i] for i in _as_list(inputs)], [equiv[o] for o in _as_list(outputs)]
+
+
+def clone_replace(outputs, replace=None):
+    """Copy ``outputs``' graph with the variables in ``replace`` substituted.
+
+    ``replace`` maps old Variables to new ones (a dict or pairs).  Each new
+    variable goes through the old one's ``filter_variable``, so a
+    replacement of an incompatible type raises TypeError.  Returns one
+    Variable or a list, following ``outputs``.
+    """
+    single = not isinstance(outputs, (list, tuple))
+    outs = _as_list(outputs)
+    pairs = list(replace.items()) if isinstance(replace, dict) else list(replace or ())
+    memo = {}
+    for old, new in pairs:
+        if not isinstance(old, Variable):
+            raise TypeError("clone_replace keys must be Variables, got %r" % (old,))
+        memo[old] = old.type.filter_variable(new)
+    equiv = clone_get_equiv(list(memo), outs, copy_inputs=False, memo=memo)
+    result = [equiv.get(o, o) for o in outs]
+    return result[0] if single else result
+
+
+def equal_computations(xs, ys, in_xs=None, in_ys=None):
+    """True when ``xs`` and ``ys`` compute the same thing.
+
+    Nodes match when ops are equal and inputs match pairwise; roots match
+    when identical, when paired through ``in_xs``/``in_ys``, or when they
+    are equal constants.
+    """
+    xs, ys = _as_list(xs), _as_list(ys)
+    if len(xs) != len(ys):
+        return False
+    pairs = dict(zip(in_xs or (), in_ys or ()))
+    matched = {}
+    stack = list(zip(xs, ys))
+    while stack:
+        x, y = stack.pop()
+        if x is y and x not in pairs:
+            continue
+        if x in matched:
+            if matched[x] is not y:
+                return False
+            continue
+        if x in pairs:
+            if pairs[x] is not y:
+                return False
+            matched[x] = y
+            continue
+        if x.type != y.type:
+            return False
+        if x.owner is None or y.owner is None:
+            if isinstance(x, Constant) and isinstance(y, Constant) and x.equals(y):
+                matched[x] = y
+                continue
+            return False
+        if x.index != y.index:
+            return False
+        nx, ny = x.owner, y.owner
+        if nx.op != ny.op or len(nx.inputs) != len(ny.inputs):
+            return False
+        matched[x] = y
+        stack.extend(zip(nx.inputs, ny.inputs))
+    return True
+
+
+def _link_types():
+    _type.Type.variable_type = Variable
+    _type.Type.constant_type = Constant
+
+
+_link_types()

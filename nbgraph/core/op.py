@@ -1,0 +1,162 @@
+"""Ops: the definitions of computations that Apply nodes apply.
+
+An Op is like a function definition; ``op.make_node(*inputs)`` is like a
+call, returning an :class:`~nbgraph.core.graph.Apply`.  Parameters that
+change what the Op computes are attributes listed in ``__props__``; they give
+equality, hashing and ``str`` (``Name{p1, p2}``).
+
+>>> from nbgraph.core.type import Generic
+>>> from nbgraph.core.graph import Apply
+>>> class Pair(Op):
+...     __props__ = ("swap",)
+...     def __init__(self, swap=False):
+...         self.swap = swap
+...     def make_node(self, a, b):
+...         return Apply(self, [a, b], [Generic()()])
+...     def perform(self, node, inputs, output_storage):
+...         a, b = inputs
+...         output_storage[0][0] = (b, a) if self.swap else (a, b)
+>>> str(Pair(True)), Pair(True) == Pair(True), Pair(True) == Pair(False)
+('Pair{True}', True, False)
+>>> g = Generic()
+>>> run_node(Pair(True).make_node(g("a"), g("b")), [1, 2])
+[(2, 1)]
+"""
+
+from nbgraph.core.graph import Apply
+from nbgraph.core.props import PropsMixin
+from nbgraph.core.type import MethodNotDefined
+
+__all__ = ["Op", "run_node", "NullGradient", "DisconnectedGradient"]
+
+
+class NullGradient:
+    """Marker a grad() may return for an input whose gradient is undefined."""
+
+    def __init__(self, why=""):
+        self.why = why
+
+    def __repr__(self):
+        return "NullGradient(%r)" % self.why
+
+
+class DisconnectedGradient:
+    """Marker a grad() may return for an input the output does not depend on."""
+
+    def __repr__(self):
+        return "DisconnectedGradient()"
+
+
+class Op(PropsMixin):
+    """Base class of all Ops.
+
+    Subclasses implement :meth:`make_node` and usually :meth:`perform`;
+    :meth:`grad`, :meth:`infer_shape` and the C hooks are optional.
+
+    ``view_map`` / ``destroy_map`` map an output index to the input indices
+    it views (shares memory with) or overwrites.  ``default_output`` names
+    the output ``op(...)`` returns when the node has several (the others
+    stay hidden).
+    """
+
+    default_output = None
+    view_map = {}
+    destroy_map = {}
+
+    def make_node(self, *inputs):
+        """Check and wrap ``inputs`` and return ``Apply(self, inputs, outputs)``."""
+        raise MethodNotDefined("%s does not implement make_node()" % type(self).__name__)
+
+    def __call__(self, *inputs, **kwargs):
+        """Build a node and return its default output (or all outputs)."""
+        node = self.make_node(*inputs, **kwargs)
+        if not isinstance(node, Apply):
+            raise TypeError("%s.make_node() must return an Apply, got %r" % (self, node))
+        if self.default_output is not None:
+            return node.outputs[self.default_output]
+        if len(node.outputs) == 1:
+            return node.outputs[0]
+        return list(node.outputs)
+
+    def perform(self, node, inputs, output_storage):
+        """Compute the outputs' values from ``inputs`` (a list of values).
+
+        ``output_storage[i]`` is a one-element list; store output ``i`` in
+        ``output_storage[i][0]``.  What is already there (a previous result,
+        or None) may be reused or discarded.
+        """
+        raise MethodNotDefined("%s has no Python implementation (perform)" % self)
+
+    def grad(self, inputs, output_grads):
+        """Symbolic gradients of a cost with respect to each input.
+
+        ``output_grads[i]`` is d(cost)/d(outputs[i]); return one Variable per
+        input, or None / DisconnectedGradient / NullGradient where there is none.
+        """
+        raise MethodNotDefined("%s does not implement grad()" % self)
+
+    def infer_shape(self, node, input_shapes):
+        """Symbolic output shapes from the inputs' shapes (tuples of scalar Variables)."""
+        raise MethodNotDefined("%s does not implement infer_shape()" % self)
+
+    def do_constant_folding(self, node):
+        """False to forbid folding this node when all its inputs are constant."""
+        return True
+
+    # -- C hooks (used by nbgraph.linkers.c) -----------------------------
+    def c_code(self, node, name, inputs, outputs, sub):
+        """C statements computing ``outputs`` (C names) from ``inputs``."""
+        raise MethodNotDefined("%s has no C implementation" % self)
+
+    def c_support_code(self, node=None):
+        """C definitions (helper functions, structs) the code needs, once per module."""
+        return ""
+
+    def c_headers(self):
+        """Header files to #include."""
+        return []
+
+    def c_code_cache_version(self):
+        """Version tuple of the C code; ``()`` disables the on-disk cache."""
+        return ()
+
+    def has_c_code(self, node):
+        """True when this node can run as C."""
+        return type(self).c_code is not Op.c_code
+
+    def __repr__(self):
+        return str(self)
+
+
+def run_node(node, input_values, output_storage=None, check=True):
+    """Run ``node.op.perform`` on values and return the list of output values.
+
+    With ``check`` (the default), a perform that leaves an output unset,
+    resizes the storage or stores a value its output's Type rejects raises
+    a ValueError/TypeError naming the Op and the output.
+    """
+    op = node.op
+    if len(input_values) != len(node.inputs):
+        raise ValueError("%s takes %d inputs, got %d values" % (
+            op, len(node.inputs), len(input_values)))
+    storage = output_storage or [[None] for _ in node.outputs]
+    op.perform(node, list(input_values), storage)
+    if not check:
+        return [cell[0] for cell in storage]
+    if len(storage) != len(node.outputs):
+        raise ValueError("%s.perform changed the number of output cells from %d to %d" % (
+            op, len(node.outputs), len(storage)))
+    results = []
+    for i, (cell, out) in enumerate(zip(storage, node.outputs)):
+        if not isinstance(cell, list) or len(cell) != 1:
+            raise ValueError("%s.perform resized output cell %d; store into cell[0] only" % (
+                op, i))
+        value = cell[0]
+        if value is None:
+            raise ValueError("%s.perform did not set output %d of %d" % (
+                op, i, len(node.outputs)))
+        if not out.type.is_valid_value(value):
+            raise TypeError("%s.perform stored a bad value for output %d: %s" % (
+                op, i, out.type.value_validity_msg(value)))
+        results.append(value)
+    return results

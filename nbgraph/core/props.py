@@ -1,0 +1,49 @@
+"""Equality, hashing and printing derived from a class's ``__props__``.
+
+Ops and many Types are value objects: two instances built with the same
+parameters must compare equal (so the merge rewriter can fold them) and hash
+alike.  Listing the parameters once in ``__props__`` gives all three.
+"""
+
+__all__ = ["PropsMixin"]
+
+
+class PropsMixin:
+    """Mixin deriving ``__eq__``, ``__hash__`` and ``__str__`` from ``__props__``.
+
+    A class that sets ``__props__ = ("axis", "keepdims")`` compares equal to
+    another instance of the same class with equal ``axis`` and ``keepdims``,
+    and prints as ``Name{axis, keepdims}`` (the values, not the names).
+    ``__props__ = ()`` makes all instances of the class equal.  A class that
+    leaves ``__props__`` as None keeps identity semantics.
+    """
+
+    __props__ = None
+
+    def _props(self):
+        return tuple(getattr(self, name) for name in self.__props__)
+
+    def _props_dict(self):
+        """The parameters as a dict (``{}`` for identity-compared classes)."""
+        if self.__props__ is None:
+            return {}
+        return {name: getattr(self, name) for name in self.__props__}
+
+    def __eq__(self, other):
+        if self.__props__ is None:
+            return self is other
+        return type(self) is type(other) and self._props() == other._props()
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        if self.__props__ is None:
+            return object.__hash__(self)
+        return hash((type(self), self._props()))
+
+    def __str__(self):
+        name = type(self).__name__
+        if not self.__props__:
+            return name
+        return "%s{%s}" % (name, ", ".join(str(v) for v in self._props()))

@@ -1,0 +1,320 @@
+"""Rewriter machinery: node rewriters, graph rewriters, fixed points, merge.
+
+A *node rewriter* looks at one Apply node and proposes replacements for its
+outputs (a list, one per output, or a dict ``{old: new}``), or None.  A
+*graph rewriter* edits a whole FunctionGraph.  :class:`EquilibriumRewriter`
+runs node rewriters over a work list until nothing changes;
+:class:`MergeRewriter` folds duplicate constants and Apply nodes.  Every
+replacement goes through :meth:`FunctionGraph.replace`, so it is type checked
+and lands in the graph's history with the rewriter's name as reason.
+
+>>> from nbgraph.core.type import Generic
+>>> from nbgraph.core.graph import Apply
+>>> from nbgraph.core.op import Op
+>>> from nbgraph.core.fgraph import FunctionGraph
+>>> class Twice(Op):
+...     __props__ = ()
+...     def make_node(self, x):
+...         return Apply(self, [x], [x.type()])
+>>> x = Generic()("x")
+>>> fg = FunctionGraph([x], [Twice()(x), Twice()(x)])
+>>> len(fg.apply_nodes), MergeRewriter().rewrite(fg), len(fg.apply_nodes)
+(2, 1, 1)
+"""
+
+from collections import deque
+
+from nbgraph.core.graph import Constant
+
+__all__ = [
+    "NodeRewriter",
+    "node_rewriter",
+    "GraphRewriter",
+    "SequentialRewriter",
+    "WalkingRewriter",
+    "EquilibriumRewriter",
+    "MergeRewriter",
+    "RewriteRegistry",
+    "apply_replacements",
+]
+
+
+class NodeRewriter:
+    """Proposes replacements for one node's outputs.
+
+    Subclasses implement :meth:`transform` and may narrow :meth:`tracks`
+    (Op classes or instances the rewriter cares about; None means all).
+    """
+
+    name = None
+
+    def tracks(self):
+        """Op classes or Op instances this rewriter applies to (None: every node)."""
+        return None
+
+    def transform(self, fgraph, node):
+        """Return replacement outputs (list or dict) for ``node``, or None."""
+        raise NotImplementedError("%s must implement transform()" % type(self).__name__)
+
+    def applies_to(self, node):
+        """True when ``node``'s op is one this rewriter tracks."""
+        tracked = self.tracks()
+        if tracked is None:
+            return True
+        op = node.op
+        for t in tracked:
+            if isinstance(t, type):
+                if isinstance(op, t):
+                    return True
+            elif t == op:
+                return True
+        return False
+
+    def __repr__(self):
+        return "<%s %s>" % (type(self).__name__, self.name or "")
+
+
+class _FunctionNodeRewriter(NodeRewriter):
+    def __init__(self, fn, tracks, name):
+        self.fn = fn
+        self._tracks = None if tracks is None else list(tracks)
+        self.name = name or fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def tracks(self):
+        return self._tracks
+
+    def transform(self, fgraph, node):
+        return self.fn(fgraph, node)
+
+
+def node_rewriter(tracks=None, name=None):
+    """Decorator turning ``fn(fgraph, node)`` into a NodeRewriter.
+
+    ``tracks`` lists the Op classes or instances it applies to (None: all).
+    """
+    def decorate(fn):
+        return _FunctionNodeRewriter(fn, tracks, name)
+    return decorate
+
+
+def apply_replacements(fgraph, node, result, reason):
+    """Apply what a node rewriter returned; True when the graph changed."""
+    if result is None or result is False:
+        return False
+    if isinstance(result, dict):
+        pairs = list(result.items())
+    else:
+        result = list(result)
+        if len(result) != len(node.outputs):
+            raise ValueError("rewriter %s returned %d replacements for the %d outputs of %s" % (
+                reason, len(result), len(node.outputs), node.op))
+        pairs = list(zip(node.outputs, result))
+    changed = False
+    for old, new in pairs:
+        if new is None or new is old or old not in fgraph.variables:
+            continue
+        fgraph.replace(old, new, reason=reason)
+        changed = True
+    return changed
+
+
+class GraphRewriter:
+    """Edits a whole FunctionGraph; subclasses implement :meth:`apply`."""
+
+    name = None
+
+    def apply(self, fgraph):
+        """Rewrite ``fgraph`` in place; return the number of changes made."""
+        raise NotImplementedError("%s must implement apply()" % type(self).__name__)
+
+    def rewrite(self, fgraph):
+        """Run :meth:`apply` and return its count of changes."""
+        return self.apply(fgraph) or 0
+
+    def __repr__(self):
+        return "<%s %s>" % (type(self).__name__, self.name or "")
+
+
+class SequentialRewriter(GraphRewriter):
+    """Runs graph rewriters one after the other."""
+
+    def __init__(self, *rewriters, name=None):
+        self.rewriters = list(rewriters)
+        self.name = name
+
+    def apply(self, fgraph):
+        return sum(r.rewrite(fgraph) for r in self.rewriters)
+
+
+class WalkingRewriter(GraphRewriter):
+    """One pass of node rewriters over the nodes in topological order."""
+
+    def __init__(self, *node_rewriters, name=None):
+        self.node_rewriters = list(node_rewriters)
+        self.name = name
+
+    def apply(self, fgraph):
+        changes = 0
+        for node in fgraph.toposort():
+            for rewriter in self.node_rewriters:
+                if node not in fgraph.apply_nodes:
+                    break
+                if not rewriter.applies_to(node):
+                    continue
+                result = rewriter.transform(fgraph, node)
+                if apply_replacements(fgraph, node, result, rewriter.name):
+                    changes += 1
+                    break
+        return changes
+
+
+class _NewNodes:
+    """Feature that queues every imported node for another look."""
+
+    def __init__(self, queue):
+        self.queue = queue
+
+    def on_import(self, fgraph, node, reason):
+        self.queue.append(node)
+
+    def on_change_input(self, fgraph, node, i, old, new, reason):
+        if node != "output":
+            self.queue.append(node)
+
+
+class EquilibriumRewriter(GraphRewriter):
+    """Runs node rewriters (and graph rewriters) until the graph stops changing.
+
+    Nodes created by a rewrite, and nodes whose inputs changed, are queued
+    and visited again, so the pass reaches a fixed point without re-walking
+    the whole graph.  ``max_changes`` bounds the work on pathological
+    rewrite sets (a ValueError names the last rewriter when exceeded).
+    """
+
+    def __init__(self, node_rewriters=(), graph_rewriters=(), max_changes=100000, name=None):
+        self.node_rewriters = list(node_rewriters)
+        self.graph_rewriters = list(graph_rewriters)
+        self.max_changes = max_changes
+        self.name = name
+
+    def apply(self, fgraph):
+        total = 0
+        while True:
+            changes = self._node_pass(fgraph, total)
+            total += changes
+            global_changes = sum(r.rewrite(fgraph) for r in self.graph_rewriters)
+            total += global_changes
+            if not global_changes:
+                return total
+
+    def _node_pass(self, fgraph, already):
+        queue = deque(fgraph.toposort())
+        listener = _NewNodes(queue)
+        fgraph.attach_feature(listener)
+        changes = 0
+        try:
+            while queue:
+                node = queue.popleft()
+                if node not in fgraph.apply_nodes:
+                    continue
+                for rewriter in self.node_rewriters:
+                    if not rewriter.applies_to(node):
+                        continue
+                    result = rewriter.transform(fgraph, node)
+                    if apply_replacements(fgraph, node, result, rewriter.name):
+                        changes += 1
+                        if changes + already > self.max_changes:
+                            raise ValueError("rewriting did not reach a fixed point after %d "
+                                             "changes (last: %s)" % (changes, rewriter.name))
+                        break
+        finally:
+            fgraph.remove_feature(listener)
+        return changes
+
+
+class MergeRewriter(GraphRewriter):
+    """Folds equal constants and Apply nodes with equal ops and identical inputs."""
+
+    name = "merge"
+
+    def apply(self, fgraph):
+        changes = 0
+        constants = {}
+        for var in sorted((v for v in fgraph.variables if isinstance(v, Constant)),
+                          key=lambda v: v.auto_name):
+            try:
+                sig = var.signature()
+                hash(sig)
+            except TypeError:
+                continue
+            kept = constants.setdefault(sig, var)
+            if kept is not var and kept.equals(var) and var in fgraph.variables:
+                fgraph.replace(var, kept, reason="merge")
+                changes += 1
+        seen = {}
+        for node in fgraph.toposort():
+            if node not in fgraph.apply_nodes:
+                continue
+            try:
+                key = (node.op, tuple(node.inputs))
+                hash(key)
+            except TypeError:
+                continue
+            kept = seen.setdefault(key, node)
+            if kept is node:
+                continue
+            if any(a.type != b.type for a, b in zip(kept.outputs, node.outputs)):
+                continue
+            for old, new in zip(node.outputs, kept.outputs):
+                if old in fgraph.variables:
+                    fgraph.replace(old, new, reason="merge")
+            changes += 1
+        return changes
+
+
+class RewriteRegistry:
+    """Named rewriters with tags and positions.
+
+    Registering a name again replaces the earlier entry (a notebook cell run
+    twice must not fail).  :meth:`query` returns the rewriters carrying any
+    of the requested tags, ordered by position then name.
+    """
+
+    def __init__(self):
+        self._entries = {}
+
+    def register(self, name, rewriter, *tags, position=50):
+        """Add (or replace) ``rewriter`` under ``name``; returns the rewriter."""
+        if not isinstance(name, str) or not name:
+            raise TypeError("a rewrite needs a non-empty name, got %r" % (name,))
+        if rewriter.name is None:
+            try:
+                rewriter.name = name
+            except AttributeError:
+                pass
+        self._entries[name] = (position, rewriter, frozenset(tags) | {name})
+        return rewriter
+
+    def unregister(self, name):
+        """Remove the entry called ``name`` (KeyError if absent)."""
+        del self._entries[name]
+
+    def __contains__(self, name):
+        return name in self._entries
+
+    def __getitem__(self, name):
+        return self._entries[name][1]
+
+    def __len__(self):
+        return len(self._entries)
+
+    def names(self):
+        """Registered names in position order."""
+        return [n for n, _ in sorted(self._entries.items(), key=lambda kv: (kv[1][0], kv[0]))]
+
+    def query(self, *tags, exclude=()):
+        """Rewriters having one of ``tags`` and none of ``exclude``, in order."""
+        wanted, unwanted = set(tags), set(exclude)
+        return [self._entries[n][1] for n in self.names()
+                if self._entries[n][2] & wanted and not self._entries[n][2] & unwanted]

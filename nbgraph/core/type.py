@@ -1,0 +1,510 @@
+"""Types: static descriptions of the values a Variable may hold.
+
+A Type is a set of constraints on run-time data (``float64`` arrays of two
+dimensions whose first dimension is 2, say).  It makes Variables
+(``make_variable``/``__call__``), checks and converts data (``filter``), and
+decides whether a Variable of one Type may stand where another Type is
+expected (``filter_variable``).  Only ``filter`` is abstract; every other
+method has a usable default.
+
+>>> class Anything(Type):
+...     def filter(self, data, strict=False, allow_downcast=None):
+...         return data
+>>> Anything().is_valid_value(3)
+True
+"""
+
+import copy
+
+from nbgraph.core.props import PropsMixin
+
+__all__ = [
+    "Type",
+    "Generic",
+    "generic",
+    "SingletonType",
+    "CLinkerType",
+    "CDataType",
+    "MethodNotDefined",
+    "NarrowingStep",
+    "NarrowingTrace",
+]
+
+
+class MethodNotDefined(NotImplementedError):
+    """A Type or Op does not implement an optional hook (C code, most often)."""
+
+
+class NarrowingStep:
+    """One decision taken while fitting a Variable to a Type.
+
+    ``question`` is what was asked ("same type?"), ``answer`` the outcome
+    ("no"), ``detail`` why, in words a reader can check.
+    """
+
+    __slots__ = ("question", "answer", "detail")
+
+    def __init__(self, question, answer, detail=""):
+        self.question = question
+        self.answer = answer
+        self.detail = detail
+
+    def __repr__(self):
+        text = "%s %s" % (self.question, self.answer)
+        return text + (" (%s)" % self.detail if self.detail else "")
+
+
+class NarrowingTrace:
+    """Record of every decision :meth:`Type.filter_variable` takes.
+
+    ``steps`` lists :class:`NarrowingStep` objects in order; ``result`` is the
+    Variable filter_variable returned (None when it refused), ``error`` the
+    exception it raised (None when it accepted).  ``nbgraph.display`` renders
+    traces as numbered text or HTML; the core only records them.
+    """
+
+    def __init__(self, target_type, variable):
+        self.target_type = target_type
+        self.variable = variable
+        self.steps = []
+        self.result = None
+        self.error = None
+
+    def add(self, question, answer, detail=""):
+        """Append a step and return it."""
+        step = NarrowingStep(question, answer, detail)
+        self.steps.append(step)
+        return step
+
+    @property
+    def accepted(self):
+        """True when the variable was accepted (possibly after conversion)."""
+        return self.error is None and self.result is not None
+
+    def __str__(self):
+        lines = ["narrowing %s to %r" % (_var_text(self.variable), self.target_type)]
+        for i, step in enumerate(self.steps, 1):
+            line = "%d. %s %s" % (i, step.question, step.answer)
+            if step.detail:
+                line += " - " + step.detail
+            lines.append(line)
+        if self.error is not None:
+            lines.append("refused: %s" % self.error)
+        else:
+            lines.append("result: %s of type %r" % (_var_text(self.result), self.result.type))
+        return "\n".join(lines)
+
+    def __repr__(self):
+        outcome = "refused" if self.error is not None else "accepted"
+        return "<NarrowingTrace %s -> %r: %d steps, %s>" % (
+            _var_text(self.variable), self.target_type, len(self.steps), outcome)
+
+
+class _NoTrace:
+    """Stand-in for a NarrowingTrace when nobody asked for one."""
+
+    __slots__ = ()
+
+    def add(self, question, answer, detail=""):
+        return None
+
+
+_NO_TRACE = _NoTrace()
+
+
+def _var_text(var):
+    return repr(var) if var is not None else "None"
+
+
+class Type(PropsMixin):
+    """Interface of every Type, with the documented defaults.
+
+    Subclasses must implement :meth:`filter`.  Equality is identity unless the
+    subclass sets ``__props__`` (then instances with equal props are equal) or
+    overrides ``__eq__``/``__hash__``.
+    """
+
+    #: Class used by make_variable; set to nbgraph.core.graph.Variable below.
+    variable_type = None
+    #: Class used by make_constant; set to nbgraph.core.graph.Constant below.
+    constant_type = None
+
+    # -- values ----------------------------------------------------------
+    def filter(self, data, strict=False, allow_downcast=None):
+        """Return ``data`` converted to a legal value of this Type, or raise TypeError.
+
+        ``strict=True``: return ``data`` itself or raise.  Otherwise upcasts
+        are allowed; downcasts (precision loss) only when ``allow_downcast``
+        is True (``None`` lets the Type choose).
+        """
+        raise MethodNotDefined("%s must implement filter()" % type(self).__name__)
+
+    def filter_inplace(self, value, storage, strict=False, allow_downcast=None):
+        """Like :meth:`filter`, but may reuse ``storage`` (the old value).
+
+        The default ignores ``storage`` and calls :meth:`filter`.
+        """
+        return self.filter(value, strict=strict, allow_downcast=allow_downcast)
+
+    def is_valid_value(self, data):
+        """True when ``filter(data, strict=True)`` accepts ``data`` as it is."""
+        try:
+            self.filter(data, strict=True)
+            return True
+        except (TypeError, ValueError):
+            return False
+
+    def value_validity_msg(self, data):
+        """A sentence explaining :meth:`is_valid_value`'s answer for ``data``."""
+        try:
+            self.filter(data, strict=True)
+        except (TypeError, ValueError) as exc:
+            return str(exc)
+        return "%r is a valid value of %r" % (type(data).__name__, self)
+
+    def values_eq(self, a, b):
+        """True when ``a`` and ``b`` are exactly equal values of this Type."""
+        return bool(a == b)
+
+    def values_eq_approx(self, a, b):
+        """True when ``a`` and ``b`` are equal up to the Type's tolerance.
+
+        The default is exact equality (:meth:`values_eq`).
+        """
+        return self.values_eq(a, b)
+
+    def data_signature(self, data):
+        """A hashable key such that equal keys mean equal constants."""
+        try:
+            hash(data)
+        except TypeError:
+            return ("id", id(data))
+        return (type(data).__name__, data)
+
+    def may_share_memory(self, a, b):
+        """True when values ``a`` and ``b`` might share memory (default: ``a is b``)."""
+        return a is b
+
+    def get_shape_info(self, obj):
+        """What :meth:`get_size` needs to size ``obj`` (called while a function runs)."""
+        return obj
+
+    def get_size(self, shape_info):
+        """Bytes taken by the value described by ``shape_info``."""
+        raise MethodNotDefined("%r cannot report value sizes" % self)
+
+    # -- differentiation hooks (used by nbgraph.core.gradient) -----------
+    def grad_ones_like(self, var):
+        """The gradient seed d(var)/d(var) for a cost of this Type."""
+        raise TypeError("cannot differentiate a cost of type %r" % self)
+
+    def grad_zeros_like(self, var):
+        """A zero gradient shaped like ``var``."""
+        raise TypeError("variables of type %r have no gradient" % self)
+
+    def grad_sum(self, terms):
+        """The sum of several gradient contributions to one variable."""
+        raise TypeError("gradients of type %r cannot be added" % self)
+
+    # -- variables -------------------------------------------------------
+    def make_variable(self, name=None):
+        """A new Variable of this Type, with no owner."""
+        return self.variable_type(self, None, name=name)
+
+    def make_constant(self, value, name=None):
+        """A Constant of this Type holding ``filter(value)``."""
+        return self.constant_type(self, value, name=name)
+
+    def __call__(self, name=None):
+        """Shortcut for :meth:`make_variable`."""
+        return self.make_variable(name)
+
+    def clone(self, **changes):
+        """A copy of this Type with some parameters changed.
+
+        Types with ``__props__`` are rebuilt from them; others are copied.
+        """
+        if self.__props__ is not None:
+            params = self._props_dict()
+            unknown = set(changes) - set(params)
+            if unknown:
+                raise TypeError("%s.clone() got unknown parameters %s; known: %s" % (
+                    type(self).__name__, sorted(unknown), list(params)))
+            params.update(changes)
+            return type(self)(**params)
+        new = copy.copy(self)
+        for key, value in changes.items():
+            setattr(new, key, value)
+        return new
+
+    # -- relations between types ----------------------------------------
+    def in_same_class(self, otype):
+        """True when ``otype`` belongs to the same class of types as self.
+
+        Default: each class holds a single type, so this is ``self == otype``.
+        """
+        return self == otype
+
+    def is_super(self, otype):
+        """True when self's set of values contains ``otype``'s (``self >= otype``).
+
+        Returns None when the relation cannot be decided.  Default: only a
+        type in the same class (an equal one) is a subtype.
+        """
+        if self.in_same_class(otype):
+            return True
+        return None
+
+    def convert_variable(self, var):
+        """Return ``var`` patched so its Type matches self, or None.
+
+        The default converts nothing, which is always safe.
+        """
+        return None
+
+    def explain_relation(self, otype, trace):
+        """Record in ``trace`` how self and ``otype`` relate (hook for subclasses)."""
+        trace.add("same class of types?", _yes_no(self.in_same_class(otype)),
+                  "%r vs %r" % (self, otype))
+        trace.add("is the target a supertype?", _yes_no(self.is_super(otype)))
+        trace.add("is the variable's type a supertype?", _yes_no(otype.is_super(self)))
+
+    def filter_variable(self, other, allow_convert=True, trace=None):
+        """Return a Variable of this Type (or a subtype) standing for ``other``.
+
+        ``other`` itself is returned when its Type equals self or is more
+        specific; otherwise :meth:`convert_variable` may insert a conversion.
+        A non-Variable is wrapped as a constant.  Anything else raises a
+        TypeError naming the variable and both types.  Pass a
+        :class:`NarrowingTrace` as ``trace`` to record each decision.
+        """
+        trace = _NO_TRACE if trace is None else trace
+        try:
+            result = self._filter_variable(other, allow_convert, trace)
+        except (TypeError, ValueError) as exc:
+            if isinstance(trace, NarrowingTrace):
+                trace.error = exc
+            raise
+        if isinstance(trace, NarrowingTrace):
+            trace.result = result
+        return result
+
+    def _filter_variable(self, other, allow_convert, trace):
+        from nbgraph.core.graph import Variable
+
+        if isinstance(other, Type):
+            raise TypeError(
+                "expected a Variable of type %r, got the Type %r itself; "
+                "call it (%r()) to make a Variable" % (self, other, other))
+        if not isinstance(other, Variable):
+            trace.add("is it a Variable?", "no",
+                      "a %s value is wrapped as a constant" % type(other).__name__)
+            other = self.make_constant(other)
+            trace.add("constant made", repr(other.type))
+            return other
+        if other.type == self:
+            trace.add("same type?", "yes", "%r" % self)
+            return other
+        trace.add("same type?", "no", "target %r, variable %r" % (self, other.type))
+        self.explain_relation(other.type, trace)
+        if self.is_super(other.type):
+            trace.add("keep the variable?", "yes",
+                      "%r is as or more specific than the target" % other.type)
+            return other
+        if allow_convert:
+            converted = self.convert_variable(other)
+            if converted is not None and (converted.type == self
+                                          or self.is_super(converted.type)):
+                trace.add("converted by", _describe_conversion(converted),
+                          "result type %r" % converted.type)
+                return converted
+            trace.add("conversion possible?", "no", "convert_variable returned %s" % (
+                "None" if converted is None else "an incompatible %r" % converted.type))
+        else:
+            trace.add("conversion allowed?", "no", "allow_convert=False")
+        raise TypeError(
+            "Cannot use variable %r of type %r where type %r is expected%s" % (
+                other, other.type, self, _incompat_hint(self, other.type)))
+
+    def __repr__(self):
+        return str(self)
+
+
+def _incompat_hint(target, other):
+    hint = getattr(target, "incompatibility", None)
+    if hint is None:
+        return ""
+    reason = hint(other)
+    return ": " + reason if reason else ""
+
+
+def _describe_conversion(var):
+    if var.owner is None:
+        return repr(var)
+    return str(var.owner.op)
+
+
+def _yes_no(flag):
+    if flag is None:
+        return "undecided"
+    return "yes" if flag else "no"
+
+
+class SingletonType(Type):
+    """Base for parameterless Types: all instances of one class are equal."""
+
+    __props__ = ()
+
+    def __eq__(self, other):
+        return type(self) is type(other)
+
+    def __hash__(self):
+        return hash(type(self))
+
+
+class Generic(SingletonType):
+    """Any Python object.  Values pass through filter unchanged.
+
+    Generic values never reach C code (the C linker passes plain C data), so
+    an Op with Generic inputs runs in Python.
+    """
+
+    def filter(self, data, strict=False, allow_downcast=None):
+        return data
+
+    def values_eq(self, a, b):
+        if a is b:
+            return True
+        try:
+            return bool(a == b)
+        except (TypeError, ValueError):
+            return False
+
+    def __str__(self):
+        return "Generic"
+
+
+generic = Generic()
+
+
+class CLinkerType:
+    """The C side of a Type: how the C linker declares, reads and writes its values.
+
+    Each hook returns C source.  ``name`` is the C identifier chosen for the
+    value; ``sub`` maps special names to code, at least ``sub["fail"]`` (the
+    statement that reports an error) and, for the hooks that move data in and
+    out, ``sub["slot"]`` (the C expression of the value's slot in the argument
+    block the linker passes).  ``nbgraph.linkers.c`` documents that calling
+    convention in full.  Hooks a Type does not implement raise
+    :class:`MethodNotDefined`, and the C linker then runs that value's Ops in
+    Python.
+    """
+
+    def _not_defined(self, hook):
+        raise MethodNotDefined("%s does not define the C hook %s()" % (
+            type(self).__name__, hook))
+
+    def c_declare(self, name, sub, check_input=True):
+        """C declarations of the variables that hold the value named ``name``."""
+        self._not_defined("c_declare")
+
+    def c_init(self, name, sub):
+        """C code giving the declared variables an empty initial state."""
+        self._not_defined("c_init")
+
+    def c_extract(self, name, sub, check_input=True):
+        """C code reading the value from its slot into the declared variables."""
+        self._not_defined("c_extract")
+
+    def c_extract_out(self, name, sub, check_input=True):
+        """Like :meth:`c_extract` for an output slot, which may still be empty."""
+        return self.c_extract(name, sub, check_input)
+
+    def c_cleanup(self, name, sub):
+        """C code releasing what :meth:`c_extract` acquired."""
+        return ""
+
+    def c_sync(self, name, sub):
+        """C code writing the declared variables back into the value's slot."""
+        self._not_defined("c_sync")
+
+    def c_code_cache_version(self):
+        """Version tuple of the C code; ``()`` means never cache across processes."""
+        return ()
+
+    def c_is_simple(self):
+        """True for builtin C types and small structs passed by value."""
+        return False
+
+    def c_literal(self, data):
+        """A C expression for the constant value ``data``."""
+        self._not_defined("c_literal")
+
+
+class CDataType(CLinkerType, Type):
+    """An opaque C pointer passed between Ops' C code.
+
+    ``ctype`` is the C pointer type, star included (``"struct counter *"``);
+    ``freefunc`` names a ``void f(ctype)`` C function that releases the
+    pointer when its Python holder is collected.  At run time the value is a
+    cffi pointer object.
+    """
+
+    __props__ = ("ctype", "freefunc")
+
+    def __init__(self, ctype, freefunc=None):
+        if not isinstance(ctype, str) or not ctype.strip().endswith("*"):
+            raise TypeError("CDataType needs a C pointer type such as 'struct foo *', got %r"
+                            % (ctype,))
+        if freefunc is not None and not (isinstance(freefunc, str) and freefunc.isidentifier()):
+            raise TypeError("freefunc must be the name of a C function, got %r" % (freefunc,))
+        self.ctype = " ".join(ctype.replace("*", " * ").split())
+        self.freefunc = freefunc
+
+    def filter(self, data, strict=False, allow_downcast=None):
+        ctype_of = _cffi_pointer_ctype(data)
+        if ctype_of is None:
+            raise TypeError("%r expects a cffi pointer, got %s" % (self, type(data).__name__))
+        if ctype_of not in (self.ctype, "void *"):
+            raise TypeError("%r expects a pointer of C type '%s', got '%s'" % (
+                self, self.ctype, ctype_of))
+        return data
+
+    def values_eq(self, a, b):
+        return a == b
+
+    def c_declare(self, name, sub, check_input=True):
+        return "%s %s;\n" % (self.ctype, name)
+
+    def c_init(self, name, sub):
+        return "%s = NULL;\n" % name
+
+    def c_extract(self, name, sub, check_input=True):
+        return "%s = (%s)(%s);\n" % (name, self.ctype, sub["slot"])
+
+    def c_sync(self, name, sub):
+        return "%s = (void *)%s;\n" % (sub["slot"], name)
+
+    def c_code_cache_version(self):
+        return (1,)
+
+    def c_is_simple(self):
+        return True
+
+    def __str__(self):
+        return "CDataType(%s)" % self.ctype
+
+
+def _cffi_pointer_ctype(data):
+    try:
+        import cffi
+    except ImportError:  # pragma: no cover - cffi is a dependency
+        return None
+    ffi = cffi.FFI()
+    try:
+        ctype = ffi.typeof(data)
+    except TypeError:
+        return None
+    if ctype.kind != "pointer":
+        return None
+    return " ".join(ctype.cname.replace("*", " * ").split())
