@@ -1,0 +1,100 @@
+# nbgraph: set-up and everyday commands.
+#
+#   make test    create .venv, install nbgraph[test] (+ graphviz's dot), run every test
+#   make lab     same set-up plus JupyterLab, then open the tutorials
+#   make bench   run the benchmark suite
+#   make clean   remove the virtual environment and every generated file
+#
+# Works on a fresh Debian/Ubuntu machine.  As root, missing system packages
+# (graphviz, a C compiler, python3-venv) are installed with apt-get; otherwise
+# the one sudo command to run is printed and set-up carries on without them.
+
+SHELL  := /bin/bash
+PYTHON ?= python3
+VENV   := .venv
+VPY    := $(VENV)/bin/python
+PIP    := $(VPY) -m pip install --quiet
+
+# Stamps live inside .venv: deleting .venv forces a full reinstall, and editing
+# pyproject.toml forces a pip install on the next run.  A second `make test`
+# therefore skips straight to pytest.
+STAMP       := $(VENV)/.setup-stamp-test
+LAB_STAMP   := $(VENV)/.setup-stamp-lab
+BENCH_STAMP := $(VENV)/.setup-stamp-bench
+
+NOTEBOOKS    := $(wildcard notebooks/*.ipynb)
+SANITIZE_CFG := $(wildcard notebooks/sanitize.cfg)
+PYTEST_ARGS  ?=
+LAB_ARGS     ?=
+
+.PHONY: setup system-deps test lab bench clean
+
+setup: system-deps $(STAMP)
+
+# System packages.  Runs every time but costs only a few `command -v` calls
+# once everything is present.
+system-deps:
+	@missing=""; \
+	command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
+	if [ -z "$${CC:-}" ] && ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then \
+	    missing="$$missing gcc libc6-dev"; \
+	fi; \
+	if [ ! -x "$(VPY)" ] && ! $(PYTHON) -c 'import ensurepip, venv' >/dev/null 2>&1; then \
+	    missing="$$missing python3-venv"; \
+	fi; \
+	if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	        echo "==> installing system packages:$$missing"; \
+	        export DEBIAN_FRONTEND=noninteractive; \
+	        apt-get update && apt-get install -y --no-install-recommends $$missing; \
+	    else \
+	        echo "==> missing system packages:$$missing"; \
+	        echo "    install them with:  sudo apt-get install -y --no-install-recommends$$missing"; \
+	        echo "    (continuing: tests that need them are skipped)"; \
+	    fi; \
+	fi
+
+$(VPY): | system-deps
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): pyproject.toml | $(VPY)
+	@echo "==> installing nbgraph[test] into $(VENV)"
+	$(PIP) -e '.[test]'
+	@touch $@
+
+$(LAB_STAMP): $(STAMP)
+	@echo "==> installing nbgraph[test,lab] into $(VENV)"
+	$(PIP) -e '.[test,lab]'
+	@touch $@
+
+# numexpr is optional: the benchmarks compare against it only when present.
+$(BENCH_STAMP): $(STAMP)
+	@$(PIP) -e '.[test,bench]' || echo "==> numexpr could not be installed; benchmarks run without it"
+	@touch $@
+
+test: setup
+	$(VPY) -m pytest tests $(PYTEST_ARGS)
+ifneq ($(NOTEBOOKS),)
+	$(VPY) -m pytest --nbval --nbval-current-env \
+	    $(if $(SANITIZE_CFG),--nbval-sanitize-with $(SANITIZE_CFG)) notebooks/ $(PYTEST_ARGS)
+else
+	@echo "==> no notebooks/*.ipynb yet: skipping the notebook tests"
+endif
+
+lab: setup $(LAB_STAMP)
+	@mkdir -p notebooks
+	@extra=""; [ "$$(id -u)" = 0 ] && extra="--allow-root"; \
+	set -x; $(VENV)/bin/jupyter lab $$extra $(LAB_ARGS) notebooks/
+
+bench: setup $(BENCH_STAMP)
+	@if [ -d bench ]; then \
+	    $(VPY) -m bench; \
+	else \
+	    echo "==> no bench/ directory: nothing to run"; \
+	fi
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis
+	rm -rf *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+	find . -name .ipynb_checkpoints -type d -prune -exec rm -rf {} +

@@ -1,0 +1,203 @@
+"""Run-time settings for nbgraph, with environment-variable overrides.
+
+The module-level :data:`config` object holds the settings every other part of
+nbgraph reads:
+
+``linker``
+    Which linker :func:`nbgraph.function` uses when none is given: ``"auto"``
+    (C where a compiler works, Python otherwise), ``"py"``, ``"c"``, ``"cvm"``
+    or ``"debug"``.  Environment variable ``NBGRAPH_LINKER``; default ``"auto"``.
+``cache_dir``
+    Directory (a :class:`pathlib.Path`) for compiled C modules.  Environment
+    variable ``NBGRAPH_CACHE_DIR``; default ``$XDG_CACHE_HOME/nbgraph``, or
+    ``~/.cache/nbgraph`` when ``XDG_CACHE_HOME`` is unset.
+``floatX``
+    The float dtype of unprefixed constructors (``nt.vector`` and friends):
+    ``"float64"`` or ``"float32"``.  Environment variable ``NBGRAPH_FLOATX``;
+    default ``"float64"``.
+
+Every assignment is validated; a bad value raises :class:`ValueError` naming
+the setting and the allowed values.  :meth:`Config.change` sets values for the
+duration of a ``with`` block::
+
+    from nbgraph.config import config
+    with config.change(linker="py", floatX="float32"):
+        ...                     # settings in force here
+    # previous values restored, even if the block raised
+
+This module imports nothing from the rest of nbgraph, so any module may import it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, NamedTuple
+
+__all__ = ["Config", "config", "LINKERS", "FLOATX_DTYPES"]
+
+#: Values accepted for ``config.linker``.
+LINKERS: tuple[str, ...] = ("auto", "py", "c", "cvm", "debug")
+
+#: Values accepted for ``config.floatX``.
+FLOATX_DTYPES: tuple[str, ...] = ("float32", "float64")
+
+
+def _default_cache_dir(environ: Mapping[str, str]) -> Path:
+    """Return ``$XDG_CACHE_HOME/nbgraph``, else ``~/.cache/nbgraph``.
+
+    As the XDG base-directory specification asks, a relative
+    ``XDG_CACHE_HOME`` is ignored.
+    """
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "nbgraph"
+    return Path.home() / ".cache" / "nbgraph"
+
+
+def _choice(name: str, allowed: tuple[str, ...]) -> Callable[[Any], str]:
+    """Build a validator accepting one of ``allowed`` (case and spaces ignored)."""
+
+    def validate(value: Any) -> str:
+        if isinstance(value, str):
+            normalised = value.strip().lower()
+            for choice in allowed:
+                if normalised == choice.lower():
+                    return choice
+        raise ValueError(
+            f"invalid value {value!r} for nbgraph setting {name!r}; "
+            f"allowed values: {', '.join(repr(a) for a in allowed)}"
+        )
+
+    return validate
+
+
+def _validate_cache_dir(value: Any) -> Path:
+    """Accept a non-empty path (``str`` or path-like); expand ``~``."""
+    if isinstance(value, (str, os.PathLike)):
+        text = os.fspath(value)
+        if isinstance(text, str) and text.strip():
+            return Path(text).expanduser()
+    raise ValueError(
+        f"invalid value {value!r} for nbgraph setting 'cache_dir'; "
+        "allowed values: a non-empty directory path (str or os.PathLike)"
+    )
+
+
+class _Setting(NamedTuple):
+    env: str
+    default: Callable[[Mapping[str, str]], Any]
+    validate: Callable[[Any], Any]
+    doc: str
+
+
+_SETTINGS: dict[str, _Setting] = {
+    "linker": _Setting(
+        "NBGRAPH_LINKER",
+        lambda environ: "auto",
+        _choice("linker", LINKERS),
+        "default linker for function()",
+    ),
+    "cache_dir": _Setting(
+        "NBGRAPH_CACHE_DIR",
+        _default_cache_dir,
+        _validate_cache_dir,
+        "directory of the on-disk C module cache",
+    ),
+    "floatX": _Setting(
+        "NBGRAPH_FLOATX",
+        lambda environ: "float64",
+        _choice("floatX", FLOATX_DTYPES),
+        "dtype of unprefixed float constructors",
+    ),
+}
+
+
+class Config:
+    """A validated set of nbgraph settings.
+
+    ``Config()`` reads the ``NBGRAPH_*`` variables from :data:`os.environ`
+    (or from ``environ`` when given) once, at construction.  An invalid
+    environment value raises :class:`ValueError` naming the variable.
+    Assigning an unknown attribute raises :class:`AttributeError`, so a typo
+    never silently creates a new setting.
+    """
+
+    __slots__ = tuple(_SETTINGS)
+
+    linker: str
+    cache_dir: Path
+    floatX: str
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        if environ is None:
+            environ = os.environ
+        for name, setting in _SETTINGS.items():
+            raw = environ.get(setting.env)
+            if raw is None or raw == "":
+                value = setting.default(environ)
+            else:
+                try:
+                    value = setting.validate(raw)
+                except ValueError as exc:
+                    raise ValueError(
+                        f"environment variable {setting.env}: {exc}"
+                    ) from None
+            object.__setattr__(self, name, value)
+
+    @staticmethod
+    def settings() -> tuple[str, ...]:
+        """Names of all settings."""
+        return tuple(_SETTINGS)
+
+    @staticmethod
+    def env_var(name: str) -> str:
+        """The environment variable that overrides setting ``name``."""
+        return Config._lookup(name).env
+
+    @staticmethod
+    def _lookup(name: str) -> _Setting:
+        try:
+            return _SETTINGS[name]
+        except KeyError:
+            raise AttributeError(
+                f"nbgraph has no setting {name!r}; "
+                f"settings are: {', '.join(_SETTINGS)}"
+            ) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, self._lookup(name).validate(value))
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"nbgraph settings cannot be deleted ({name!r})")
+
+    def as_dict(self) -> dict[str, Any]:
+        """The current settings as a plain dict."""
+        return {name: getattr(self, name) for name in _SETTINGS}
+
+    @contextlib.contextmanager
+    def change(self, **settings: Any) -> Iterator[Config]:
+        """Set ``settings`` for the duration of a ``with`` block.
+
+        All values are validated before any is applied, so a bad value leaves
+        the configuration untouched.  On exit the previous values are
+        restored, whether or not the block raised.  Blocks may be nested.
+        """
+        new = {name: self._lookup(name).validate(v) for name, v in settings.items()}
+        old = {name: getattr(self, name) for name in new}
+        for name, value in new.items():
+            object.__setattr__(self, name, value)
+        try:
+            yield self
+        finally:
+            for name, value in old.items():
+                object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items())
+        return f"Config({body})"
+
+
+#: The settings nbgraph uses; read once from the environment at import.
+config = Config()

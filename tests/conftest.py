@@ -1,0 +1,61 @@
+"""Shared pytest set-up for nbgraph's test suite.
+
+Two markers (declared in pyproject.toml) let a test state what the machine must
+provide; the test is skipped, with the reason shown by ``-ra``, when it does not:
+
+``@pytest.mark.needs_dot``
+    graphviz's ``dot`` program is on ``PATH``.
+``@pytest.mark.needs_cc``
+    a C compiler is available: ``$CC`` when set, otherwise ``cc`` or ``gcc``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+
+import pytest
+
+DOT_MISSING = "graphviz's dot program is not installed (apt-get install graphviz)"
+
+
+def find_c_compiler() -> str | None:
+    """Return the path of the C compiler to use, or None.
+
+    ``$CC`` wins when set (its first word, so ``CC="ccache gcc"`` works);
+    otherwise ``cc``, then ``gcc``, are looked up on ``PATH``.
+    """
+    cc = os.environ.get("CC", "").strip()
+    if cc:
+        try:
+            words = shlex.split(cc)
+        except ValueError:
+            words = []
+        return shutil.which(words[0]) if words else None
+    return shutil.which("cc") or shutil.which("gcc")
+
+
+def _cc_missing_reason() -> str:
+    cc = os.environ.get("CC", "").strip()
+    if cc:
+        return f"no working C compiler: CC={cc!r} is not on PATH"
+    return (
+        "no working C compiler: neither cc nor gcc is on PATH "
+        "(apt-get install gcc libc6-dev, or set CC)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip tests whose ``needs_dot`` / ``needs_cc`` requirement is not met."""
+    skip_dot = None
+    if shutil.which("dot") is None:
+        skip_dot = pytest.mark.skip(reason=DOT_MISSING)
+    skip_cc = None
+    if find_c_compiler() is None:
+        skip_cc = pytest.mark.skip(reason=_cc_missing_reason())
+    for item in items:
+        if skip_dot is not None and item.get_closest_marker("needs_dot") is not None:
+            item.add_marker(skip_dot)
+        if skip_cc is not None and item.get_closest_marker("needs_cc") is not None:
+            item.add_marker(skip_cc)
