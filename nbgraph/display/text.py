@@ -1,0 +1,238 @@
+"""Plain-text rendering of graphs: :func:`dprint` and :func:`dprint_text`.
+
+Each output is drawn as an indented tree, one line per Variable::
+
+    add [id A] ''
+     |mul [id B] ''
+     | |y [id C]
+     | |z [id D]
+     |x [id E]
+
+A line for the output of an Apply node reads ``str(op)`` (followed by
+``.index`` when the node has several outputs), its id, its type when asked
+for, and its name in quotes (``''`` when it has none).  A line for a root
+Variable or a Constant reads ``repr(var)``, its id and, when asked for, its
+type.  Ids are handed out in the order lines are printed; a node met a second
+time gets its first id back and is printed on one line without its inputs,
+and every output of a multi-output node carries the node's id.
+
+The walk keeps its own stack, so graphs thousands of nodes deep print without
+touching Python's recursion limit.  A tree nested deeper than ``max_nesting``
+levels is not indented further: the node at that level is marked
+``(continued below)`` and its inputs are printed as a separate tree, under the
+same id, once the current tree is finished.  That keeps the text linear in the
+size of the graph instead of quadratic.
+"""
+
+import sys
+from collections import deque
+
+from nbgraph.core.fgraph import FunctionGraph
+from nbgraph.core.graph import Apply, Variable
+
+__all__ = ["dprint", "dprint_text"]
+
+_ID_STYLES = ("CHAR", "int", "")
+
+_CONTINUED = " (continued below)"
+
+_EXPECTED = ("a Variable, an Apply, a FunctionGraph, an object whose .fgraph is a "
+             "FunctionGraph (a compiled Function), or a list/tuple of Variables and Applys")
+
+
+def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nesting=100):
+    """Print the graph behind ``obj`` as an indented text tree.
+
+    Parameters
+    ----------
+    obj
+        A Variable; an Apply (each of its outputs is printed); a list or tuple
+        of Variables and Applys; a FunctionGraph (its outputs, in order); or
+        any object whose ``fgraph`` attribute is a FunctionGraph, such as a
+        compiled Function.  Several outputs print one tree after another and
+        share one set of ids.
+    print_type : bool
+        Add each Variable's type, as ``<repr(type)>``, after its id.
+    file
+        None prints to ``sys.stdout`` (looked up at call time); ``"str"``
+        returns the text instead of printing it; anything else must be a
+        file-like object with a ``write`` method, which receives the text.
+    depth : int or None
+        Print at most this many levels (``depth=1``: only the top lines).
+        None prints everything.
+    ids : {"CHAR", "int", ""}
+        ``"CHAR"`` labels nodes ``A`` .. ``Z``, ``AA``, ``AB``, ...;
+        ``"int"`` labels them ``0``, ``1``, ...; ``""`` leaves ids out.
+    max_nesting : int or None
+        Deepest indentation level of one tree; deeper parts continue below
+        as separate trees (see the module docstring).  None never splits.
+
+    Returns
+    -------
+    The text when ``file="str"``, otherwise the file written to.  The text
+    ends with a newline unless nothing was printed.
+
+    Examples
+    --------
+    >>> from nbgraph.core import Apply, Generic, Op
+    >>> class Add(Op):
+    ...     __props__ = ()
+    ...     def make_node(self, a, b):
+    ...         return Apply(self, [a, b], [Generic()()])
+    >>> x, y = Generic()("x"), Generic()("y")
+    >>> total = Add()(Add()(x, y), x)
+    >>> _ = dprint(total)
+    Add [id A] ''
+     |Add [id B] ''
+     | |x [id C]
+     | |y [id D]
+     |x [id C]
+    >>> print(dprint(total, print_type=True, depth=1, file="str"), end="")
+    Add [id A] <Generic> ''
+    """
+    outputs = _outputs_of(obj)
+    if depth is not None:
+        if isinstance(depth, bool) or not isinstance(depth, int):
+            raise TypeError("depth must be a positive int or None, got %s %r" % (
+                type(depth).__name__, depth))
+        if depth < 1:
+            raise ValueError("depth must be at least 1 (use None for no limit), got %d" % depth)
+    if max_nesting is not None:
+        if isinstance(max_nesting, bool) or not isinstance(max_nesting, int):
+            raise TypeError("max_nesting must be a positive int or None, got %s %r" % (
+                type(max_nesting).__name__, max_nesting))
+        if max_nesting < 1:
+            raise ValueError("max_nesting must be at least 1 (use None for no limit), "
+                             "got %d" % max_nesting)
+    if ids not in _ID_STYLES:
+        raise ValueError("ids must be one of %s, got %r" % (
+            ", ".join(repr(s) for s in _ID_STYLES), ids))
+    if not (file is None or (isinstance(file, str) and file == "str")
+            or callable(getattr(file, "write", None))):
+        raise TypeError("file must be None (stdout), \"str\" (return the text) or a "
+                        "file-like object with a write() method, got %s %r" % (
+                            type(file).__name__, file))
+
+    lines = _render(outputs, bool(print_type), depth, ids, max_nesting)
+    text = "".join(line + "\n" for line in lines)
+    if isinstance(file, str):
+        return text
+    target = sys.stdout if file is None else file
+    target.write(text)
+    return target
+
+
+def dprint_text(obj, **kwargs):
+    """Return the text :func:`dprint` would print (``dprint(obj, file="str", ...)``).
+
+    >>> from nbgraph.core import Generic
+    >>> dprint_text(Generic()("x"))
+    'x [id A]\\n'
+    """
+    if "file" in kwargs:
+        raise TypeError("dprint_text() always returns the text; it takes no file argument")
+    return dprint(obj, file="str", **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+def _outputs_of(obj):
+    """The Variables to print for ``obj``, in order, or a TypeError."""
+    if isinstance(obj, Variable):
+        return [obj]
+    if isinstance(obj, Apply):
+        return list(obj.outputs)
+    if isinstance(obj, FunctionGraph):
+        return list(obj.outputs)
+    if isinstance(obj, (list, tuple)):
+        outputs = []
+        for i, item in enumerate(obj):
+            if isinstance(item, Variable):
+                outputs.append(item)
+            elif isinstance(item, Apply):
+                outputs.extend(item.outputs)
+            else:
+                raise TypeError("dprint expects %s; item %d of the %s is %s %s" % (
+                    _EXPECTED, i, type(obj).__name__, type(item).__name__, _short(item)))
+        return outputs
+    fgraph = getattr(obj, "fgraph", None)
+    if isinstance(fgraph, FunctionGraph):
+        return list(fgraph.outputs)
+    raise TypeError("dprint expects %s; got %s %s" % (_EXPECTED, type(obj).__name__,
+                                                      _short(obj)))
+
+
+def _short(obj, limit=60):
+    try:
+        text = repr(obj)
+    except Exception:  # a broken __repr__ must not hide the real error
+        return "(unprintable)"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _char_id(n):
+    """0 -> 'A', 25 -> 'Z', 26 -> 'AA', 27 -> 'AB', ... (bijective base 26)."""
+    letters = []
+    n += 1
+    while n:
+        n, rem = divmod(n - 1, 26)
+        letters.append(chr(ord("A") + rem))
+    return "".join(reversed(letters))
+
+
+def _render(outputs, print_type, depth, ids, max_nesting):
+    """The lines of the trees for ``outputs`` (an explicit-stack walk)."""
+    labels = {}     # id(Apply) or id(root Variable) -> label, in first-visit order
+    expanded = set()  # id(Apply) whose inputs are printed (or scheduled below)
+    lines = []
+
+    def label_of(key):
+        label = labels.get(key)
+        if label is None:
+            n = len(labels)
+            label = _char_id(n) if ids == "CHAR" else str(n)
+            labels[key] = label
+        return label
+
+    for out in outputs:
+        # Blocks: the output itself, then the subtrees cut off by max_nesting.
+        blocks = deque([(out, 1, False)])
+        while blocks:
+            var, level, forced = blocks.popleft()
+            # stack items: (variable, line prefix, child prefix, level, nesting, forced)
+            stack = [(var, "", "", level, 1, forced)]
+            while stack:
+                var, prefix, child_prefix, level, nest, forced = stack.pop()
+                node = var.owner
+                key = id(node) if node is not None else id(var)
+                parts = [prefix]
+                if node is not None:
+                    parts.append(str(node.op))
+                    if len(node.outputs) > 1:
+                        parts.append(".%d" % var.index)
+                else:
+                    parts.append(repr(var))
+                if ids:
+                    parts.append(" [id %s]" % label_of(key))
+                if print_type:
+                    parts.append(" <%r>" % (var.type,))
+                if node is not None:
+                    parts.append(" '%s'" % (var.name if var.name is not None else ""))
+                    show_inputs = (node.inputs and (depth is None or level < depth)
+                                   and (forced or key not in expanded))
+                    if show_inputs:
+                        expanded.add(key)
+                        if max_nesting is not None and nest >= max_nesting:
+                            parts.append(_CONTINUED)
+                            blocks.append((var, level, True))
+                        else:
+                            last = len(node.inputs) - 1
+                            for i in range(last, -1, -1):
+                                stack.append((node.inputs[i], child_prefix + " |",
+                                              child_prefix + (" |" if i < last else "  "),
+                                              level + 1, nest + 1, False))
+                lines.append("".join(parts))
+    return lines
+
