@@ -1,8 +1,18 @@
-"""nbgraph: a typed symbolic graph engine made for notebooks."""
+"""nbgraph: a typed symbolic graph engine made for notebooks.
+
+Build graphs with :mod:`nbgraph.tensor`, look at them with :func:`dprint`,
+differentiate them with :func:`grad` and compile them with :func:`function`.
+"""
 
 from nbgraph.config import config
 from nbgraph.core import FunctionGraph, grad
+from nbgraph.display.text import dprint
+from nbgraph.linkers import Function, function
+from nbgraph.tensor.variable import shared
+from nbgraph.testing import verify_grad
 
 __version__ = "0.1.0"
 
-__all__ = ["config", "FunctionGraph", "grad", "__version__"]
+__all__ = ["config", "FunctionGraph", "Function", "function", "grad", "dprint", "shared",
+           "verify_grad", "__version__"]
+

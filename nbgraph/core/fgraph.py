@@ -12,7 +12,7 @@ from nbgraph.core import graph as _graph
 from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.core.type import NarrowingTrace
 
-__all__ = ["FunctionGraph", "MissingInputError", "Replacement", "Feature"]
+__all__ = ["FunctionGraph", "MissingInputError", "Replacement", "Feature", "path_to"]
 
 
 class MissingInputError(ValueError):
@@ -23,8 +23,11 @@ class MissingInputError(ValueError):
         self.path = list(path)
         message = "input %r is needed but was not given" % (variable,)
         if self.path:
-            steps = " -> ".join(_path_text(v) for v in self.path)
-            message += "; path from the output down to it: %s" % steps
+            steps = [_path_text(v) for v in self.path[:5]]
+            if len(self.path) > 10:
+                steps.append("... (%d more) ..." % (len(self.path) - 10))
+            steps.extend(_path_text(v) for v in self.path[max(5, len(self.path) - 5):])
+            message += "; path from the output down to it: %s" % " -> ".join(steps)
         super().__init__(message)
 
 
@@ -32,6 +35,27 @@ def _path_text(var):
     if var.owner is not None and var.name is None:
         return "%s.%d" % (var.owner.op, var.index)
     return repr(var)
+
+
+def path_to(roots, target):
+    """Variables from one of ``roots`` down to ``target`` (through owners' inputs)."""
+    parent = {}
+    stack = list(roots)
+    seen = set(stack)
+    while stack:
+        var = stack.pop()
+        if var is target:
+            path = [var]
+            while path[-1] in parent:
+                path.append(parent[path[-1]])
+            return list(reversed(path))
+        if var.owner is not None:
+            for inp in var.owner.inputs:
+                if inp not in seen:
+                    seen.add(inp)
+                    parent[inp] = var
+                    stack.append(inp)
+    return [target]
 
 
 class Feature:
@@ -106,6 +130,7 @@ class FunctionGraph:
                                  "roots" % (inp, inp.owner.op))
         self.name = name
         self.inputs = []
+        self._input_set = set()  # the inputs again, for O(1) membership tests
         self.outputs = []
         self.apply_nodes = set()
         self.variables = set()
@@ -116,17 +141,26 @@ class FunctionGraph:
         self.version = 0
         for inp in inputs:
             self.add_input(inp)
-        for out in outputs:
-            self.add_output(out)
+        try:
+            for out in outputs:
+                self.add_output(out)
+        except MissingInputError as exc:
+            if self.equiv is None:
+                raise
+            # name the caller's variables, not their clones
+            back = {new: old for old, new in self.equiv.items() if isinstance(old, Variable)}
+            raise MissingInputError(back.get(exc.variable, exc.variable),
+                                    [back.get(v, v) for v in exc.path]) from None
         for feature in features:
             self.attach_feature(feature)
 
     # -- building --------------------------------------------------------
     def add_input(self, var):
         """Add a root Variable as a new input."""
-        if var in self.variables and var in self.inputs:
+        if var in self._input_set:
             return
         self.inputs.append(var)
+        self._input_set.add(var)
         self.variables.add(var)
         self.clients.setdefault(var, [])
 
@@ -141,10 +175,15 @@ class FunctionGraph:
         if var in self.variables:
             return
         if var.owner is not None:
-            self.import_node(var.owner, reason)
+            try:
+                self.import_node(var.owner, reason)
+            except MissingInputError as exc:
+                # report the path from ``var`` itself (an output being added,
+                # or a replacement), not from the node where the walk stopped
+                raise MissingInputError(exc.variable, path_to([var], exc.variable)) from None
             return
         if not isinstance(var, Constant):
-            raise MissingInputError(var, self._path_to(var))
+            raise MissingInputError(var, [var])
         self.variables.add(var)
         self.clients.setdefault(var, [])
 
@@ -168,7 +207,7 @@ class FunctionGraph:
                 if inp.owner is not None:
                     stack.append((inp.owner, False))
                 elif not isinstance(inp, Constant):
-                    raise MissingInputError(inp, self._path_to(inp, start=current))
+                    raise MissingInputError(inp, path_to(node.outputs, inp))
         for new in new_nodes:
             self.apply_nodes.add(new)
             for out in new.outputs:
@@ -181,27 +220,6 @@ class FunctionGraph:
                 self.clients[inp].append((new, i))
             self._changed()
             self._callback("on_import", new, reason)
-
-    def _path_to(self, missing, start=None):
-        """Variables from an output (or ``start``'s outputs) down to ``missing``."""
-        roots = list(start.outputs) if start is not None else list(self.outputs)
-        parent = {}
-        stack = list(roots)
-        seen = set(roots)
-        while stack:
-            var = stack.pop()
-            if var is missing:
-                path = [var]
-                while path[-1] in parent:
-                    path.append(parent[path[-1]])
-                return list(reversed(path))
-            if var.owner is not None:
-                for inp in var.owner.inputs:
-                    if inp not in seen:
-                        seen.add(inp)
-                        parent[inp] = var
-                        stack.append(inp)
-        return [missing]
 
     # -- editing ---------------------------------------------------------
     def change_node_input(self, node, i, new_var, reason=None):
@@ -235,7 +253,7 @@ class FunctionGraph:
             if clients is None:
                 continue
             clients.remove(client)
-            if clients or var in self.inputs:
+            if clients or var in self._input_set:
                 continue
             owner = var.owner
             if owner is None:
@@ -361,7 +379,8 @@ class FunctionGraph:
             if sorted(map(_client_key, clients)) != sorted(map(_client_key, self.clients[var])):
                 raise ValueError("clients of %r are %r, expected %r" % (
                     var, self.clients[var], clients))
-            if var.owner is None and not isinstance(var, Constant) and var not in self.inputs:
+            if (var.owner is None and not isinstance(var, Constant)
+                    and var not in self._input_set):
                 raise ValueError("%r is a root but not an input" % (var,))
 
     def clone(self):

@@ -1,0 +1,305 @@
+"""function(): compile a graph into a callable, and the Function it returns.
+
+>>> import nbgraph.tensor as nt
+>>> x, y = nt.dscalar("x"), nt.dscalar("y")
+>>> f = function([x, y], x + y)
+>>> f(16.3, 12.1)
+array(28.4)
+"""
+
+import warnings
+
+import numpy as np
+
+from nbgraph.config import config
+from nbgraph.core.fgraph import FunctionGraph, MissingInputError, path_to
+from nbgraph.core.graph import Constant, Variable, ancestors, clone_replace, graph_inputs
+from nbgraph.linkers.profile import ProfileStats
+
+__all__ = ["function", "Function", "UnusedInputError", "resolve_linker", "LINKERS"]
+
+LINKERS = ("py", "c", "cvm", "debug")
+
+
+class UnusedInputError(ValueError):
+    """An input of function() is not needed by any output or update."""
+
+
+def resolve_linker(linker):
+    """The linker name to use for ``linker`` (None/"auto": the configured default)."""
+    name = linker or config.linker
+    if name == "auto":
+        return _default_linker()
+    if name not in LINKERS:
+        raise ValueError("unknown linker %r; choose one of %s" % (name, ", ".join(LINKERS)))
+    return name
+
+
+def _default_linker():
+    try:
+        from nbgraph.linkers import c as c_backend
+    except ImportError:
+        return "py"
+    return c_backend.default_linker()
+
+
+def _make_linker(name):
+    if name == "py":
+        from nbgraph.linkers.python import PythonLinker
+
+        return PythonLinker()
+    from nbgraph.linkers import c as c_backend
+
+    return c_backend.make_linker(name)
+
+
+def _shared_type():
+    from nbgraph.tensor.variable import SharedVariable
+
+    return SharedVariable
+
+
+def _check_inputs(inputs):
+    SharedVariable = _shared_type()
+    seen = set()
+    for i, var in enumerate(inputs):
+        if not isinstance(var, Variable):
+            raise TypeError("input %d of function() must be a Variable, got %s %r" % (
+                i, type(var).__name__, var))
+        if isinstance(var, Constant):
+            raise TypeError("input %d of function(), %r, is a Constant: its value is fixed, "
+                            "so it cannot be an input" % (i, var))
+        if isinstance(var, SharedVariable):
+            raise TypeError("input %d of function(), %r, is a shared variable: functions read "
+                            "it implicitly; do not list it as an input" % (i, var))
+        if var.owner is not None:
+            raise TypeError("input %d of function(), %r, is computed by %s; inputs must be "
+                            "root variables (use givens to substitute an intermediate)" % (
+                                i, var, var.owner.op))
+        if var in seen:
+            raise ValueError("input %d of function(), %r, is listed twice" % (i, var))
+        seen.add(var)
+
+
+def _normalize_updates(updates):
+    SharedVariable = _shared_type()
+    pairs = list(updates.items()) if isinstance(updates, dict) else list(updates or ())
+    out = []
+    for target, expr in pairs:
+        if not isinstance(target, SharedVariable):
+            raise TypeError("updates must target shared variables; %r is not one" % (target,))
+        if not isinstance(expr, Variable):
+            from nbgraph.tensor.variable import as_tensor_variable
+
+            expr = as_tensor_variable(expr)
+        try:
+            expr = target.type.filter_variable(expr)
+        except TypeError as exc:
+            raise TypeError("the update of %r has type %r, which cannot be stored in %r of "
+                            "type %r: %s" % (target, expr.type, target, target.type, exc)) \
+                from exc
+        out.append((target, expr))
+    targets = [t for t, _ in out]
+    if len(set(targets)) != len(targets):
+        raise ValueError("a shared variable is updated twice: %r" % (targets,))
+    return out
+
+
+def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewrite="fast",
+             name=None, on_unused_input="raise", profile=False, trust_input=False):
+    """Compile ``outputs`` as a function of ``inputs``.
+
+    A single output Variable gives a function returning one array; a list
+    gives a list.  ``updates`` (pairs or dict: shared variable -> new value)
+    are written after each call; ``givens`` substitutes variables before
+    compiling.  ``rewrite="fast"`` runs the rewrite pipeline, None none.
+    ``linker`` is "py", "c", "cvm" or "debug" (default: config.linker).
+    """
+    if on_unused_input not in ("raise", "warn", "ignore"):
+        raise ValueError("on_unused_input must be 'raise', 'warn' or 'ignore', got %r" % (
+            on_unused_input,))
+    if rewrite not in ("fast", None):
+        raise ValueError("rewrite must be 'fast' or None, got %r" % (rewrite,))
+    if isinstance(inputs, Variable) or not isinstance(inputs, (list, tuple)):
+        raise TypeError("function() needs a list of input Variables, got %r" % (inputs,))
+    inputs = list(inputs)
+    _check_inputs(inputs)
+    single = isinstance(outputs, Variable)
+    out_list = [outputs] if single else list(outputs or [])
+    for i, out in enumerate(out_list):
+        if not isinstance(out, Variable):
+            from nbgraph.tensor.variable import as_tensor_variable
+
+            try:
+                out_list[i] = as_tensor_variable(out)
+            except TypeError as exc:
+                raise TypeError("output %d of function() must be a Variable, got %r" % (
+                    i, out)) from exc
+    update_pairs = _normalize_updates(updates)
+    computed = out_list + [expr for _, expr in update_pairs]
+    if givens:
+        pairs = list(givens.items()) if isinstance(givens, dict) else list(givens)
+        computed = clone_replace(computed, pairs) if computed else []
+    _check_missing(inputs, computed, [t for t, _ in update_pairs])
+    _check_unused(inputs, computed, on_unused_input)
+
+    SharedVariable = _shared_type()
+    shared_inputs = []
+    for var in graph_inputs(computed) + [t for t, _ in update_pairs]:
+        if isinstance(var, SharedVariable) and var not in shared_inputs:
+            shared_inputs.append(var)
+    fgraph = FunctionGraph(inputs + shared_inputs, computed, clone=True, name=name)
+    if rewrite == "fast":
+        from nbgraph.tensor.rewriting import rewrite_graph
+
+        rewrite_graph(fgraph)
+    linker_name = resolve_linker(linker)
+    return Function(fgraph, inputs, out_list, single, shared_inputs, update_pairs,
+                    linker_name, name=name, profile=profile, trust_input=trust_input)
+
+
+def _check_missing(inputs, computed, update_targets):
+    SharedVariable = _shared_type()
+    allowed = set(inputs)
+    for var in graph_inputs(computed):
+        if var in allowed or isinstance(var, (Constant, SharedVariable)):
+            continue
+        raise MissingInputError(var, path_to(computed, var))
+
+
+def _check_unused(inputs, computed, policy):
+    if policy == "ignore":
+        return
+    used = set(ancestors(computed)) if computed else set()
+    for i, var in enumerate(inputs):
+        if var in used:
+            continue
+        message = ("input %d of function(), %r, is not used by any output; pass "
+                   "on_unused_input='ignore' to allow it" % (i, var))
+        if policy == "raise":
+            raise UnusedInputError(message)
+        warnings.warn(message, stacklevel=3)
+
+
+class Function:
+    """A compiled graph.  Call it with one value per input.
+
+    Attributes: ``inputs``/``outputs`` (the caller's Variables), ``fgraph``
+    (the rewritten graph it runs), ``linker``, ``profile`` (a ProfileStats
+    when compiled with ``profile=True``), ``trust_input`` (skip argument
+    checks when True).
+    """
+
+    def __init__(self, fgraph, inputs, outputs, single, shared_inputs, updates, linker,
+                 name=None, profile=False, trust_input=False):
+        self.fgraph = fgraph
+        self.inputs = inputs
+        self.outputs = outputs
+        self.single = single
+        self.name = name
+        self.linker = linker
+        self.trust_input = trust_input
+        self.shared_inputs = shared_inputs
+        self.updates = updates
+        n_in, n_out = len(inputs), len(outputs)
+        self._input_types = [v.type for v in fgraph.inputs[:n_in]]
+        self._input_names = [v.name for v in inputs]
+        self.program = _make_linker(linker).link(fgraph)
+        cells = self.program.input_cells
+        self._arg_cells = cells[:n_in]
+        self._shared_cells = list(zip(cells[n_in:], [s.container for s in shared_inputs]))
+        out_cells = self.program.output_cells
+        self._out_cells = out_cells[:n_out]
+        self._update_cells = [(t.container, cell, t.type)
+                              for (t, _), cell in zip(updates, out_cells[n_out:])]
+        self._constant_outputs = [isinstance(v, Constant) or v in fgraph.inputs
+                                  for v in fgraph.outputs[:n_out]]
+        self.profile = ProfileStats(self) if profile else None
+        self._run = self.program.run
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = self._merge_kwargs(args, kwargs)
+        if len(args) != len(self._arg_cells):
+            raise TypeError("%s expects %d arguments (%s), got %d" % (
+                self._describe(), len(self._arg_cells),
+                ", ".join(repr(v) for v in self.inputs), len(args)))
+        if self.trust_input:
+            for cell, value in zip(self._arg_cells, args):
+                cell[0] = value
+        else:
+            for i, (cell, value, ttype) in enumerate(zip(self._arg_cells, args,
+                                                         self._input_types)):
+                try:
+                    cell[0] = ttype.filter(value)
+                except (TypeError, ValueError) as exc:
+                    raise TypeError("bad argument %d (%s) to %s: expected %r, got %s: %s" % (
+                        i, self._input_names[i] or "unnamed", self._describe(), ttype,
+                        _value_text(value), exc)) from None
+        for cell, container in self._shared_cells:
+            cell[0] = container[0]
+        if self.profile is not None:
+            self.profile.calls += 1
+            self.program.run_profiled(self.profile)
+        else:
+            self._run()
+        results = []
+        for cell, copy_needed in zip(self._out_cells, self._constant_outputs):
+            value = cell[0]
+            if copy_needed and isinstance(value, np.ndarray):
+                value = value.copy()
+            results.append(value)
+        for container, cell, ttype in self._update_cells:
+            container[0] = cell[0]
+        for cell in self.program.output_cells:
+            cell[0] = None
+        for cell in self._arg_cells:
+            cell[0] = None
+        if self.single:
+            return results[0]
+        return results
+
+    def _merge_kwargs(self, args, kwargs):
+        args = list(args)
+        names = self._input_names
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError("%s has no input named %r (inputs: %s)" % (
+                    self._describe(), key, names))
+            pos = names.index(key)
+            while len(args) <= pos:
+                args.append(_MISSING)
+            if args[pos] is not _MISSING:
+                raise TypeError("%s got two values for input %r" % (self._describe(), key))
+            args[pos] = value
+        if any(a is _MISSING for a in args):
+            missing = [names[i] for i, a in enumerate(args) if a is _MISSING]
+            raise TypeError("%s is missing values for %s" % (self._describe(), missing))
+        return args
+
+    def _describe(self):
+        return "function %r" % self.name if self.name else "the function"
+
+    def dprint(self, file=None, print_type=False):
+        """dprint of the compiled (rewritten) graph."""
+        from nbgraph.display.text import dprint
+
+        return dprint(self.fgraph, file=file, print_type=print_type)
+
+    def __repr__(self):
+        ins = ", ".join(repr(v) for v in self.inputs)
+        outs = ", ".join(repr(v) for v in self.outputs)
+        return "<Function%s (%s) -> (%s), linker=%s, %d nodes>" % (
+            " " + self.name if self.name else "", ins, outs, self.linker,
+            len(self.fgraph.apply_nodes))
+
+
+_MISSING = object()
+
+
+def _value_text(value):
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None:
+        return "%s of shape %s and dtype %s" % (type(value).__name__, shape, dtype)
+    return "%s %r" % (type(value).__name__, value)

@@ -1,0 +1,73 @@
+"""The NumPy tensor world built on nbgraph.core: types, variables, ops, grad.
+
+>>> import nbgraph.tensor as nt
+>>> x = nt.dmatrix("x")
+>>> (x.T.dot(x) + 1).type
+TensorType(float64, (None, None))
+"""
+
+from nbgraph.core.graph import Apply, Constant, Variable
+from nbgraph.tensor.basic import (
+    Alloc, Dot, Join, Reshape, Shape, ShapeI, SpecifyShape, alloc, concatenate, dot, join,
+    ones, ones_like, reshape, shape, shape_i, specify_shape, stack, zeros, zeros_like,
+)
+from nbgraph.tensor.elemwise import DimShuffle, Elemwise
+from nbgraph.tensor.math import (
+    abs, add, and_, cast, cos, eq, exp, expm1, ge, gt, int_div, invert, le, log, log1p, lt,
+    max, maximum, mean, min, minimum, mod, mul, neg, neq, or_, outer, pow, prod, sigmoid, sin,
+    softplus, sqr, sqrt, sub, sum, switch, tan, tanh, true_div, where, xor,
+)
+from nbgraph.tensor.reduction import Reduce
+from nbgraph.tensor.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor
+from nbgraph.tensor.type import TensorType
+from nbgraph.tensor.variable import (
+    SharedVariable, TensorConstant, TensorVariable, as_tensor_variable, constant, shared,
+    tensor,
+)
+from nbgraph.tensor.variable import *  # noqa: F401,F403  (the typed constructors)
+from nbgraph.tensor import variable as _variable
+import importlib as _importlib
+
+_scalar_module = _importlib.import_module("nbgraph.tensor.scalar")
+
+
+class _ScalarEntry:
+    """``nt.scalar`` is two things, as in Theano: called, it makes a 0-d tensor of
+    config.floatX (``nt.scalar("x")``); its attributes are those of the module
+    :mod:`nbgraph.tensor.scalar` (``nt.scalar.ScalarOp``)."""
+
+    def __init__(self, constructor, module):
+        self._constructor = constructor
+        self._module = module
+        self.__doc__ = constructor.__doc__
+
+    def __call__(self, name=None, dtype=None, shape=()):
+        return self._constructor(name, dtype=dtype, shape=shape)
+
+    def __getattr__(self, attr):
+        return getattr(self._module, attr)
+
+    def __dir__(self):
+        return dir(self._module)
+
+    def __repr__(self):
+        return "<nbgraph.tensor.scalar: call it for a 0-d tensor; attributes from %s>" % (
+            self._module.__name__)
+
+
+scalar = _ScalarEntry(_variable.scalar, _scalar_module)
+
+__all__ = [
+    "Apply", "Constant", "Variable", "scalar", "TensorType", "TensorVariable",
+    "TensorConstant", "SharedVariable", "as_tensor_variable", "constant", "shared", "tensor",
+    "Elemwise", "DimShuffle", "Reduce", "SpecifyShape", "Alloc", "Shape", "ShapeI",
+    "Reshape", "Dot", "Join", "Subtensor", "IncSubtensor",
+    "specify_shape", "alloc", "zeros", "ones", "zeros_like", "ones_like", "shape", "shape_i",
+    "reshape", "dot", "join", "concatenate", "stack", "inc_subtensor", "set_subtensor",
+    "add", "sub", "mul", "true_div", "int_div", "mod", "pow", "neg", "abs", "exp", "log",
+    "log1p", "expm1", "sqrt", "sqr", "sin", "cos", "tan", "tanh", "sigmoid", "softplus",
+    "maximum", "minimum", "lt", "le", "gt", "ge", "eq", "neq", "and_", "or_", "xor",
+    "invert", "switch", "where", "cast", "sum", "prod", "mean", "max", "min", "outer",
+] + [n for n in _variable.__all__ if n not in (
+    "TensorVariable", "TensorConstant", "SharedVariable", "as_tensor_variable", "constant",
+    "shared", "tensor")]

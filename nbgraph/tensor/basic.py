@@ -1,0 +1,486 @@
+"""Structural tensor ops: SpecifyShape, Alloc, Shape, Reshape, Dot, Join.
+
+>>> from nbgraph.tensor.variable import TensorType
+>>> v = TensorType("float64", (2, None))("v")
+>>> specify_shape(v, (2, 1)).type
+TensorType(float64, (2, 1))
+"""
+
+import numpy as np
+
+from nbgraph.core.graph import Apply, Constant, Variable
+from nbgraph.core.op import Op
+from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
+from nbgraph.tensor.variable import as_tensor_variable, constant
+
+__all__ = [
+    "SpecifyShape", "specify_shape", "Alloc", "alloc", "alloc_like", "zeros", "ones",
+    "zeros_like", "ones_like", "Shape", "shape", "ShapeI", "shape_i", "Reshape", "reshape",
+    "Dot", "dot", "Join", "join", "concatenate", "stack", "constant_shape_entry",
+    "as_shape_entries",
+]
+
+
+def constant_shape_entry(value):
+    """An int64 scalar constant used as one entry of a symbolic shape."""
+    return constant(np.int64(value))
+
+
+def _static_int(var):
+    """The Python int ``var`` holds when it is a constant scalar, else None."""
+    if isinstance(var, Constant) and getattr(var.data, "ndim", 1) == 0:
+        return int(var.data)
+    return None
+
+
+def as_shape_entries(shape, what="shape"):
+    """Each entry of ``shape`` (ints or integer scalar Variables) as an int64 scalar Variable."""
+    if isinstance(shape, Variable) and getattr(shape.type, "ndim", None) == 1:
+        n = shape.type.shape[0]
+        if n is None:
+            raise ValueError("%s %r must have a static length" % (what, shape))
+        return [shape[i] for i in range(n)]
+    if isinstance(shape, (int, np.integer, Variable)):
+        shape = (shape,)
+    entries = []
+    for i, s in enumerate(shape):
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer, Variable)):
+            raise TypeError("%s entry %d must be an int or an integer scalar Variable, got %r"
+                            % (what, i, s))
+        if isinstance(s, Variable):
+            s = as_tensor_variable(s)
+            if s.ndim != 0 or s.dtype not in DISCRETE_DTYPES or s.dtype == "bool":
+                raise TypeError("%s entry %d must be an integer scalar, got %r of type %r" % (
+                    what, i, s, s.type))
+            if s.dtype != "int64":
+                from nbgraph.tensor.math import cast
+
+                s = cast(s, "int64")
+            entries.append(s)
+        else:
+            entries.append(constant_shape_entry(int(s)))
+    return entries
+
+
+class SpecifyShape(Op):
+    """Asserts a static shape: the output is the input with a more precise type.
+
+    ``shape`` holds ints or None; a static size of the input that conflicts
+    is refused when the node is built, and the actual shape is checked at
+    run time.
+    """
+
+    __props__ = ("shape",)
+    view_map = {0: [0]}
+
+    def __init__(self, shape):
+        self.shape = TensorType._normalize_shape(shape)
+
+    def __str__(self):
+        return "SpecifyShape"
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        if x.ndim != len(self.shape):
+            raise ValueError("specify_shape: %r has %d dimensions but the shape %r has %d" % (
+                x, x.ndim, self.shape, len(self.shape)))
+        merged = []
+        for i, (have, want) in enumerate(zip(x.type.shape, self.shape)):
+            if have is not None and want is not None and have != want:
+                raise ValueError("specify_shape: dimension %d of %r has static size %d, which "
+                                 "conflicts with the requested %d" % (i, x, have, want))
+            merged.append(want if want is not None else have)
+        return Apply(self, [x], [TensorType(x.dtype, tuple(merged))()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        if x.ndim != len(self.shape) or any(
+                want is not None and have != want for have, want in zip(x.shape, self.shape)):
+            raise ValueError("SpecifyShape: expected shape %s, got %s" % (
+                _shape_text(self.shape), x.shape))
+        output_storage[0][0] = x
+
+    def infer_shape(self, node, input_shapes):
+        return [tuple(constant_shape_entry(w) if w is not None else s
+                      for w, s in zip(self.shape, input_shapes[0]))]
+
+    def grad(self, inputs, output_grads):
+        return [output_grads[0]]
+
+
+def _shape_text(shape):
+    return "(%s)" % ", ".join("?" if s is None else str(s) for s in shape) + \
+        ("," if len(shape) == 1 else "")
+
+
+def specify_shape(x, shape):
+    """``x`` with its static shape narrowed to ``shape`` (None entries keep x's)."""
+    x = as_tensor_variable(x)
+    shape = TensorType._normalize_shape(shape)
+    if shape == x.type.shape:
+        return x
+    return SpecifyShape(shape)(x)
+
+
+class Alloc(Op):
+    """A fresh array of the given shape filled with ``value`` (broadcast)."""
+
+    __props__ = ()
+
+    def make_node(self, value, *shape):
+        value = as_tensor_variable(value)
+        entries = as_shape_entries(shape)
+        if len(entries) < value.ndim:
+            raise ValueError("alloc: the shape has %d entries, fewer than the value's %d "
+                             "dimensions" % (len(entries), value.ndim))
+        static = []
+        vshape = (None,) * (len(entries) - value.ndim) + value.type.shape
+        for i, (e, vs) in enumerate(zip(entries, vshape)):
+            s = _static_int(e)
+            if s is not None and s < 0:
+                raise ValueError("alloc: shape entry %d is negative (%d)" % (i, s))
+            if s is not None and vs not in (None, 1, s):
+                raise ValueError("alloc: cannot broadcast a value of size %d to size %d in "
+                                 "dimension %d" % (vs, s, i))
+            static.append(s)
+        return Apply(self, [value] + entries, [TensorType(value.dtype, tuple(static))()])
+
+    def perform(self, node, inputs, output_storage):
+        value, *shape = inputs
+        shape = tuple(int(s) for s in shape)
+        out = output_storage[0][0]
+        if out is None or out.shape != shape:
+            out = np.empty(shape, dtype=node.outputs[0].type.numpy_dtype)
+        out[...] = value
+        output_storage[0][0] = out
+
+    def infer_shape(self, node, input_shapes):
+        return [tuple(node.inputs[1:])]
+
+    def grad(self, inputs, output_grads):
+        from nbgraph.tensor.elemwise import sum_to_shape
+
+        value = inputs[0]
+        gz = output_grads[0]
+        extra = gz.ndim - value.ndim
+        if extra:
+            gz = gz.sum(axis=tuple(range(extra)))
+        grads = [None if value.dtype in DISCRETE_DTYPES else sum_to_shape(gz, value)]
+        return grads + [None] * (len(inputs) - 1)
+
+    def do_constant_folding(self, node):
+        return False
+
+
+_alloc = Alloc()
+
+
+def alloc(value, *shape):
+    """A new array of ``shape`` filled with ``value``."""
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+        shape = tuple(shape[0])
+    return _alloc(value, *shape)
+
+
+def alloc_like(value, like):
+    """``value`` broadcast to the (symbolic) shape of ``like``."""
+    like = as_tensor_variable(like)
+    return _alloc(value, *[shape_i(like, i) for i in range(like.ndim)])
+
+
+def zeros(shape, dtype="floatX"):
+    """An array of zeros of ``shape`` (ints or integer scalars)."""
+    from nbgraph.tensor.type import normalize_dtype
+
+    return alloc(constant(np.zeros((), dtype=normalize_dtype(dtype))), *as_shape_entries(shape))
+
+
+def ones(shape, dtype="floatX"):
+    """An array of ones of ``shape``."""
+    from nbgraph.tensor.type import normalize_dtype
+
+    return alloc(constant(np.ones((), dtype=normalize_dtype(dtype))), *as_shape_entries(shape))
+
+
+def zeros_like(x, dtype=None):
+    """Zeros with ``x``'s shape (and dtype unless given)."""
+    x = as_tensor_variable(x)
+    return alloc_like(constant(np.zeros((), dtype=dtype or x.dtype)), x)
+
+
+def ones_like(x, dtype=None):
+    """Ones with ``x``'s shape (and dtype unless given)."""
+    x = as_tensor_variable(x)
+    return alloc_like(constant(np.ones((), dtype=dtype or x.dtype)), x)
+
+
+class Shape(Op):
+    """The shape of a tensor, as an int64 vector."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        return Apply(self, [x], [TensorType("int64", (x.ndim,))()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(inputs[0].shape, dtype=np.int64)
+
+    def infer_shape(self, node, input_shapes):
+        return [(constant_shape_entry(node.inputs[0].ndim),)]
+
+    def grad(self, inputs, output_grads):
+        return [None]
+
+
+_shape = Shape()
+
+
+def shape(x):
+    """The symbolic shape of ``x`` (an int64 vector)."""
+    return _shape(x)
+
+
+class ShapeI(Op):
+    """The size of dimension ``i`` of a tensor, as an int64 scalar."""
+
+    __props__ = ("i",)
+
+    def __init__(self, i):
+        self.i = int(i)
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        if not 0 <= self.i < x.ndim:
+            raise ValueError("shape_i: dimension %d is out of range for %r with %d dimensions"
+                             % (self.i, x, x.ndim))
+        return Apply(self, [x], [TensorType("int64", ())()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(inputs[0].shape[self.i], dtype=np.int64)
+
+    def infer_shape(self, node, input_shapes):
+        return [()]
+
+    def grad(self, inputs, output_grads):
+        return [None]
+
+
+def shape_i(x, i):
+    """Size of dimension ``i`` of ``x``: a constant when static, else a ShapeI node."""
+    x = as_tensor_variable(x)
+    if not -x.ndim <= i < x.ndim:
+        raise ValueError("shape_i: axis %d is out of range for %r with %d dimensions" % (
+            i, x, x.ndim))
+    i %= max(x.ndim, 1)
+    if x.type.shape[i] is not None:
+        return constant_shape_entry(x.type.shape[i])
+    return ShapeI(i)(x)
+
+
+class Reshape(Op):
+    """A view of ``x`` with another shape; one entry of the shape may be -1."""
+
+    __props__ = ("ndim",)
+    view_map = {0: [0]}
+
+    def __init__(self, ndim):
+        self.ndim = int(ndim)
+
+    def make_node(self, x, *shape):
+        x = as_tensor_variable(x)
+        entries = as_shape_entries(shape)
+        if len(entries) != self.ndim:
+            raise ValueError("reshape: expected %d shape entries, got %d" % (
+                self.ndim, len(entries)))
+        static = [_static_int(e) for e in entries]
+        if sum(1 for s in static if s == -1) > 1:
+            raise ValueError("reshape: only one dimension may be -1, got %r" % (static,))
+        if any(s is not None and s < -1 for s in static):
+            raise ValueError("reshape: negative size in %r" % (static,))
+        known_in = None if None in x.type.shape else int(np.prod(x.type.shape, dtype=np.int64))
+        if known_in is not None and all(s is not None for s in static):
+            fixed = int(np.prod([s for s in static if s != -1], dtype=np.int64))
+            if -1 in static:
+                if fixed == 0 or known_in % fixed:
+                    raise ValueError("reshape: cannot reshape %d elements into %r" % (
+                        known_in, tuple(static)))
+                static[static.index(-1)] = known_in // fixed
+            elif fixed != known_in:
+                raise ValueError("reshape: cannot reshape %r (%d elements) into %r" % (
+                    x.type.shape, known_in, tuple(static)))
+        out_shape = tuple(s if s is not None and s >= 0 else None for s in static)
+        return Apply(self, [x] + entries, [TensorType(x.dtype, out_shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        x, *shape = inputs
+        try:
+            output_storage[0][0] = x.reshape(tuple(int(s) for s in shape))
+        except ValueError as exc:
+            raise ValueError("reshape: cannot reshape an array of shape %s into %s: %s" % (
+                x.shape, tuple(int(s) for s in shape), exc)) from exc
+
+    def grad(self, inputs, output_grads):
+        x = inputs[0]
+        g = reshape(output_grads[0], [shape_i(x, i) for i in range(x.ndim)])
+        return [g] + [None] * (len(inputs) - 1)
+
+
+def reshape(x, shape, ndim=None):
+    """``x`` reshaped to ``shape`` (ints, integer scalars, or an int vector of static length)."""
+    x = as_tensor_variable(x)
+    entries = as_shape_entries(shape)
+    if ndim is not None and ndim != len(entries):
+        raise ValueError("reshape: ndim=%d but the shape has %d entries" % (ndim, len(entries)))
+    return Reshape(len(entries))(x, *entries)
+
+
+class Dot(Op):
+    """Matrix and vector products (1-d and 2-d operands), computed by NumPy's BLAS."""
+
+    __props__ = ()
+
+    def make_node(self, x, y):
+        x, y = as_tensor_variable(x), as_tensor_variable(y)
+        for name, v in (("x", x), ("y", y)):
+            if v.ndim not in (1, 2):
+                raise TypeError("dot: argument %s (%r) must be 1-d or 2-d, got %d dimensions"
+                                % (name, v, v.ndim))
+        kx = x.type.shape[-1]
+        ky = y.type.shape[0]
+        if kx is not None and ky is not None and kx != ky:
+            raise ValueError("dot: inner dimensions differ: %r has %d, %r has %d" % (
+                x, kx, y, ky))
+        out_shape = x.type.shape[:-1] + y.type.shape[1:]
+        dtype = np.dot(np.zeros((1,) * x.ndim, x.dtype), np.zeros((1,) * y.ndim, y.dtype)).dtype
+        return Apply(self, [x, y], [TensorType(dtype, out_shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        x, y = inputs
+        try:
+            out = np.dot(x, y)
+        except ValueError as exc:
+            raise ValueError("dot: shapes %s and %s are not aligned" % (x.shape, y.shape)) \
+                from exc
+        output_storage[0][0] = np.asarray(out, dtype=node.outputs[0].type.numpy_dtype)
+
+    def infer_shape(self, node, input_shapes):
+        xs, ys = input_shapes
+        return [tuple(xs[:-1]) + tuple(ys[1:])]
+
+    def grad(self, inputs, output_grads):
+        from nbgraph.tensor.math import outer
+
+        x, y = inputs
+        (gz,) = output_grads
+        if x.ndim == 1 and y.ndim == 1:
+            gx, gy = gz * y, gz * x
+        elif x.ndim == 2 and y.ndim == 1:
+            gx, gy = outer(gz, y), dot(x.T, gz)
+        elif x.ndim == 1 and y.ndim == 2:
+            gx, gy = dot(y, gz), outer(x, gz)
+        else:
+            gx, gy = dot(gz, y.T), dot(x.T, gz)
+        return [None if x.dtype in DISCRETE_DTYPES else gx,
+                None if y.dtype in DISCRETE_DTYPES else gy]
+
+
+_dot = Dot()
+
+
+def dot(x, y):
+    """Matrix/vector product of 1-d or 2-d tensors (NumPy's ``dot``)."""
+    return _dot(x, y)
+
+
+class Join(Op):
+    """Concatenation of tensors along ``axis``."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = int(axis)
+
+    def make_node(self, *tensors):
+        if not tensors:
+            raise ValueError("join needs at least one tensor")
+        tensors = [as_tensor_variable(t) for t in tensors]
+        ndim = tensors[0].ndim
+        if ndim == 0:
+            raise ValueError("join: zero-dimensional tensors cannot be concatenated")
+        if not 0 <= self.axis < ndim:
+            raise ValueError("join: axis %d is out of range for %d dimensions" % (
+                self.axis, ndim))
+        for i, t in enumerate(tensors):
+            if t.ndim != ndim:
+                raise ValueError("join: tensor %d (%r) has %d dimensions, expected %d" % (
+                    i, t, t.ndim, ndim))
+        dtype = np.result_type(*[t.type.numpy_dtype for t in tensors])
+        shape = []
+        for d in range(ndim):
+            sizes = [t.type.shape[d] for t in tensors]
+            if d == self.axis:
+                shape.append(None if None in sizes else sum(sizes))
+                continue
+            known = {s for s in sizes if s is not None}
+            if len(known) > 1:
+                raise ValueError("join: dimension %d differs between inputs: %s" % (
+                    d, sorted(known)))
+            shape.append(known.pop() if known else None)
+        return Apply(self, tensors, [TensorType(dtype, tuple(shape))()])
+
+    def perform(self, node, inputs, output_storage):
+        out = np.concatenate(inputs, axis=self.axis)
+        output_storage[0][0] = np.asarray(out, dtype=node.outputs[0].type.numpy_dtype)
+
+    def grad(self, inputs, output_grads):
+        from nbgraph.tensor.subtensor import getitem
+
+        (gz,) = output_grads
+        grads = []
+        start = constant_shape_entry(0)
+        for t in inputs:
+            stop = start + shape_i(t, self.axis)
+            index = [slice(None)] * gz.ndim
+            index[self.axis] = slice(start, stop)
+            g = getitem(gz, tuple(index))
+            grads.append(None if t.dtype in DISCRETE_DTYPES else _cast_like(g, t))
+            start = stop
+        return grads
+
+
+def _cast_like(g, t):
+    if g.dtype == t.dtype:
+        return g
+    from nbgraph.tensor.math import cast
+
+    return cast(g, t.dtype)
+
+
+def join(axis, *tensors):
+    """Concatenate ``tensors`` along ``axis``."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not isinstance(axis, (int, np.integer)):
+        raise TypeError("join: axis must be an int, got %r" % (axis,))
+    ndim = as_tensor_variable(tensors[0]).ndim if tensors else 0
+    return Join(axis % ndim if ndim and -ndim <= axis < ndim else axis)(*tensors)
+
+
+def concatenate(tensors, axis=0):
+    """NumPy-style spelling of :func:`join`."""
+    return join(axis, *tensors)
+
+
+def stack(tensors, axis=0):
+    """Stack tensors of equal shape along a new axis."""
+    tensors = [as_tensor_variable(t) for t in tensors]
+    if not tensors:
+        raise ValueError("stack needs at least one tensor")
+    ndim = tensors[0].ndim
+    if not -ndim - 1 <= axis <= ndim:
+        raise ValueError("stack: axis %d is out of range" % axis)
+    axis %= ndim + 1
+    pattern = tuple(range(axis)) + ("x",) + tuple(range(axis, ndim))
+    return join(axis, *[t.dimshuffle(*pattern) for t in tensors])
+

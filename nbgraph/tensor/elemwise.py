@@ -1,0 +1,353 @@
+"""Elementwise ops on tensors, DimShuffle, and the gradient's broadcasting helper.
+
+``Elemwise(scalar_op)`` lifts a :class:`~nbgraph.tensor.scalar.ScalarOp` to
+arrays with NumPy broadcasting and NumPy (NEP 50) dtype promotion: inputs of
+fewer dimensions are padded on the left by a DimShuffle, static sizes that
+cannot broadcast raise ValueError when the graph is built, and Python numbers
+are weak (``fvector * 2.0`` is float32).
+
+>>> from nbgraph.tensor.variable import fvector, dmatrix
+>>> from nbgraph.tensor import scalar
+>>> Elemwise(scalar.mul)(fvector("v"), 2.0).type
+TensorType(float32, (None,))
+>>> DimShuffle(2, (1, 0))(dmatrix("m")).type
+TensorType(float64, (None, None))
+"""
+
+import numpy as np
+
+from nbgraph.core.graph import Apply, Variable
+from nbgraph.core.op import Op
+from nbgraph.tensor import scalar as ps
+from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
+from nbgraph.tensor.variable import TensorConstant, as_tensor_variable
+
+__all__ = [
+    "Elemwise", "DimShuffle", "SumToShape", "sum_to_shape", "broadcast_shapes",
+    "promote_weak_tensors", "elemwise_output_dtypes", "add", "mul", "sub", "true_div",
+]
+
+
+def broadcast_shapes(*shapes, names=None):
+    """The static shape NumPy broadcasting gives, or ValueError for static conflicts.
+
+    Entries are ints or None (unknown); all shapes must have the same length.
+    """
+    out = []
+    for dim, sizes in enumerate(zip(*shapes)):
+        known = {s for s in sizes if s is not None and s != 1}
+        if len(known) > 1:
+            who = ", ".join("%s has %s" % (names[i] if names else "input %d" % i, s)
+                            for i, s in enumerate(sizes) if s is not None)
+            raise ValueError("cannot broadcast dimension %d: %s" % (dim, who))
+        if known:
+            out.append(known.pop())
+        elif all(s == 1 for s in sizes):
+            out.append(1)
+        else:
+            out.append(None)
+    return tuple(out)
+
+
+def promote_weak_tensors(inputs):
+    """Replace weak (Python-number) constants by constants of NumPy's NEP 50 dtype.
+
+    A weak value that does not fit (300 into int8) raises ValueError.
+    """
+    weak = [isinstance(v, TensorConstant) and v.weak for v in inputs]
+    if not any(weak):
+        return list(inputs)
+    strong = [v.type.numpy_dtype for v, w in zip(inputs, weak) if not w]
+    values = [v.data.item() for v, w in zip(inputs, weak) if w]
+    target = np.result_type(*strong, *values)
+    out = []
+    for var, is_weak in zip(inputs, weak):
+        if not is_weak:
+            out.append(var)
+            continue
+        value = var.data.item()
+        try:
+            with np.errstate(over="raise", invalid="ignore"):
+                arr = np.asarray(np.array(value, dtype=target))
+            if target.kind in "iu" and int(arr) != value:
+                raise OverflowError
+        except (OverflowError, FloatingPointError) as exc:
+            raise ValueError("the Python number %r does not fit the dtype %s of the other "
+                             "operands" % (value, target)) from exc
+        out.append(TensorConstant(TensorType(target, ()), arr))
+    return out
+
+
+def elemwise_output_dtypes(scalar_op, dtypes):
+    """Output dtypes of ``scalar_op`` applied to inputs of ``dtypes``."""
+    node = scalar_op.make_node(*[ps.ScalarType(d)() for d in dtypes])
+    return [out.type.dtype for out in node.outputs]
+
+
+class Elemwise(Op):
+    """A scalar op applied element by element over broadcast arrays.
+
+    ``inplace_pattern`` maps output indices to the input whose memory they
+    overwrite (set by the in-place rewrite, never by users).
+    """
+
+    __props__ = ("scalar_op", "inplace_pattern")
+
+    def __init__(self, scalar_op, inplace_pattern=None):
+        if not isinstance(scalar_op, ps.ScalarOp):
+            raise TypeError("Elemwise needs a ScalarOp, got %r" % (scalar_op,))
+        self.scalar_op = scalar_op
+        self.inplace_pattern = tuple(sorted((inplace_pattern or {}).items()))
+        self.destroy_map = {o: [i] for o, i in self.inplace_pattern}
+        self.nfunc = getattr(scalar_op, "nfunc", None)
+
+    def __str__(self):
+        if self.inplace_pattern:
+            return "Elemwise{%s, inplace}" % (self.scalar_op,)
+        return "Elemwise{%s}" % (self.scalar_op,)
+
+    def make_node(self, *inputs):
+        nin = self.scalar_op.nin
+        if nin not in (-1, None) and len(inputs) != nin:
+            raise TypeError("%s takes %d inputs, got %d" % (self, nin, len(inputs)))
+        converted = []
+        for i, inp in enumerate(inputs):
+            try:
+                converted.append(as_tensor_variable(inp))
+            except TypeError as exc:
+                raise TypeError("%s: argument %d: %s" % (self, i, exc)) from exc
+        converted = promote_weak_tensors(converted)
+        ndim = max((v.ndim for v in converted), default=0)
+        padded = [v if v.ndim == ndim else
+                  DimShuffle(v.ndim, ("x",) * (ndim - v.ndim) + tuple(range(v.ndim)))(v)
+                  for v in converted]
+        shape = broadcast_shapes(*[v.type.shape for v in padded],
+                                 names=[repr(v) for v in converted])
+        dtypes = elemwise_output_dtypes(self.scalar_op, [v.dtype for v in padded])
+        outputs = [TensorType(d, shape)() for d in dtypes]
+        return Apply(self, padded, outputs)
+
+    def perform(self, node, inputs, output_storage):
+        if self.nfunc is not None:
+            if self.inplace_pattern and len(node.outputs) == 1:
+                target = inputs[self.inplace_pattern[0][1]]
+                results = [self.nfunc(*inputs, out=target)]
+            else:
+                results = self.nfunc(*inputs)
+                if len(node.outputs) == 1:
+                    results = [results]
+        else:
+            results = self._vectorized(node, inputs)
+        for cell, out, value in zip(output_storage, node.outputs, results):
+            dtype = out.type.numpy_dtype
+            if type(value) is not np.ndarray or value.dtype != dtype:
+                value = np.asarray(value, dtype=dtype)
+            cell[0] = value
+
+    def _vectorized(self, node, inputs):
+        arrays = np.broadcast_arrays(*inputs)
+        shape = arrays[0].shape if arrays else ()
+        outs = [np.empty(shape, dtype=o.type.numpy_dtype) for o in node.outputs]
+        impl = self.scalar_op.impl
+        for index in np.ndindex(*shape):
+            values = impl(*[a[index] for a in arrays])
+            if len(outs) == 1:
+                values = (values,)
+            for o, v in zip(outs, values):
+                o[index] = v
+        return outs
+
+    def infer_shape(self, node, input_shapes):
+        from nbgraph.tensor.basic import constant_shape_entry
+
+        out_shape = []
+        for dim, size in enumerate(node.outputs[0].type.shape):
+            if size is not None:
+                out_shape.append(constant_shape_entry(size))
+                continue
+            chosen = None
+            for inp, shp in zip(node.inputs, input_shapes):
+                if inp.type.shape[dim] != 1:
+                    chosen = shp[dim]
+                    break
+            out_shape.append(chosen if chosen is not None else input_shapes[0][dim])
+        return [tuple(out_shape)] * len(node.outputs)
+
+    def grad(self, inputs, output_grads):
+        scalar_inputs = [ps.ScalarType(i.dtype)() for i in inputs]
+        scalar_grads = [ps.ScalarType(g.dtype)() for g in output_grads]
+        results = self.scalar_op.grad(scalar_inputs, scalar_grads)
+        if results is None or len(results) != len(inputs):
+            raise ValueError("%s.grad returned %r for %d inputs" % (
+                self.scalar_op, results, len(inputs)))
+        mapping = dict(zip(scalar_inputs, inputs))
+        mapping.update(zip(scalar_grads, output_grads))
+        out = []
+        for inp, sgrad in zip(inputs, results):
+            if sgrad is None or inp.dtype in DISCRETE_DTYPES:
+                out.append(None)
+                continue
+            g = _lift_scalar_graph(sgrad, mapping)
+            g = sum_to_shape(g, inp)
+            if g.dtype != inp.dtype:
+                from nbgraph.tensor.math import cast
+
+                g = cast(g, inp.dtype)
+            out.append(g)
+        return out
+
+    def c_code_cache_version(self):
+        return self.scalar_op.c_code_cache_version()
+
+
+def _lift_scalar_graph(scalar_out, mapping):
+    """Rebuild a graph of scalar ops as Elemwise ops over the mapped tensors."""
+    from nbgraph.core.graph import toposort
+
+    if scalar_out in mapping:
+        return mapping[scalar_out]
+    lifted = dict(mapping)
+    for node in toposort([scalar_out]):
+        args = []
+        for var in node.inputs:
+            if var in lifted:
+                args.append(lifted[var])
+            elif var.owner is None:
+                args.append(TensorConstant(TensorType(var.type.dtype, ()),
+                                           np.asarray(var.data, dtype=var.type.dtype)))
+            else:
+                raise ValueError("scalar gradient graph uses %r, which is not an input" % var)
+        outs = Elemwise(node.op).make_node(*args).outputs
+        lifted.update(zip(node.outputs, outs))
+    if scalar_out not in lifted:
+        return TensorConstant(TensorType(scalar_out.type.dtype, ()),
+                              np.asarray(scalar_out.data, dtype=scalar_out.type.dtype))
+    return lifted[scalar_out]
+
+
+class DimShuffle(Op):
+    """Reorder dimensions, drop size-1 ones, or insert new size-1 ones ('x').
+
+    ``DimShuffle(2, (1, 0))`` transposes a matrix, ``DimShuffle(1, ('x', 0))``
+    makes a row.  The output is a view of the input.
+    """
+
+    __props__ = ("input_ndim", "new_order")
+    view_map = {0: [0]}
+
+    def __init__(self, input_ndim, new_order):
+        self.input_ndim = int(input_ndim)
+        order = []
+        for entry in new_order:
+            if entry == "x":
+                order.append("x")
+            elif isinstance(entry, (int, np.integer)) and 0 <= entry < self.input_ndim:
+                order.append(int(entry))
+            else:
+                raise ValueError("DimShuffle pattern entry %r must be 'x' or a dimension in "
+                                 "[0, %d)" % (entry, self.input_ndim))
+        kept = [e for e in order if e != "x"]
+        if len(set(kept)) != len(kept):
+            raise ValueError("DimShuffle pattern %r repeats a dimension" % (tuple(order),))
+        self.new_order = tuple(order)
+        self.dropped = tuple(i for i in range(self.input_ndim) if i not in kept)
+        self.shuffle = tuple(kept)
+        self.augment = tuple(i for i, e in enumerate(order) if e == "x")
+        self.is_transpose_only = not self.dropped and not self.augment
+
+    def __str__(self):
+        return "DimShuffle{%s}" % ",".join(str(e) for e in self.new_order)
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        if x.ndim != self.input_ndim:
+            raise TypeError("%s expects %d dimensions, got %r with %d" % (
+                self, self.input_ndim, x, x.ndim))
+        for d in self.dropped:
+            if x.type.shape[d] != 1:
+                raise ValueError("%s drops dimension %d of %r, which is not statically of "
+                                 "size 1 (its type is %r)" % (self, d, x, x.type))
+        shape = tuple(1 if e == "x" else x.type.shape[e] for e in self.new_order)
+        return Apply(self, [x], [TensorType(x.dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        if self.dropped:
+            if any(x.shape[d] != 1 for d in self.dropped):
+                raise ValueError("%s: dimensions %s must have size 1, got shape %s" % (
+                    self, self.dropped, x.shape))
+        res = x.transpose(self.shuffle + self.dropped)
+        shape = [res.shape[i] for i in range(len(self.shuffle))]
+        for i in self.augment:
+            shape.insert(i, 1)
+        output_storage[0][0] = res.reshape(shape) if (self.augment or self.dropped) else res
+
+    def infer_shape(self, node, input_shapes):
+        from nbgraph.tensor.basic import constant_shape_entry
+
+        (shp,) = input_shapes
+        return [tuple(constant_shape_entry(1) if e == "x" else shp[e] for e in self.new_order)]
+
+    def grad(self, inputs, output_grads):
+        (x,) = inputs
+        (gz,) = output_grads
+        # Drop the inserted axes, then put the kept axes back and re-add dropped ones.
+        kept_positions = [i for i, e in enumerate(self.new_order) if e != "x"]
+        squeezed = DimShuffle(gz.ndim, tuple(kept_positions))(gz) if self.augment else gz
+        inverse = []
+        for d in range(self.input_ndim):
+            inverse.append(self.shuffle.index(d) if d in self.shuffle else "x")
+        g = DimShuffle(squeezed.ndim, tuple(inverse))(squeezed)
+        if x.dtype in DISCRETE_DTYPES:
+            return [None]
+        return [g]
+
+
+class SumToShape(Op):
+    """Sum ``g`` over the dimensions where ``like`` has size 1 and ``g`` does not.
+
+    The gradient of a broadcast input: undoes broadcasting at run time, so it
+    stays right when a dimension of unknown size turns out to be 1.
+    """
+
+    __props__ = ()
+
+    def make_node(self, g, like):
+        g, like = as_tensor_variable(g), as_tensor_variable(like)
+        if g.ndim != like.ndim:
+            raise TypeError("SumToShape needs equal ndim, got %d and %d" % (g.ndim, like.ndim))
+        return Apply(self, [g, like], [TensorType(g.dtype, like.type.shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        g, like = inputs
+        axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, like.shape)) if b == 1 and a != 1)
+        out = g.sum(axis=axes, keepdims=True, dtype=g.dtype) if axes else g
+        if out.shape != like.shape:
+            raise ValueError("SumToShape: gradient of shape %s cannot be reduced to shape %s" % (
+                g.shape, like.shape))
+        output_storage[0][0] = np.asarray(out)
+
+    def infer_shape(self, node, input_shapes):
+        return [input_shapes[1]]
+
+    def grad(self, inputs, output_grads):
+        from nbgraph.tensor.basic import alloc_like
+
+        g, like = inputs
+        return [alloc_like(output_grads[0], g), None]
+
+
+def sum_to_shape(g, like):
+    """``g`` reduced to ``like``'s shape where ``like`` was broadcast.
+
+    A no-op when the static types prove both shapes equal.
+    """
+    if g.type.shape == like.type.shape and all(s is not None for s in g.type.shape):
+        return g
+    return SumToShape()(g, like)
+
+
+add = Elemwise(ps.add)
+mul = Elemwise(ps.mul)
+sub = Elemwise(ps.sub)
+true_div = Elemwise(ps.true_div)

@@ -1,0 +1,158 @@
+"""Reductions over axes: Sum, Prod, Max, Min (mean is built from Sum).
+
+Output dtypes follow NumPy: ``sum``/``prod`` of small integers accumulate in
+the platform integer (int64/uint64), bool sums count, max/min keep the dtype.
+
+>>> from nbgraph.tensor.variable import tensor
+>>> x = tensor("int8", (2, None, 3))
+>>> Reduce("sum", (0, 2))(x).type
+TensorType(int64, (None,))
+"""
+
+import numpy as np
+
+from nbgraph.core.graph import Apply
+from nbgraph.core.op import Op
+from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
+from nbgraph.tensor.variable import as_tensor_variable
+
+__all__ = ["Reduce", "ProdWithoutSelf", "normalize_axis"]
+
+_FUNCS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
+
+
+def normalize_axis(axis, ndim, what="axis"):
+    """``axis`` (None, an int or a sequence) as a sorted tuple of distinct non-negative ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
+        axis = (axis,)
+    try:
+        entries = list(axis)
+    except TypeError as exc:
+        raise TypeError("%s must be None, an int or a tuple of ints, got %r" % (
+            what, axis)) from exc
+    out = []
+    for a in entries:
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
+            raise TypeError("%s entries must be ints, got %r" % (what, a))
+        if not -ndim <= a < ndim:
+            raise ValueError("%s %d is out of range for a tensor with %d dimensions" % (
+                what, a, ndim))
+        out.append(int(a) % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("%s %r repeats an axis" % (what, tuple(entries)))
+    return tuple(sorted(out))
+
+
+class Reduce(Op):
+    """Reduce ``axis`` (a tuple of dimensions) with ``kind`` in sum/prod/max/min."""
+
+    __props__ = ("kind", "axis")
+
+    def __init__(self, kind, axis):
+        if kind not in _FUNCS:
+            raise ValueError("Reduce kind must be one of %s, got %r" % (sorted(_FUNCS), kind))
+        self.kind = kind
+        self.axis = tuple(axis)
+        self.func = _FUNCS[kind]
+
+    def __str__(self):
+        return "%s{axis=%s}" % (self.kind.capitalize(), ",".join(map(str, self.axis)))
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        axis = normalize_axis(self.axis, x.ndim)
+        if axis != self.axis:
+            return Reduce(self.kind, axis).make_node(x)
+        if self.kind in ("max", "min"):
+            for a in axis:
+                if x.type.shape[a] == 0:
+                    raise ValueError("%s over axis %d of %r: that dimension is statically "
+                                     "empty" % (self.kind, a, x))
+        sample = self.func(np.zeros((1,) * max(x.ndim, 1), dtype=x.dtype),
+                           axis=axis if x.ndim else None)
+        shape = tuple(s for i, s in enumerate(x.type.shape) if i not in axis)
+        return Apply(self, [x], [TensorType(np.asarray(sample).dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        dtype = node.outputs[0].type.numpy_dtype
+        if self.kind in ("sum", "prod"):
+            out = self.func(x, axis=self.axis, dtype=dtype)
+        else:
+            try:
+                out = self.func(x, axis=self.axis)
+            except ValueError as exc:
+                raise ValueError("%s of an empty array (shape %s) has no value" % (
+                    self, x.shape)) from exc
+        if type(out) is not np.ndarray or out.dtype != dtype:
+            out = np.asarray(out, dtype=dtype)
+        output_storage[0][0] = out
+
+    def infer_shape(self, node, input_shapes):
+        return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]
+
+    def _expand(self, g, ndim):
+        """``g`` with the reduced axes put back as size-1 dimensions."""
+        pattern = []
+        j = 0
+        for i in range(ndim):
+            if i in self.axis:
+                pattern.append("x")
+            else:
+                pattern.append(j)
+                j += 1
+        return g.dimshuffle(*pattern)
+
+    def grad(self, inputs, output_grads):
+        from nbgraph.tensor import math as tm
+        from nbgraph.tensor.basic import alloc_like
+
+        (x,) = inputs
+        if x.dtype in DISCRETE_DTYPES:
+            return [None]
+        gz = self._expand(output_grads[0], x.ndim)
+        if self.kind == "sum":
+            g = alloc_like(gz, x)
+        elif self.kind == "prod":
+            g = gz * ProdWithoutSelf(self.axis)(x)
+        else:
+            result = self._expand(self(x), x.ndim)
+            g = gz * tm.cast(tm.eq(x, result), x.dtype)
+        return [g if g.dtype == x.dtype else tm.cast(g, x.dtype)]
+
+
+class ProdWithoutSelf(Op):
+    """For each element, the product of the others along ``axis`` (exact with zeros).
+
+    This is the gradient of ``prod``: ``prod(x) / x`` would divide by zero.
+    """
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis):
+        self.axis = tuple(axis)
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        rest = [i for i in range(x.ndim) if i not in self.axis]
+        moved = np.transpose(x, rest + list(self.axis))
+        lead = moved.shape[:len(rest)]
+        flat = moved.reshape(lead + (-1,))
+        n = flat.shape[-1]
+        ones = np.ones(lead + (1,), dtype=x.dtype)
+        left = np.concatenate([ones, np.cumprod(flat, axis=-1)[..., :-1]], axis=-1) if n else flat
+        right = np.concatenate([np.cumprod(flat[..., ::-1], axis=-1)[..., :-1][..., ::-1], ones],
+                               axis=-1) if n else flat
+        out = (left * right).reshape(moved.shape)
+        inverse = np.argsort(rest + list(self.axis))
+        output_storage[0][0] = np.ascontiguousarray(np.transpose(out, inverse)).astype(
+            x.dtype, copy=False)
+
+    def infer_shape(self, node, input_shapes):
+        return [input_shapes[0]]

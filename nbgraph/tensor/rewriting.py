@@ -1,0 +1,199 @@
+"""The tensor rewrite pipeline behind ``function(..., rewrite="fast")``.
+
+Rewrites live in :data:`rewrites`, a registry (registering a name again
+replaces the old entry).  The "fast" pipeline runs merge, then one fixed
+point of canonicalisation and constant folding, then merge again.  Every
+rewrite here keeps NumPy's results: no ``x * 0 -> 0`` (NaN and inf must
+survive), no ``x + 0 -> x`` for floats (it would turn -0.0 into itself
+instead of +0.0), and dtypes and shapes are preserved.
+"""
+
+import numpy as np
+
+from nbgraph.core.graph import Constant
+from nbgraph.core.op import run_node
+from nbgraph.core.rewriting import (
+    EquilibriumRewriter, MergeRewriter, RewriteRegistry, SequentialRewriter, node_rewriter,
+)
+from nbgraph.tensor import scalar as ps
+from nbgraph.tensor.basic import SpecifyShape
+from nbgraph.tensor.elemwise import DimShuffle, Elemwise, SumToShape
+from nbgraph.tensor.type import FLOAT_DTYPES, TensorType
+from nbgraph.tensor.variable import TensorConstant
+
+__all__ = ["rewrites", "register_rewrite", "rewrite_graph", "fast_pipeline",
+           "MAX_FOLD_SIZE"]
+
+#: Outputs bigger than this many elements are not constant-folded (they would
+#: bloat the graph and the C module).
+MAX_FOLD_SIZE = 10000
+
+rewrites = RewriteRegistry()
+
+
+def register_rewrite(name, *tags, position=50):
+    """Decorator registering a node rewriter under ``name`` (re-registering replaces)."""
+    def decorate(rewriter):
+        rewriters = rewrites.register(name, rewriter, *tags, position=position)
+        rewriters.name = name
+        return rewriter
+    return decorate
+
+
+def _constant_value(var):
+    """The array a constant (possibly behind DimShuffles) holds, else None."""
+    while var.owner is not None and isinstance(var.owner.op, DimShuffle):
+        var = var.owner.inputs[0]
+    if isinstance(var, Constant):
+        return np.asarray(var.data)
+    return None
+
+
+def _is_all(var, value):
+    data = _constant_value(var)
+    if data is None or data.size == 0:
+        return False
+    return bool(np.all(data == value)) and not (value == 0 and np.any(np.signbit(data)))
+
+
+def _same_result(node, keep):
+    """True when returning ``keep`` for ``node``'s output changes neither dtype nor shape."""
+    out = node.outputs[0]
+    if keep.type.dtype != out.type.dtype or keep.ndim != out.ndim:
+        return False
+    others = [i for i in node.inputs if i is not keep]
+    # The dropped operands must not broadcast keep to a larger shape.
+    return all(all(s == 1 for s in i.type.shape) for i in others)
+
+
+@register_rewrite("fold_constants", "fast", "constant_folding", position=10)
+@node_rewriter()
+def fold_constants(fgraph, node):
+    """Compute nodes whose inputs are all constants, once, at compile time."""
+    if not node.inputs or not all(isinstance(i, Constant) for i in node.inputs):
+        return None
+    if not node.op.do_constant_folding(node):
+        return None
+    try:
+        values = run_node(node, [i.data for i in node.inputs])
+    except Exception:  # leave errors for run time, where they name the inputs
+        return None
+    out = []
+    for var, value in zip(node.outputs, values):
+        if not isinstance(var.type, TensorType):
+            return None
+        value = np.asarray(value)
+        if value.size > MAX_FOLD_SIZE:
+            return None
+        out.append(TensorConstant(TensorType(var.type.dtype, value.shape), value))
+    return out
+
+
+@register_rewrite("mul_by_one", "fast", "canonicalize", position=20)
+@node_rewriter([Elemwise])
+def mul_by_one(fgraph, node):
+    """``x * 1 -> x`` (exact for every value, NaN and inf included)."""
+    if node.op.scalar_op != ps.mul or len(node.inputs) < 2:
+        return None
+    rest = [i for i in node.inputs if not _is_all(i, 1)]
+    if len(rest) == 1 and _same_result(node, rest[0]):
+        return [rest[0]]
+    return None
+
+
+@register_rewrite("add_zero", "fast", "canonicalize", position=20)
+@node_rewriter([Elemwise])
+def add_zero(fgraph, node):
+    """``x + 0 -> x`` and ``x - 0 -> x`` where exact (integers; ``x - 0.0`` for floats)."""
+    op = node.op.scalar_op
+    if op == ps.add:
+        rest = [i for i in node.inputs if not _is_all(i, 0)]
+        if len(rest) == 1 and rest[0].dtype not in FLOAT_DTYPES and _same_result(node, rest[0]):
+            return [rest[0]]
+    elif op == ps.sub and _is_all(node.inputs[1], 0) and _same_result(node, node.inputs[0]):
+        return [node.inputs[0]]
+    return None
+
+
+@register_rewrite("double_negation", "fast", "canonicalize", position=20)
+@node_rewriter([Elemwise])
+def double_negation(fgraph, node):
+    """``-(-x) -> x``."""
+    if node.op.scalar_op != ps.neg:
+        return None
+    inner = node.inputs[0].owner
+    if inner is not None and isinstance(inner.op, Elemwise) and inner.op.scalar_op == ps.neg:
+        x = inner.inputs[0]
+        if x.type.dtype == node.outputs[0].type.dtype:
+            return [x]
+    return None
+
+
+@register_rewrite("exp_of_log", "fast", "canonicalize", position=20)
+@node_rewriter([Elemwise])
+def exp_of_log(fgraph, node):
+    """``exp(log(x)) -> where(x >= 0, x, nan)``: the same NaN for negatives, no rounding."""
+    if node.op.scalar_op != ps.exp:
+        return None
+    inner = node.inputs[0].owner
+    if inner is None or not isinstance(inner.op, Elemwise) or inner.op.scalar_op != ps.log:
+        return None
+    x = inner.inputs[0]
+    out = node.outputs[0]
+    if x.type.dtype != out.type.dtype or x.type.dtype not in FLOAT_DTYPES:
+        return None
+    from nbgraph.tensor.math import ge, switch
+
+    nan = TensorConstant(TensorType(x.dtype, ()), np.array(np.nan, dtype=x.dtype))
+    zero = TensorConstant(TensorType(x.dtype, ()), np.array(0, dtype=x.dtype))
+    return [switch(ge(x, zero), x, nan)]
+
+
+@register_rewrite("useless_dimshuffle", "fast", "canonicalize", position=20)
+@node_rewriter([DimShuffle])
+def useless_dimshuffle(fgraph, node):
+    """Drop identity DimShuffles and merge a DimShuffle of a DimShuffle."""
+    op = node.op
+    if op.new_order == tuple(range(op.input_ndim)):
+        return [node.inputs[0]]
+    inner = node.inputs[0].owner
+    if inner is not None and isinstance(inner.op, DimShuffle):
+        composed = tuple("x" if e == "x" else inner.op.new_order[e] for e in op.new_order)
+        x = inner.inputs[0]
+        kept = [e for e in composed if e != "x"]
+        dropped = [d for d in range(x.ndim) if d not in kept]
+        if all(x.type.shape[d] == 1 for d in dropped):
+            return [DimShuffle(x.ndim, composed)(x)]
+    return None
+
+
+@register_rewrite("useless_shape_ops", "fast", "canonicalize", position=20)
+@node_rewriter([SpecifyShape, SumToShape])
+def useless_shape_ops(fgraph, node):
+    """Remove SpecifyShape/SumToShape nodes that static types already prove useless."""
+    x = node.inputs[0]
+    out = node.outputs[0]
+    if isinstance(node.op, SpecifyShape):
+        if x.type == out.type:
+            return [x]
+        return None
+    like = node.inputs[1]
+    if x.type.shape == like.type.shape and all(s is not None for s in x.type.shape):
+        return [x]
+    return None
+
+
+def fast_pipeline():
+    """The graph rewriter ``rewrite="fast"`` runs."""
+    node_rewriters = rewrites.query("fast")
+    return SequentialRewriter(
+        MergeRewriter(),
+        EquilibriumRewriter(node_rewriters, name="canonicalize"),
+        MergeRewriter(),
+        name="fast",
+    )
+
+
+def rewrite_graph(fgraph):
+    """Run the fast pipeline on ``fgraph`` in place; returns the number of changes."""
+    return fast_pipeline().rewrite(fgraph)

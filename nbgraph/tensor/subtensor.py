@@ -1,0 +1,233 @@
+"""Basic indexing: integers, slices, ``None`` and ``...`` (no advanced indexing).
+
+>>> from nbgraph.tensor.variable import TensorType
+>>> m = TensorType("float64", (4, None))("m")
+>>> m[1:3].type, m[0].type, m[:, None].type
+(TensorType(float64, (2, None)), TensorType(float64, (None,)), TensorType(float64, (4, 1, None)))
+"""
+
+import numpy as np
+
+from nbgraph.core.graph import Apply, Constant, Variable
+from nbgraph.core.op import Op
+from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
+from nbgraph.tensor.variable import as_tensor_variable, constant
+
+__all__ = ["Subtensor", "IncSubtensor", "getitem", "inc_subtensor", "set_subtensor"]
+
+_SLOT = "i"  # placeholder in idx_list for a value read from a scalar input
+
+
+def _index_input(value, what):
+    if isinstance(value, Variable):
+        v = as_tensor_variable(value)
+        if v.ndim != 0 or v.dtype not in DISCRETE_DTYPES or v.dtype == "bool":
+            raise TypeError("%s must be an integer scalar, got %r of type %r" % (
+                what, v, v.type))
+        return v
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError("%s must be an int, got %r; advanced (array) indexing is not "
+                        "supported" % (what, value))
+    return constant(np.int64(value))
+
+
+def _static(var):
+    if isinstance(var, Constant):
+        return int(var.data)
+    return None
+
+
+class Subtensor(Op):
+    """``x[idx]`` for basic indices; ``idx_list`` describes the index with slots for inputs."""
+
+    __props__ = ("idx_list",)
+    view_map = {0: [0]}
+
+    def __init__(self, idx_list):
+        self.idx_list = tuple(idx_list)
+
+    def __str__(self):
+        parts = []
+        for entry in self.idx_list:
+            if isinstance(entry, slice):
+                text = ":".join("" if p is None else "i" for p in
+                                (entry.start, entry.stop, entry.step))
+                parts.append(text.rstrip(":") if entry.step is None else text)
+            else:
+                parts.append("i")
+        return "Subtensor{%s}" % ", ".join(parts)
+
+    def make_node(self, x, *indices):
+        x = as_tensor_variable(x)
+        if len(self.idx_list) > x.ndim:
+            raise IndexError("too many indices for %r: %d given, it has %d dimensions" % (
+                x, len(self.idx_list), x.ndim))
+        values = iter(indices)
+        shape = []
+        for dim, entry in enumerate(self.idx_list):
+            size = x.type.shape[dim]
+            if isinstance(entry, slice):
+                parts = [None if p is None else next(values) for p in
+                         (entry.start, entry.stop, entry.step)]
+                static = [_static(p) if p is not None else None for p in parts]
+                if static[2] == 0:
+                    raise ValueError("slice step cannot be zero (dimension %d of %r)" % (dim, x))
+                known = all(p is None or s is not None for p, s in zip(parts, static))
+                if size is not None and known:
+                    shape.append(len(range(*slice(*static).indices(size))))
+                else:
+                    shape.append(None)
+            else:
+                idx = _static(next(values))
+                if idx is not None and size is not None and not -size <= idx < size:
+                    raise IndexError("index %d is out of bounds for dimension %d of %r with "
+                                     "size %d" % (idx, dim, x, size))
+        shape.extend(x.type.shape[len(self.idx_list):])
+        return Apply(self, [x] + list(indices), [TensorType(x.dtype, tuple(shape))()])
+
+    def index_tuple(self, indices):
+        """The NumPy index built from the run-time values of the index inputs."""
+        values = iter(indices)
+        out = []
+        for entry in self.idx_list:
+            if isinstance(entry, slice):
+                out.append(slice(*[None if p is None else int(next(values)) for p in
+                                   (entry.start, entry.stop, entry.step)]))
+            else:
+                out.append(int(next(values)))
+        return tuple(out)
+
+    def perform(self, node, inputs, output_storage):
+        x, *indices = inputs
+        try:
+            out = x[self.index_tuple(indices)]
+        except IndexError as exc:
+            raise IndexError("%s on an array of shape %s: %s" % (self, x.shape, exc)) from exc
+        output_storage[0][0] = out if type(out) is np.ndarray else np.asarray(out)
+
+    def grad(self, inputs, output_grads):
+        from nbgraph.tensor.basic import zeros_like
+
+        x, *indices = inputs
+        if x.dtype in DISCRETE_DTYPES:
+            return [None] * len(inputs)
+        gx = IncSubtensor(self.idx_list)(zeros_like(x), output_grads[0], *indices)
+        return [gx] + [None] * len(indices)
+
+
+class IncSubtensor(Op):
+    """A copy of ``x`` with ``y`` added to (or, with ``set_instead_of_inc``, written into)
+    ``x[idx]``."""
+
+    __props__ = ("idx_list", "set_instead_of_inc")
+
+    def __init__(self, idx_list, set_instead_of_inc=False):
+        self.idx_list = tuple(idx_list)
+        self.set_instead_of_inc = bool(set_instead_of_inc)
+
+    def __str__(self):
+        kind = "Set" if self.set_instead_of_inc else "Inc"
+        return "%sSubtensor{%s}" % (kind, str(Subtensor(self.idx_list))[10:-1])
+
+    def make_node(self, x, y, *indices):
+        x, y = as_tensor_variable(x), as_tensor_variable(y)
+        view = Subtensor(self.idx_list).make_node(x, *indices).outputs[0]
+        if y.ndim > view.ndim:
+            raise ValueError("cannot write %d-d %r into a %d-d region of %r" % (
+                y.ndim, y, view.ndim, x))
+        return Apply(self, [x, y] + list(indices), [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        x, y, *indices = inputs
+        out = x.copy()
+        idx = Subtensor(self.idx_list).index_tuple(indices)
+        if self.set_instead_of_inc:
+            out[idx] = y
+        else:
+            out[idx] += y
+        output_storage[0][0] = out
+
+    def grad(self, inputs, output_grads):
+        from nbgraph.tensor.basic import zeros_like
+        from nbgraph.tensor.elemwise import sum_to_shape
+
+        x, y, *indices = inputs
+        (gz,) = output_grads
+        if self.set_instead_of_inc:
+            gx = IncSubtensor(self.idx_list, True)(gz, zeros_like(y), *indices)
+        else:
+            gx = gz
+        gy = Subtensor(self.idx_list)(gz, *indices)
+        extra = gy.ndim - y.ndim
+        if extra:
+            gy = gy.sum(axis=tuple(range(extra)))
+        gy = sum_to_shape(gy, y)
+        return [None if x.dtype in DISCRETE_DTYPES else gx,
+                None if y.dtype in DISCRETE_DTYPES else gy] + [None] * len(indices)
+
+
+def _parse(x, index):
+    """Split a user index into (idx_list, index inputs, positions of new axes)."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    n_real = sum(1 for e in index if e is not None and e is not Ellipsis)
+    if sum(1 for e in index if e is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    expanded = []
+    for entry in index:
+        if entry is Ellipsis:
+            expanded.extend([slice(None)] * (x.ndim - n_real))
+        else:
+            expanded.append(entry)
+    idx_list, inputs, new_axes = [], [], []
+    out_dim = 0
+    for entry in expanded:
+        if entry is None:
+            new_axes.append(out_dim)
+            out_dim += 1
+        elif isinstance(entry, slice):
+            parts = []
+            for name, p in (("start", entry.start), ("stop", entry.stop), ("step", entry.step)):
+                if p is None:
+                    parts.append(None)
+                else:
+                    inputs.append(_index_input(p, "slice " + name))
+                    parts.append(_SLOT)
+            idx_list.append(slice(*parts))
+            out_dim += 1
+        else:
+            inputs.append(_index_input(entry, "index"))
+            idx_list.append(_SLOT)
+    return idx_list, inputs, new_axes
+
+
+def getitem(x, index):
+    """``x[index]`` for ints, integer scalars, slices, None and Ellipsis."""
+    x = as_tensor_variable(x)
+    idx_list, inputs, new_axes = _parse(x, index)
+    out = Subtensor(idx_list)(x, *inputs) if idx_list else x
+    if new_axes:
+        pattern = list(range(out.ndim))
+        for pos in new_axes:
+            pattern.insert(pos, "x")
+        out = out.dimshuffle(*pattern)
+    return out
+
+
+def inc_subtensor(view, y):
+    """A copy of the tensor ``view`` was sliced from, with ``y`` added in that region."""
+    return _write(view, y, False)
+
+
+def set_subtensor(view, y):
+    """A copy of the tensor ``view`` was sliced from, with that region set to ``y``."""
+    return _write(view, y, True)
+
+
+def _write(view, y, set_instead):
+    node = view.owner
+    if node is None or not isinstance(node.op, Subtensor):
+        raise TypeError("inc/set_subtensor needs the result of indexing a tensor, got %r" % (
+            view,))
+    x, *indices = node.inputs
+    return IncSubtensor(node.op.idx_list, set_instead)(x, y, *indices)

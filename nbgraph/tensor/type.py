@@ -1,0 +1,295 @@
+"""TensorType: NumPy arrays of one dtype and number of dimensions, with partial static shapes.
+
+>>> t = TensorType("float64", (2, None))
+>>> t
+TensorType(float64, (2, None))
+>>> t.broadcastable
+(False, False)
+>>> t.is_super(TensorType("float64", (2, 1)))
+True
+>>> t.in_same_class(TensorType("float64", (2, 1)))
+False
+"""
+
+import numpy as np
+
+from nbgraph.config import config
+from nbgraph.core.type import CLinkerType, Type
+
+__all__ = [
+    "TensorType",
+    "ALL_DTYPES",
+    "FLOAT_DTYPES",
+    "INT_DTYPES",
+    "UINT_DTYPES",
+    "DISCRETE_DTYPES",
+    "normalize_dtype",
+]
+
+FLOAT_DTYPES = ("float32", "float64")
+INT_DTYPES = ("int8", "int16", "int32", "int64")
+UINT_DTYPES = ("uint8", "uint16", "uint32", "uint64")
+DISCRETE_DTYPES = ("bool",) + INT_DTYPES + UINT_DTYPES
+ALL_DTYPES = DISCRETE_DTYPES + FLOAT_DTYPES
+
+# Relative/absolute tolerances of values_eq_approx, per float dtype.
+_TOLERANCES = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
+
+
+def normalize_dtype(dtype, what="dtype"):
+    """The canonical dtype name of ``dtype`` ("floatX" means config.floatX)."""
+    if dtype == "floatX":
+        dtype = config.floatX
+    try:
+        name = np.dtype(dtype).name
+    except TypeError as exc:
+        raise TypeError("%s %r is not a NumPy dtype" % (what, dtype)) from exc
+    if name not in ALL_DTYPES:
+        raise TypeError("%s %r is not supported; use one of %s" % (
+            what, name, ", ".join(ALL_DTYPES)))
+    return name
+
+
+class TensorType(CLinkerType, Type):
+    """Type of NumPy ndarrays with a fixed dtype and ndim and a partial static shape.
+
+    ``shape`` holds one entry per dimension: an int (that size, always) or
+    None (unknown).  ``broadcastable`` may be given instead, as in Theano:
+    True means size 1, False unknown.  Equality and hashing use
+    (dtype, shape); ``name`` only changes how the type prints.
+    """
+
+    __props__ = ("dtype", "shape")
+
+    def __init__(self, dtype, shape=None, name=None, broadcastable=None):
+        self.dtype = normalize_dtype(dtype)
+        if shape is None and broadcastable is None:
+            raise TypeError("TensorType needs a shape (or broadcastable), e.g. "
+                            "TensorType('float64', (2, None))")
+        if broadcastable is not None:
+            bshape = tuple(1 if b else None for b in broadcastable)
+            if shape is not None and self._normalize_shape(shape) != bshape:
+                shape = self._normalize_shape(shape)
+                if any(b and s != 1 for b, s in zip(broadcastable, shape)) or \
+                        len(shape) != len(bshape):
+                    raise ValueError("shape %r and broadcastable %r disagree" % (
+                        shape, tuple(broadcastable)))
+            else:
+                shape = bshape
+        self.shape = self._normalize_shape(shape)
+        self.name = name
+        self.numpy_dtype = np.dtype(self.dtype)
+        self.ndim = len(self.shape)
+        self.broadcastable = tuple(s == 1 for s in self.shape)
+        self._static_dims = tuple((i, s) for i, s in enumerate(self.shape) if s is not None)
+
+    @staticmethod
+    def _normalize_shape(shape):
+        if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+            shape = (shape,)
+        try:
+            entries = tuple(shape)
+        except TypeError as exc:
+            raise TypeError("shape must be a tuple of ints or None, got %r" % (shape,)) from exc
+        out = []
+        for i, s in enumerate(entries):
+            if s is None:
+                out.append(None)
+            elif isinstance(s, (bool, np.bool_)):
+                out.append(1 if s else None)
+            elif isinstance(s, (int, np.integer)) and s >= 0:
+                out.append(int(s))
+            else:
+                raise TypeError("shape entry %d must be a non-negative int or None, got %r"
+                                % (i, s))
+        return tuple(out)
+
+    def clone(self, dtype=None, shape=None, broadcastable=None, name=None):
+        """A TensorType like this one with ``dtype``/``shape``/``broadcastable`` changed."""
+        if broadcastable is not None and shape is None:
+            return TensorType(dtype or self.dtype, broadcastable=broadcastable, name=name)
+        return TensorType(dtype or self.dtype, self.shape if shape is None else shape,
+                          name=name)
+
+    def __str__(self):
+        if self.name:
+            return self.name
+        return "TensorType(%s, %r)" % (self.dtype, self.shape)
+
+    # -- values ----------------------------------------------------------
+    def filter(self, data, strict=False, allow_downcast=None):
+        """``data`` as an ndarray of this type, or a TypeError naming what differs.
+
+        ``strict``: ``data`` must already be an ndarray of this dtype.
+        Otherwise arrays are upcast safely; other dtypes need
+        ``allow_downcast=True``.  Python numbers and lists are accepted when
+        they convert without changing value (with ``allow_downcast=None`` a
+        Python float may also be rounded to float32, as the seed allows).
+        """
+        if type(data) is np.ndarray and data.dtype == self.numpy_dtype:
+            arr = data
+        elif strict:
+            if not isinstance(data, np.ndarray):
+                raise TypeError("%r expects a numpy.ndarray (strict), got %s" % (
+                    self, type(data).__name__))
+            raise TypeError("%r expects dtype %s, got %s (strict)" % (
+                self, self.dtype, data.dtype))
+        else:
+            arr = self._convert(data, allow_downcast)
+        if arr.ndim != self.ndim:
+            raise TypeError("%r expects %d dimensions, got %d (shape %s)" % (
+                self, self.ndim, arr.ndim, arr.shape))
+        for i, s in self._static_dims:
+            if arr.shape[i] != s:
+                raise TypeError("%r expects size %d in dimension %d, got shape %s" % (
+                    self, s, i, arr.shape))
+        return arr
+
+    def _convert(self, data, allow_downcast):
+        from_python = not isinstance(data, (np.ndarray, np.generic))
+        try:
+            arr = np.asarray(data)
+        except (ValueError, TypeError) as exc:
+            raise TypeError("%r cannot convert %s to an array: %s" % (
+                self, type(data).__name__, exc)) from exc
+        if arr.dtype.kind not in "biuf":
+            raise TypeError("%r expects numbers, got %s of dtype %s" % (
+                self, type(data).__name__, arr.dtype))
+        if arr.dtype == self.numpy_dtype:
+            return arr
+        if np.can_cast(arr.dtype, self.numpy_dtype, "safe") or allow_downcast:
+            return arr.astype(self.numpy_dtype)
+        if from_python:
+            with np.errstate(all="ignore"):
+                cast = arr.astype(self.numpy_dtype)
+            exact = np.array_equal(cast, arr, equal_nan=arr.dtype.kind == "f")
+            float_ok = (allow_downcast is None and arr.dtype.kind == "f"
+                        and self.numpy_dtype.kind == "f")
+            if exact or float_ok:
+                return cast
+        raise TypeError(
+            "%r cannot accurately hold %s of dtype %s; cast it first or pass "
+            "allow_downcast=True" % (self, type(data).__name__, arr.dtype))
+
+    def values_eq(self, a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+
+    def values_eq_approx(self, a, b, rtol=None, atol=None):
+        """Equal shapes, NaN and inf in the same places, finite values within tolerance."""
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return False
+        if self.numpy_dtype.kind != "f":
+            return bool(np.array_equal(a, b))
+        default_rtol, default_atol = _TOLERANCES[self.dtype]
+        rtol = default_rtol if rtol is None else rtol
+        atol = default_atol if atol is None else atol
+        return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
+
+    def data_signature(self, data):
+        arr = np.asarray(data)
+        return (arr.dtype.str, arr.shape, hash(arr.tobytes()))
+
+    def may_share_memory(self, a, b):
+        if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+            return bool(np.may_share_memory(a, b))
+        return False
+
+    def get_shape_info(self, obj):
+        return obj.shape
+
+    def get_size(self, shape_info):
+        return int(np.prod(shape_info, dtype=np.int64)) * self.numpy_dtype.itemsize
+
+    def value_zeros(self, shape):
+        """A zero array of this dtype and ``shape``."""
+        return np.zeros(shape, dtype=self.numpy_dtype)
+
+    # -- relations -------------------------------------------------------
+    def in_same_class(self, otype):
+        """Same dtype, ndim and broadcast pattern."""
+        return (isinstance(otype, TensorType) and otype.dtype == self.dtype
+                and otype.broadcastable == self.broadcastable)
+
+    def is_super(self, otype):
+        """Same dtype and ndim, and every static dim of self is None or equal in ``otype``."""
+        return (isinstance(otype, TensorType) and otype.dtype == self.dtype
+                and otype.ndim == self.ndim
+                and all(s is None or s == o for s, o in zip(self.shape, otype.shape)))
+
+    def incompatibility(self, otype):
+        """Why ``otype`` cannot stand for self, in words (None if it can)."""
+        if not isinstance(otype, TensorType):
+            return "%r is not a TensorType" % (otype,)
+        if otype.dtype != self.dtype:
+            return "dtype %s differs from %s" % (otype.dtype, self.dtype)
+        if otype.ndim != self.ndim:
+            return "%d dimensions instead of %d" % (otype.ndim, self.ndim)
+        for i, (s, o) in enumerate(zip(self.shape, otype.shape)):
+            if s is not None and o is not None and s != o:
+                return "dimension %d has static size %d, not %d" % (i, o, s)
+        return None
+
+    def explain_relation(self, otype, trace):
+        if not isinstance(otype, TensorType):
+            trace.add("is the variable a tensor?", "no", "%r" % (otype,))
+            return
+        trace.add("same dtype?", "yes" if otype.dtype == self.dtype else "no",
+                  "%s vs %s" % (self.dtype, otype.dtype))
+        trace.add("same number of dimensions?", "yes" if otype.ndim == self.ndim else "no",
+                  "%d vs %d" % (self.ndim, otype.ndim))
+        if otype.dtype != self.dtype or otype.ndim != self.ndim:
+            return
+        trace.add("same class (broadcast pattern)?",
+                  "yes" if self.in_same_class(otype) else "no",
+                  "%s vs %s" % (self.broadcastable, otype.broadcastable))
+        for i, (s, o) in enumerate(zip(self.shape, otype.shape)):
+            if s == o:
+                verdict = "equal"
+            elif s is None:
+                verdict = "the target is more general"
+            elif o is None:
+                verdict = "the variable is more general"
+            else:
+                verdict = "conflict"
+            trace.add("dimension %d: target %s, variable %s" % (i, s, o), verdict)
+        trace.add("is the target a supertype?", "yes" if self.is_super(otype) else "no")
+        trace.add("is the variable's type a supertype?", "yes" if otype.is_super(self) else "no")
+
+    def convert_variable(self, var):
+        """``var`` when its type is as specific as self; a SpecifyShape narrowing when it is
+        more general; None otherwise."""
+        vtype = var.type
+        if not isinstance(vtype, TensorType):
+            return None
+        if self.is_super(vtype):
+            return var
+        if vtype.is_super(self):
+            from nbgraph.tensor.basic import specify_shape
+
+            return specify_shape(var, self.shape)
+        return None
+
+    # -- differentiation hooks --------------------------------------------
+    def grad_ones_like(self, var):
+        if self.ndim != 0:
+            raise TypeError("grad needs a scalar cost; %r has type %r (%d dimensions). "
+                            "Reduce it first, e.g. with .sum()" % (var, self, self.ndim))
+        from nbgraph.tensor.variable import constant
+
+        dtype = self.dtype if self.dtype in FLOAT_DTYPES else config.floatX
+        return constant(np.ones((), dtype=dtype))
+
+    def grad_zeros_like(self, var):
+        from nbgraph.tensor.basic import zeros_like
+
+        dtype = self.dtype if self.dtype in FLOAT_DTYPES else config.floatX
+        return zeros_like(var, dtype=dtype)
+
+    def grad_sum(self, terms):
+        from nbgraph.tensor.elemwise import add
+
+        return add(*terms)

@@ -1,0 +1,394 @@
+"""Tensor Variables: operators, constants, shared variables and constructors.
+
+>>> x = dmatrix("x")
+>>> x.type
+TensorType(float64, (None, None))
+>>> (x + 1).dtype, (fvector() * 2.0).dtype
+('float64', 'float32')
+"""
+
+import numbers
+
+import numpy as np
+
+from nbgraph.config import config
+from nbgraph.core.graph import Constant, Variable
+from nbgraph.tensor.type import TensorType, normalize_dtype
+
+__all__ = [
+    "TensorVariable", "TensorConstant", "SharedVariable", "as_tensor_variable", "constant",
+    "shared", "tensor",
+    "scalar", "vector", "matrix", "row", "col", "tensor3", "tensor4",
+    "bscalar", "wscalar", "iscalar", "lscalar", "fscalar", "dscalar",
+    "bvector", "wvector", "ivector", "lvector", "fvector", "dvector",
+    "bmatrix", "wmatrix", "imatrix", "lmatrix", "fmatrix", "dmatrix",
+    "brow", "wrow", "irow", "lrow", "frow", "drow",
+    "bcol", "wcol", "icol", "lcol", "fcol", "dcol",
+    "btensor3", "wtensor3", "itensor3", "ltensor3", "ftensor3", "dtensor3",
+    "btensor4", "wtensor4", "itensor4", "ltensor4", "ftensor4", "dtensor4",
+]
+
+
+def _m():
+    from nbgraph.tensor import math
+
+    return math
+
+
+class _TensorOperators:
+    """Operators and methods shared by every tensor Variable."""
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return self.type.ndim
+
+    @property
+    def dtype(self):
+        """Dtype name."""
+        return self.type.dtype
+
+    @property
+    def broadcastable(self):
+        """Which dimensions are statically of size 1."""
+        return self.type.broadcastable
+
+    @property
+    def shape(self):
+        """The symbolic shape: an int64 vector (index it for one dimension)."""
+        from nbgraph.tensor.basic import shape
+
+        return shape(self)
+
+    @property
+    def static_shape(self):
+        """The static shape tuple of the type (None where unknown)."""
+        return self.type.shape
+
+    @property
+    def T(self):
+        """The transpose (reversed dimensions)."""
+        return self.dimshuffle(*reversed(range(self.ndim)))
+
+    def __add__(self, other):
+        return _m().add(self, other)
+
+    def __radd__(self, other):
+        return _m().add(other, self)
+
+    def __sub__(self, other):
+        return _m().sub(self, other)
+
+    def __rsub__(self, other):
+        return _m().sub(other, self)
+
+    def __mul__(self, other):
+        return _m().mul(self, other)
+
+    def __rmul__(self, other):
+        return _m().mul(other, self)
+
+    def __truediv__(self, other):
+        return _m().true_div(self, other)
+
+    def __rtruediv__(self, other):
+        return _m().true_div(other, self)
+
+    def __floordiv__(self, other):
+        return _m().int_div(self, other)
+
+    def __rfloordiv__(self, other):
+        return _m().int_div(other, self)
+
+    def __mod__(self, other):
+        return _m().mod(self, other)
+
+    def __rmod__(self, other):
+        return _m().mod(other, self)
+
+    def __pow__(self, other):
+        return _m().pow(self, other)
+
+    def __rpow__(self, other):
+        return _m().pow(other, self)
+
+    def __neg__(self):
+        return _m().neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _m().abs(self)
+
+    def __invert__(self):
+        return _m().invert(self)
+
+    def __and__(self, other):
+        return _m().and_(self, other)
+
+    def __rand__(self, other):
+        return _m().and_(other, self)
+
+    def __or__(self, other):
+        return _m().or_(self, other)
+
+    def __ror__(self, other):
+        return _m().or_(other, self)
+
+    def __xor__(self, other):
+        return _m().xor(self, other)
+
+    def __rxor__(self, other):
+        return _m().xor(other, self)
+
+    def __lt__(self, other):
+        return _m().lt(self, other)
+
+    def __le__(self, other):
+        return _m().le(self, other)
+
+    def __gt__(self, other):
+        return _m().gt(self, other)
+
+    def __ge__(self, other):
+        return _m().ge(self, other)
+
+    # == stays identity so Variables can key dicts and sets; use eq()/neq().
+    __hash__ = Variable.__hash__
+
+    def __bool__(self):
+        raise TypeError("a symbolic tensor has no truth value; use nbgraph.tensor.switch or "
+                        "compare values after evaluating")
+
+    def __iter__(self):
+        raise TypeError("a symbolic tensor cannot be iterated; index it instead")
+
+    def __len__(self):
+        raise TypeError("a symbolic tensor has no len(); use x.shape[0]")
+
+    def __getitem__(self, index):
+        from nbgraph.tensor.subtensor import getitem
+
+        return getitem(self, index)
+
+    def dimshuffle(self, *pattern):
+        """Reorder, drop (size-1 only) or add ('x') dimensions."""
+        from nbgraph.tensor.elemwise import DimShuffle
+
+        if len(pattern) == 1 and isinstance(pattern[0], (list, tuple)):
+            pattern = tuple(pattern[0])
+        return DimShuffle(self.ndim, pattern)(self)
+
+    def reshape(self, *shape, ndim=None):
+        """A view with another shape (one entry may be -1)."""
+        from nbgraph.tensor.basic import reshape
+
+        if len(shape) == 1 and not isinstance(shape[0], (numbers.Integral, Variable)):
+            shape = shape[0]
+        return reshape(self, shape, ndim=ndim)
+
+    def flatten(self):
+        """A 1-d view of all elements."""
+        return self.reshape((-1,))
+
+    def astype(self, dtype):
+        """The values cast to ``dtype``."""
+        return _m().cast(self, dtype)
+
+    def sum(self, axis=None, keepdims=False, dtype=None):
+        """Sum over ``axis`` (None: all)."""
+        return _m().sum(self, axis=axis, keepdims=keepdims)
+
+    def prod(self, axis=None, keepdims=False):
+        """Product over ``axis``."""
+        return _m().prod(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        """Mean over ``axis``."""
+        return _m().mean(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        """Maximum over ``axis``."""
+        return _m().max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        """Minimum over ``axis``."""
+        return _m().min(self, axis=axis, keepdims=keepdims)
+
+    def dot(self, other):
+        """Matrix/vector product."""
+        return _m().dot(self, other)
+
+    def __matmul__(self, other):
+        return _m().dot(self, other)
+
+    def __rmatmul__(self, other):
+        return _m().dot(other, self)
+
+
+class TensorVariable(_TensorOperators, Variable):
+    """A Variable of a TensorType, with NumPy-like operators."""
+
+
+class TensorConstant(_TensorOperators, Constant):
+    """A constant array.  ``weak`` marks one made from a plain Python number.
+
+    Weak constants follow NEP 50: ``fvector * 2.0`` stays float32 because the
+    2.0 takes the other operand's dtype.
+    """
+
+    def __init__(self, type, data, name=None, weak=False):
+        super().__init__(type, data, name=name)
+        self.weak = weak
+
+    def clone(self, name=None):
+        new = TensorConstant(self.type, self.data, self.name if name is None else name,
+                             weak=self.weak)
+        new.tag = self.tag.copy()
+        return new
+
+
+TensorType.variable_type = TensorVariable
+TensorType.constant_type = TensorConstant
+
+
+class SharedVariable(TensorVariable):
+    """A root Variable with a value kept between calls of compiled functions.
+
+    Functions read it implicitly (no need to list it as an input) and
+    ``updates`` write it.  ``get_value``/``set_value`` copy by default;
+    ``borrow=True`` hands over the array itself.
+    """
+
+    def __init__(self, type, value, name=None, strict=False, allow_downcast=None):
+        super().__init__(type, None, None, name)
+        self.container = [type.filter(np.array(value, copy=True) if not strict else value,
+                                      strict=strict, allow_downcast=allow_downcast)]
+
+    def get_value(self, borrow=False):
+        """The current value (a copy unless ``borrow``)."""
+        value = self.container[0]
+        return value if borrow else value.copy()
+
+    def set_value(self, value, borrow=False):
+        """Replace the value; it must fit the variable's type."""
+        value = self.type.filter(value)
+        if not borrow and isinstance(value, np.ndarray):
+            value = value.copy()
+        self.container[0] = value
+
+    def clone(self, name=None):
+        new = SharedVariable(self.type, self.container[0], self.name if name is None else name)
+        new.container = self.container
+        new.tag = self.tag.copy()
+        return new
+
+
+def shared(value, name=None, shape=None, strict=False, allow_downcast=None):
+    """A SharedVariable holding (a copy of) ``value``.
+
+    Its type keeps ``value``'s dtype and ndim; dimensions are unknown-size
+    unless ``shape`` is given.
+    """
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError("shared() needs numeric data, got %s of dtype %s" % (
+            type(value).__name__, arr.dtype))
+    if shape is None:
+        shape = (None,) * arr.ndim
+    ttype = TensorType(arr.dtype, shape)
+    return SharedVariable(ttype, arr, name=name, strict=strict, allow_downcast=allow_downcast)
+
+
+def constant(value, name=None, dtype=None, ndim=None):
+    """A TensorConstant of ``value`` with a fully static shape.
+
+    Plain Python numbers make *weak* constants (NEP 50).
+    """
+    weak = isinstance(value, (bool, int, float)) and dtype is None
+    if isinstance(value, Variable):
+        raise TypeError("constant() needs a value, got the Variable %r" % (value,))
+    try:
+        arr = np.asarray(value, dtype=None if dtype is None else normalize_dtype(dtype))
+    except (TypeError, ValueError) as exc:
+        raise TypeError("cannot make a tensor constant from %s %r: %s" % (
+            type(value).__name__, value, exc)) from exc
+    if arr.dtype.kind not in "biuf":
+        raise TypeError("cannot make a tensor constant from %s %r (dtype %s)" % (
+            type(value).__name__, value, arr.dtype))
+    if arr.dtype.kind == "f" and arr.dtype.itemsize < 4:
+        arr = arr.astype("float32")
+    if ndim is not None and arr.ndim != ndim:
+        if arr.ndim > ndim:
+            raise ValueError("constant %r has %d dimensions, more than ndim=%d" % (
+                value, arr.ndim, ndim))
+        arr = arr.reshape((1,) * (ndim - arr.ndim) + arr.shape)
+    return TensorConstant(TensorType(arr.dtype, arr.shape), arr, name=name, weak=weak)
+
+
+def as_tensor_variable(x, name=None, ndim=None):
+    """``x`` as a tensor Variable: Variables pass, numbers and arrays become constants.
+
+    A Type (rather than a Variable of it) or a non-numeric object raises a
+    TypeError saying what was expected.
+    """
+    if isinstance(x, Variable):
+        if not isinstance(x.type, TensorType):
+            raise TypeError("expected a tensor Variable, got %r of type %r" % (x, x.type))
+        if ndim is not None and x.ndim != ndim:
+            raise ValueError("expected %d dimensions, %r has %d" % (ndim, x, x.ndim))
+        return x
+    if isinstance(x, TensorType) or hasattr(x, "make_variable"):
+        raise TypeError("expected a Variable or a value, got the Type %r; call it to make a "
+                        "Variable" % (x,))
+    if isinstance(x, (list, tuple)) and any(isinstance(e, Variable) for e in x):
+        from nbgraph.tensor.basic import stack
+
+        return stack(list(x))
+    return constant(x, name=name, ndim=ndim)
+
+
+def tensor(dtype="floatX", shape=None, name=None, broadcastable=None):
+    """A new tensor Variable of ``TensorType(dtype, shape)``."""
+    if isinstance(shape, str) and name is None:
+        raise TypeError("tensor(dtype, shape, name): pass the shape before the name")
+    if shape is None and broadcastable is None:
+        raise TypeError("tensor() needs a shape, e.g. tensor('float64', (None, 3))")
+    return TensorType(dtype, shape, broadcastable=broadcastable)(name)
+
+
+def _constructor(shape, dtype, kind):
+    def make(name=None, dtype=dtype, shape=shape):
+        return TensorType(dtype, shape)(name)
+    make.__name__ = kind
+    make.__doc__ = "A new Variable of dtype %s and static shape %r." % (dtype, shape)
+    return make
+
+
+_KINDS = {
+    "scalar": (),
+    "vector": (None,),
+    "matrix": (None, None),
+    "row": (1, None),
+    "col": (None, 1),
+    "tensor3": (None,) * 3,
+    "tensor4": (None,) * 4,
+}
+_PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32",
+             "d": "float64"}
+
+
+def _floatx_constructor(kind, shape):
+    def make(name=None, dtype=None, shape=shape):
+        return TensorType(dtype or config.floatX, shape)(name)
+    make.__name__ = kind
+    make.__doc__ = "A new %s Variable (dtype config.floatX unless given)." % kind
+    return make
+
+
+for _kind, _shape in _KINDS.items():
+    globals()[_kind] = _floatx_constructor(_kind, _shape)
+    for _prefix, _dtype in _PREFIXES.items():
+        globals()[_prefix + _kind] = _constructor(_shape, _dtype, _prefix + _kind)
+del _kind, _shape, _prefix, _dtype
