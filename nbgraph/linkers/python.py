@@ -93,11 +93,20 @@ class PythonLinker:
     name = "py"
 
     def make_thunk(self, node, storage):
-        """A no-argument callable running ``node.op.perform`` on the cells."""
+        """A no-argument callable running ``node.op.perform`` on the cells.
+
+        An Op may offer ``make_py_thunk(node, in_cells, out_cells)`` returning a
+        leaner callable with the same effect (or None to decline).
+        """
         op = node.op
         perform = op.perform
         in_cells = [storage[v] for v in node.inputs]
         out_cells = [storage[v] for v in node.outputs]
+        fast = getattr(op, "make_py_thunk", None)
+        if fast is not None:
+            thunk = fast(node, in_cells, out_cells)
+            if thunk is not None:
+                return thunk
         if len(in_cells) == 1:
             (a,) = in_cells
 

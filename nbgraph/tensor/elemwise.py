@@ -144,6 +144,38 @@ class Elemwise(Op):
                 value = np.asarray(value, dtype=dtype)
             cell[0] = value
 
+    def make_py_thunk(self, node, in_cells, out_cells):
+        """A lean thunk calling the NumPy ufunc directly when its dtypes already match.
+
+        Returns None (use :meth:`perform`) for in-place nodes, several
+        outputs, or dtypes NumPy would not produce by itself.
+        """
+        raw = getattr(type(self.scalar_op), "nfunc", None)
+        plan = getattr(self.scalar_op, "_array_plan", None)
+        if self.inplace_pattern or len(node.outputs) != 1 or raw is None or plan is None:
+            return None
+        kind, _ = plan(raw, tuple(i.type.dtype for i in node.inputs))
+        raw = getattr(raw, "ufunc", raw)
+        if kind != "direct" or not isinstance(raw, np.ufunc) or raw.nin != len(node.inputs):
+            return None
+        (out,) = out_cells
+        asarray, ndarray = np.asarray, np.ndarray
+        if len(in_cells) == 1:
+            (a,) = in_cells
+
+            def thunk():
+                r = raw(a[0])
+                out[0] = r if type(r) is ndarray else asarray(r)
+        elif len(in_cells) == 2:
+            a, b = in_cells
+
+            def thunk():
+                r = raw(a[0], b[0])
+                out[0] = r if type(r) is ndarray else asarray(r)
+        else:
+            return None
+        return thunk
+
     def _vectorized(self, node, inputs):
         arrays = np.broadcast_arrays(*inputs)
         shape = arrays[0].shape if arrays else ()
@@ -165,12 +197,14 @@ class Elemwise(Op):
             if size is not None:
                 out_shape.append(constant_shape_entry(size))
                 continue
-            chosen = None
-            for inp, shp in zip(node.inputs, input_shapes):
-                if inp.type.shape[dim] != 1:
-                    chosen = shp[dim]
-                    break
-            out_shape.append(chosen if chosen is not None else input_shapes[0][dim])
+            # Inputs whose size here may differ from 1; at run time any of them
+            # may still be 1 and broadcast, so pick the first that is not 1.
+            candidates = [shp[dim] for inp, shp in zip(node.inputs, input_shapes)
+                          if inp.type.shape[dim] != 1]
+            chosen = candidates[0]
+            for other in candidates[1:]:
+                chosen = _switch_on_one(chosen, other)
+            out_shape.append(chosen)
         return [tuple(out_shape)] * len(node.outputs)
 
     def grad(self, inputs, output_grads):
@@ -198,6 +232,13 @@ class Elemwise(Op):
 
     def c_code_cache_version(self):
         return self.scalar_op.c_code_cache_version()
+
+
+def _switch_on_one(size, other):
+    """``other if size == 1 else size``: the broadcast size of two dimensions."""
+    from nbgraph.tensor.math import eq, switch
+
+    return switch(eq(size, 1), other, size)
 
 
 def _lift_scalar_graph(scalar_out, mapping):

@@ -12,11 +12,12 @@ import numpy as np
 
 from nbgraph.core.graph import Constant
 from nbgraph.core.op import run_node
+from nbgraph.core.type import MethodNotDefined
 from nbgraph.core.rewriting import (
     EquilibriumRewriter, MergeRewriter, RewriteRegistry, SequentialRewriter, node_rewriter,
 )
 from nbgraph.tensor import scalar as ps
-from nbgraph.tensor.basic import SpecifyShape
+from nbgraph.tensor.basic import ShapeI, SpecifyShape, constant_shape_entry, shape_i
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise, SumToShape
 from nbgraph.tensor.type import FLOAT_DTYPES, TensorType
 from nbgraph.tensor.variable import TensorConstant
@@ -181,6 +182,33 @@ def useless_shape_ops(fgraph, node):
     if x.type.shape == like.type.shape and all(s is not None for s in x.type.shape):
         return [x]
     return None
+
+
+@register_rewrite("shape_i_lift", "fast", "canonicalize", position=20)
+@node_rewriter([ShapeI])
+def shape_i_lift(fgraph, node):
+    """Read a size from the producer's inputs (``infer_shape``) instead of computing it.
+
+    ``x.shape[0]`` for ``x = exp(dot(A, w))`` becomes ``A.shape[0]``, so a
+    gradient that only needs the cost's shape does not compute the cost.
+    """
+    x = node.inputs[0]
+    i = node.op.i
+    if x.type.shape[i] is not None:
+        return [constant_shape_entry(x.type.shape[i])]
+    owner = x.owner
+    if owner is None:
+        return None
+    in_shapes = [tuple(shape_i(inp, d) for d in range(inp.type.ndim))
+                 if isinstance(inp.type, TensorType) else None for inp in owner.inputs]
+    try:
+        shapes = owner.op.infer_shape(owner, in_shapes)
+    except (MethodNotDefined, NotImplementedError, TypeError):
+        return None
+    entry = shapes[x.index][i]
+    if entry is node.outputs[0] or entry.type != node.outputs[0].type:
+        return None
+    return [entry]
 
 
 def fast_pipeline():
