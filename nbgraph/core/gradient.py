@@ -59,10 +59,18 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     contributions = {cost: [seed]}
     nulls = {}
     for node in reversed(order):
-        if not any(out in contributions for out in node.outputs):
+        null_outputs = [nulls[out] for out in node.outputs if out in nulls]
+        if not null_outputs and not any(out in contributions for out in node.outputs):
             continue
         wanted = [inp in connected and inp not in blocked for inp in node.inputs]
         if not any(wanted):
+            continue
+        if null_outputs:
+            # an undefined gradient flowing into a node leaves the gradients
+            # of its inputs undefined too (whatever other paths contribute)
+            for inp, want in zip(node.inputs, wanted):
+                if want:
+                    nulls.setdefault(inp, null_outputs[0])
             continue
         output_grads = [_total(out, contributions) for out in node.outputs]
         try:
@@ -88,13 +96,13 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
 
     results = []
     for w in wrt_list:
-        if w in contributions:
-            results.append(_total(w, contributions))
-            continue
         if w in nulls:
             op, why = nulls[w]
             raise NullGradientError("the gradient with respect to %r is undefined: %s says %s"
                                     % (w, op, why or "it has no gradient"))
+        if w in contributions:
+            results.append(_total(w, contributions))
+            continue
         message = ("grad: the cost %r does not depend on %r (it is disconnected)"
                    % (cost, w))
         if disconnected_inputs == "raise":

@@ -196,10 +196,23 @@ _UNSET = object()
 
 def _freeze(value):
     flags = getattr(value, "flags", None)
-    if flags is not None and hasattr(value, "setflags") and flags.writeable:
+    if flags is None or not hasattr(value, "setflags"):
+        return value
+    if flags.writeable or _writable_base(value):
         value = value.copy()
         value.setflags(write=False)
     return value
+
+
+def _writable_base(value):
+    """True when ``value`` is a view of memory someone could still write to."""
+    base = getattr(value, "base", None)
+    while base is not None:
+        flags = getattr(base, "flags", None)
+        if flags is None or flags.writeable:
+            return True  # a writable array, or a foreign buffer we cannot vouch for
+        base = getattr(base, "base", None)
+    return False
 
 
 def _short_value(data, limit=60):
@@ -229,6 +242,7 @@ class Apply:
             if not isinstance(inp, Variable):
                 raise TypeError("input %d of Apply(%s) must be a Variable, got %s %r" % (
                     i, op, type(inp).__name__, inp))
+        seen = set()
         for i, out in enumerate(outputs):
             if not isinstance(out, Variable):
                 raise TypeError("output %d of Apply(%s) must be a Variable, got %s %r" % (
@@ -239,6 +253,9 @@ class Apply:
             if out.owner is not None and (out.owner is not self or out.index != i):
                 raise ValueError("output %d of Apply(%s), %r, is already the output of %s" % (
                     i, op, out, out.owner.op))
+            if id(out) in seen:
+                raise ValueError("output %d of Apply(%s), %r, is listed twice" % (i, op, out))
+            seen.add(id(out))
         self.op = op
         self.inputs = inputs
         self.outputs = outputs

@@ -104,6 +104,9 @@ def apply_replacements(fgraph, node, result, reason):
         return False
     if isinstance(result, dict):
         pairs = list(result.items())
+    elif not isinstance(result, (list, tuple)):
+        raise TypeError("rewriter %s must return a list (one replacement per output), a dict "
+                        "or None; got %s %r" % (reason, type(result).__name__, result))
     else:
         result = list(result)
         if len(result) != len(node.outputs):
@@ -288,7 +291,7 @@ class RewriteRegistry:
         """Add (or replace) ``rewriter`` under ``name``; returns the rewriter."""
         if not isinstance(name, str) or not name:
             raise TypeError("a rewrite needs a non-empty name, got %r" % (name,))
-        if rewriter.name is None:
+        if getattr(rewriter, "name", None) is None:
             try:
                 rewriter.name = name
             except AttributeError:

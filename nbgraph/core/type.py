@@ -15,6 +15,7 @@ True
 """
 
 import copy
+import numbers
 
 from nbgraph.core.props import PropsMixin
 
@@ -90,12 +91,17 @@ class NarrowingTrace:
             lines.append(line)
         if self.error is not None:
             lines.append("refused: %s" % self.error)
-        else:
+        elif self.result is not None:
             lines.append("result: %s of type %r" % (_var_text(self.result), self.result.type))
+        else:
+            lines.append("no decision recorded yet")
         return "\n".join(lines)
 
     def __repr__(self):
-        outcome = "refused" if self.error is not None else "accepted"
+        if self.error is not None:
+            outcome = "refused"
+        else:
+            outcome = "accepted" if self.result is not None else "undecided"
         return "<NarrowingTrace %s -> %r: %d steps, %s>" % (
             _var_text(self.variable), self.target_type, len(self.steps), outcome)
 
@@ -179,6 +185,9 @@ class Type(PropsMixin):
             hash(data)
         except TypeError:
             return ("id", id(data))
+        if isinstance(data, numbers.Number) and not isinstance(data, numbers.Rational):
+            # 0.0 == -0.0, yet 1 / c tells them apart: repr keeps the sign (and is exact)
+            return (type(data).__name__, data, repr(data))
         return (type(data).__name__, data)
 
     def may_share_memory(self, a, b):
@@ -501,6 +510,8 @@ def _cffi_pointer_ctype(data):
     except ImportError:  # pragma: no cover - cffi is a dependency
         return None
     ffi = cffi.FFI()
+    if not isinstance(data, ffi.CData):
+        return None  # ffi.typeof would parse a string such as "int *" as a type name
     try:
         ctype = ffi.typeof(data)
     except TypeError:
