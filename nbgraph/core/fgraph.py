@@ -63,7 +63,9 @@ class Feature:
 
     Hooks: ``on_attach(fgraph)``, ``on_detach(fgraph)``,
     ``on_import(fgraph, node, reason)``, ``on_prune(fgraph, node, reason)``,
-    ``on_change_input(fgraph, node, i, old, new, reason)``.
+    ``on_change_input(fgraph, node, i, old, new, reason)``,
+    ``on_replace(fgraph, record)`` (after a whole :meth:`FunctionGraph.replace`,
+    with its :class:`Replacement` record).
     """
 
 
@@ -301,8 +303,9 @@ class FunctionGraph:
             if node != "output" and node not in self.apply_nodes:
                 continue
             self.change_node_input(node, i, checked, reason)
-        self.history.append(Replacement(len(self.history), reason, var, checked, new_var,
-                                        trace, changes))
+        record = Replacement(len(self.history), reason, var, checked, new_var, trace, changes)
+        self.history.append(record)
+        self._callback("on_replace", record)
 
     def replace_all(self, pairs, reason=None):
         """Apply :meth:`replace` to each ``(var, new_var)`` pair in order."""

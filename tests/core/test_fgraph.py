@@ -436,9 +436,10 @@ class TestDeep:
     DEEP = 100_000
 
     @pytest.fixture(scope="class")
-    def deep(self):
+    @classmethod
+    def deep(cls):
         x = double("x")
-        return x, chain(x, self.DEEP)
+        return x, chain(x, cls.DEEP)
 
     def test_build_and_check_a_deep_graph(self, deep):
         x, out = deep

@@ -473,7 +473,8 @@ class TestClone:
 
 class TestDeepGraphs:
     @pytest.fixture(scope="class")
-    def deep(self):
+    @classmethod
+    def deep(cls):
         x = double("x")
         return x, chain(x, DEEP)
 
