@@ -67,15 +67,12 @@ class TensorType(CLinkerType, Type):
             raise TypeError("TensorType needs a shape (or broadcastable), e.g. "
                             "TensorType('float64', (2, None))")
         if broadcastable is not None:
-            bshape = tuple(1 if b else None for b in broadcastable)
-            if shape is not None and self._normalize_shape(shape) != bshape:
-                shape = self._normalize_shape(shape)
-                if any(b and s != 1 for b, s in zip(broadcastable, shape)) or \
-                        len(shape) != len(bshape):
-                    raise ValueError("shape %r and broadcastable %r disagree" % (
-                        shape, tuple(broadcastable)))
-            else:
-                shape = bshape
+            broadcastable = tuple(bool(b) for b in broadcastable)
+            if shape is None:
+                shape = tuple(1 if b else None for b in broadcastable)
+            elif tuple(s == 1 for s in self._normalize_shape(shape)) != broadcastable:
+                raise ValueError("shape %r and broadcastable %r disagree" % (
+                    self._normalize_shape(shape), broadcastable))
         self.shape = self._normalize_shape(shape)
         self.name = name
         self.numpy_dtype = np.dtype(self.dtype)
@@ -106,10 +103,11 @@ class TensorType(CLinkerType, Type):
 
     def clone(self, dtype=None, shape=None, broadcastable=None, name=None):
         """A TensorType like this one with ``dtype``/``shape``/``broadcastable`` changed."""
-        if broadcastable is not None and shape is None:
-            return TensorType(dtype or self.dtype, broadcastable=broadcastable, name=name)
-        return TensorType(dtype or self.dtype, self.shape if shape is None else shape,
-                          name=name)
+        if shape is None and broadcastable is None:
+            shape = self.shape
+        # both given: the constructor checks that they agree
+        return TensorType(self.dtype if dtype is None else dtype, shape, name=name,
+                          broadcastable=broadcastable)
 
     def __str__(self):
         if self.name:
@@ -124,7 +122,7 @@ class TensorType(CLinkerType, Type):
         Otherwise arrays are upcast safely; other dtypes need
         ``allow_downcast=True``.  Python numbers and lists are accepted when
         they convert without changing value (with ``allow_downcast=None`` a
-        Python float may also be rounded to float32, as the seed allows).
+        single Python float may also be rounded to float32, as the seed allows).
         """
         if type(data) is np.ndarray and data.dtype == self.numpy_dtype:
             arr = data
@@ -157,13 +155,20 @@ class TensorType(CLinkerType, Type):
                 self, type(data).__name__, arr.dtype))
         if arr.dtype == self.numpy_dtype:
             return arr
-        if np.can_cast(arr.dtype, self.numpy_dtype, "safe") or allow_downcast:
+        if allow_downcast or (not from_python
+                              and np.can_cast(arr.dtype, self.numpy_dtype, "safe")):
             return arr.astype(self.numpy_dtype)
         if from_python:
+            # Python data must keep its value; a round trip catches what a single
+            # comparison misses (2**53 + 1 -> float64, -1 -> uint64).
             with np.errstate(all="ignore"):
                 cast = arr.astype(self.numpy_dtype)
-            exact = np.array_equal(cast, arr, equal_nan=arr.dtype.kind == "f")
-            float_ok = (allow_downcast is None and arr.dtype.kind == "f"
+                back = cast.astype(arr.dtype)
+            nan = arr.dtype.kind == "f"
+            exact = (np.array_equal(back, arr, equal_nan=nan)
+                     and np.array_equal(cast, arr, equal_nan=nan))
+            # the seed's one exception: a lone Python float may round to float32
+            float_ok = (allow_downcast is None and isinstance(data, float)
                         and self.numpy_dtype.kind == "f")
             if exact or float_ok:
                 return cast
@@ -293,3 +298,8 @@ class TensorType(CLinkerType, Type):
         from nbgraph.tensor.elemwise import add
 
         return add(*terms)
+
+
+from nbgraph.tensor.c_code import type as _c_type  # noqa: E402  (C hooks, see that module)
+
+_c_type.bind(TensorType)

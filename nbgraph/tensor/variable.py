@@ -184,8 +184,10 @@ class _TensorOperators:
         """A view with another shape (one entry may be -1)."""
         from nbgraph.tensor.basic import reshape
 
-        if len(shape) == 1 and not isinstance(shape[0], (numbers.Integral, Variable)):
-            shape = shape[0]
+        if len(shape) == 1 and (
+                not isinstance(shape[0], (numbers.Integral, Variable))
+                or (isinstance(shape[0], Variable) and getattr(shape[0].type, "ndim", 0) == 1)):
+            shape = shape[0]  # one sequence or one shape vector, not one scalar entry
         return reshape(self, shape, ndim=ndim)
 
     def flatten(self):
@@ -197,8 +199,12 @@ class _TensorOperators:
         return _m().cast(self, dtype)
 
     def sum(self, axis=None, keepdims=False, dtype=None):
-        """Sum over ``axis`` (None: all)."""
-        return _m().sum(self, axis=axis, keepdims=keepdims)
+        """Sum over ``axis`` (None: all), accumulating in ``dtype`` when given (as NumPy)."""
+        m = _m()
+        if dtype is None:
+            return m.sum(self, axis=axis, keepdims=keepdims)
+        # cast the elements, sum, and cast back: integer sums wrap the same way
+        return m.cast(m.sum(m.cast(self, dtype), axis=axis, keepdims=keepdims), dtype)
 
     def prod(self, axis=None, keepdims=False):
         """Product over ``axis``."""
@@ -263,8 +269,11 @@ class SharedVariable(TensorVariable):
 
     def __init__(self, type, value, name=None, strict=False, allow_downcast=None):
         super().__init__(type, None, None, name)
-        self.container = [type.filter(np.array(value, copy=True) if not strict else value,
-                                      strict=strict, allow_downcast=allow_downcast)]
+        if strict:  # the value must already fit; still keep a copy of our own
+            data = type.filter(value, strict=True).copy()
+        else:
+            data = type.filter(np.array(value, copy=True), allow_downcast=allow_downcast)
+        self.container = [data]
 
     def get_value(self, borrow=False):
         """The current value (a copy unless ``borrow``)."""
@@ -306,7 +315,9 @@ def constant(value, name=None, dtype=None, ndim=None):
 
     Plain Python numbers make *weak* constants (NEP 50).
     """
-    weak = isinstance(value, (bool, int, float)) and dtype is None
+    # NumPy scalars are strong even where they subclass Python's (np.float64 is a float)
+    weak = (isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+            and dtype is None)
     if isinstance(value, Variable):
         raise TypeError("constant() needs a value, got the Variable %r" % (value,))
     try:

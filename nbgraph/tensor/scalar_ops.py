@@ -1,0 +1,437 @@
+"""The built-in arithmetic scalar ops: + - * / // % **, maximum, minimum, neg, abs, sign, sqr.
+
+Each op computes what the NumPy ufunc of the same meaning computes, with the
+same output dtype, in Python (``impl`` / ``nfunc``) and in C (``c_code``),
+including the corners: integer division and modulo by zero give 0, ``//``
+and ``%`` follow the divisor's sign, integer overflow wraps, bool ``+``/``*``
+are logical or/and, NaN propagates through ``maximum``/``minimum``.
+Comparisons, logic, switch and cast are in :mod:`nbgraph.tensor.scalar_logic`,
+transcendental functions in :mod:`nbgraph.tensor.scalar_math`.
+
+C code is plain C99 with ``<math.h>`` and ``<stdint.h>``; it never relies on
+undefined behaviour (signed arithmetic wraps through unsigned types) nor on
+``-ffast-math``.
+"""
+
+import numpy as np
+
+from nbgraph.tensor.scalar_op import (
+    BinaryScalarOp,
+    UnaryScalarOp,
+    VariadicScalarOp,
+    _ct,
+    _float_only,
+    _fold,
+    _fsuffix,
+    _is_float,
+    _kind,
+    _wide,
+    c_cast,
+    c_fail,
+)
+from nbgraph.tensor.scalar_type import ScalarConstant
+
+__all__ = [
+    "Add", "Sub", "Mul", "TrueDiv", "IntDiv", "Mod", "Pow", "Maximum", "Minimum",
+    "Neg", "Abs", "Sign", "Sqr",
+    "add", "sub", "mul", "true_div", "int_div", "mod", "pow", "maximum", "minimum",
+    "neg", "abs_", "sign", "sqr",
+]
+
+
+class Add(VariadicScalarOp):
+    """``a + b (+ c ...)``; bool + bool is logical or, as in NumPy."""
+
+    name = "add"
+    symbol = "+"
+    nfunc = _fold(np.add)
+
+    def c_bool(self, a, b):
+        return "((uint8_t)((%s) || (%s)))" % (a, b)
+
+    def c_int(self, a, b, dtype):
+        w = _wide(dtype)
+        return "((%s)((%s)(%s) + (%s)(%s)))" % (_ct(dtype), w, a, w, b)
+
+    def c_float(self, a, b, dtype):
+        return "(%s + %s)" % (a, b)
+
+    def grad(self, inputs, output_grads):
+        (gz,) = output_grads
+        return _float_only([gz] * len(inputs), inputs)
+
+
+class Mul(VariadicScalarOp):
+    """``a * b (* c ...)``; bool * bool is logical and, as in NumPy."""
+
+    name = "mul"
+    symbol = "*"
+    nfunc = _fold(np.multiply)
+
+    def c_bool(self, a, b):
+        return "((uint8_t)((%s) && (%s)))" % (a, b)
+
+    def c_int(self, a, b, dtype):
+        w = _wide(dtype)
+        return "((%s)((%s)(%s) * (%s)(%s)))" % (_ct(dtype), w, a, w, b)
+
+    def c_float(self, a, b, dtype):
+        return "(%s * %s)" % (a, b)
+
+    def grad(self, inputs, output_grads):
+        (gz,) = output_grads
+        grads = []
+        for i in range(len(inputs)):
+            others = inputs[:i] + inputs[i + 1:]
+            grads.append(mul(gz, *others))
+        return _float_only(grads, inputs)
+
+
+class Sub(BinaryScalarOp):
+    """``a - b`` (NumPy refuses bool - bool, and so does this op)."""
+
+    name = "sub"
+    symbol = "-"
+    nfunc = np.subtract
+
+    def c_int(self, a, b, dtype):
+        w = _wide(dtype)
+        return "((%s)((%s)(%s) - (%s)(%s)))" % (_ct(dtype), w, a, w, b)
+
+    def c_float(self, a, b, dtype):
+        return "(%s - %s)" % (a, b)
+
+    def grad(self, inputs, output_grads):
+        (gz,) = output_grads
+        return _float_only([gz, neg(gz)], inputs)
+
+
+class TrueDiv(BinaryScalarOp):
+    """``a / b``; integers divide in float64 (IEEE: x/0 is ±inf or NaN)."""
+
+    name = "true_div"
+    symbol = "/"
+    nfunc = np.true_divide
+
+    def c_float(self, a, b, dtype):
+        return "(%s / %s)" % (a, b)
+
+    def grad(self, inputs, output_grads):
+        (gz,) = output_grads
+        x, y = inputs
+        return _float_only([true_div(gz, y), neg(gz) * true_div(true_div(x, y), y)], inputs)
+
+
+_SIGNED = ("int8", "int16", "int32", "int64")
+_UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
+
+
+def _divmod_support():
+    parts = ["#ifndef NBG_DIVMOD_SUPPORT", "#define NBG_DIVMOD_SUPPORT"]
+    for d in _SIGNED:
+        t, w = _ct(d), _wide(d)
+        parts.append("""
+static inline %(t)s nbg_floordiv_%(d)s(%(t)s a, %(t)s b) {
+    %(t)s q;
+    if (b == 0) return 0;
+    if (b == -1) return (%(t)s)((%(w)s)0 - (%(w)s)a);
+    q = (%(t)s)(a / b);
+    if ((a %% b) != 0 && ((a < 0) != (b < 0))) q = (%(t)s)(q - 1);
+    return q;
+}
+static inline %(t)s nbg_mod_%(d)s(%(t)s a, %(t)s b) {
+    %(t)s r;
+    if (b == 0 || b == -1) return 0;
+    r = (%(t)s)(a %% b);
+    if (r != 0 && ((r < 0) != (b < 0))) r = (%(t)s)(r + b);
+    return r;
+}""" % {"t": t, "w": w, "d": d})
+    for d in _UNSIGNED:
+        parts.append("""
+static inline %(t)s nbg_floordiv_%(d)s(%(t)s a, %(t)s b) { return b == 0 ? 0 : (%(t)s)(a / b); }
+static inline %(t)s nbg_mod_%(d)s(%(t)s a, %(t)s b) { return b == 0 ? 0 : (%(t)s)(a %% b); }"""
+                     % {"t": _ct(d), "d": d})
+    for d in ("float32", "float64"):
+        parts.append("""
+/* NumPy's divmod: fmod, then move the remainder to the divisor's sign and
+   snap the quotient to the nearest integer. */
+static inline %(t)s nbg_floordiv_%(d)s(%(t)s a, %(t)s b) {
+    %(t)s mod, div, floordiv;
+    if (b == 0) return a / b;
+    mod = fmod%(f)s(a, b);
+    div = (a - mod) / b;
+    if (mod) {
+        if (isless(b, 0) != isless(mod, 0)) div -= 1.0%(f)s;
+    }
+    if (div) {
+        floordiv = floor%(f)s(div);
+        if (isgreater(div - floordiv, 0.5%(f)s)) floordiv += 1.0%(f)s;
+    } else {
+        floordiv = copysign%(f)s(0, a / b);
+    }
+    return floordiv;
+}
+static inline %(t)s nbg_mod_%(d)s(%(t)s a, %(t)s b) {
+    %(t)s mod = fmod%(f)s(a, b);
+    if (b == 0) return mod;
+    if (mod) {
+        if (isless(b, 0) != isless(mod, 0)) mod += b;
+    } else {
+        mod = copysign%(f)s(0, b);
+    }
+    return mod;
+}""" % {"t": _ct(d), "d": d, "f": _fsuffix(d)})
+    parts.append("#endif")
+    return "\n".join(parts) + "\n"
+
+
+_DIVMOD_SUPPORT = _divmod_support()
+
+
+class IntDiv(BinaryScalarOp):
+    """``a // b``, floor division as NumPy: x // 0 is 0 for integers, ±inf/NaN for floats.
+
+    Not differentiable (its gradient is None).
+    """
+
+    name = "int_div"
+    symbol = "//"
+    nfunc = np.floor_divide
+
+    def c_int(self, a, b, dtype):
+        return "nbg_floordiv_%s(%s, %s)" % (dtype, a, b)
+
+    c_float = c_int
+
+    def c_support_code(self, node=None):
+        return _DIVMOD_SUPPORT
+
+    def grad(self, inputs, output_grads):
+        return [None, None]
+
+
+class Mod(BinaryScalarOp):
+    """``a % b`` as NumPy: the result has the divisor's sign; x % 0 is 0 for integers.
+
+    Gradients: ``gz`` for ``a``, ``-gz * (a // b)`` for ``b``.
+    """
+
+    name = "mod"
+    symbol = "%"
+    nfunc = np.remainder
+
+    def c_int(self, a, b, dtype):
+        return "nbg_mod_%s(%s, %s)" % (dtype, a, b)
+
+    c_float = c_int
+
+    def c_support_code(self, node=None):
+        return _DIVMOD_SUPPORT
+
+    def grad(self, inputs, output_grads):
+        (gz,) = output_grads
+        x, y = inputs
+        return _float_only([gz, neg(gz) * int_div(x, y)], inputs)
+
+
+_IPOW_SUPPORT = """#ifndef NBG_IPOW_SUPPORT
+#define NBG_IPOW_SUPPORT
+/* Exponentiation by squaring modulo 2**64: the low bits are those of the
+   wrapped product in any narrower integer type. */
+static inline uint64_t nbg_ipow(uint64_t base, uint64_t exponent) {
+    uint64_t result = 1;
+    while (exponent) {
+        if (exponent & 1) result *= base;
+        base *= base;
+        exponent >>= 1;
+    }
+    return result;
+}
+#endif
+"""
+
+
+def _power(a, b, out=None):
+    """``np.power``, with ``x ** 0.5`` always computed as ``sqrt(x)``.
+
+    NumPy takes ``sqrt`` for a scalar exponent of 0.5 but ``pow`` for an
+    array of exponents; the two differ at -inf and -0.0 only.  nbgraph
+    always follows the scalar-exponent behaviour, in Python and in C.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    special = None
+    if b.size > 1 and a.dtype.kind == "f":
+        # found before np.power runs: ``out`` may be one of the inputs
+        special = (b == 0.5) & (np.isneginf(a) | ((a == 0) & np.signbit(a)))
+        if special.any():
+            dtype = np.result_type(a.dtype, b.dtype)
+            fixed = np.sqrt(np.broadcast_to(a, special.shape).astype(dtype))
+        else:
+            special = None
+    result = np.power(a, b, out=out)
+    if special is not None:
+        np.copyto(result, fixed, where=special)
+    return result
+
+
+class Pow(BinaryScalarOp):
+    """``a ** b``.  Integer powers wrap; a negative integer exponent is an error, as in NumPy.
+
+    For floats ``a ** 0.5`` is ``sqrt(a)`` (what NumPy computes for a scalar
+    exponent; ``pow`` would differ at -inf and -0.0).
+    """
+
+    name = "pow"
+    symbol = "**"
+    nfunc = _power
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        in_dtypes = [v.type.dtype for v in node.inputs]
+        dtype = node.outputs[0].type.dtype
+        a = c_cast(inputs[0], in_dtypes[0], dtype)
+        b = c_cast(inputs[1], in_dtypes[1], dtype)
+        if _kind(dtype) == "f":
+            f = _fsuffix(dtype)
+            return "%s = (%s == 0.5%s) ? sqrt%s(%s) : pow%s(%s, %s);" % (
+                outputs[0], b, f, f, a, f, a, b)
+        code = ""
+        if _kind(dtype) == "i" and _kind(in_dtypes[1]) == "i":
+            code = "if (%s < 0) %s\n" % (b, c_fail(
+                sub, "Integers to negative integer powers are not allowed."))
+        return code + "%s = (%s)nbg_ipow((uint64_t)%s, (uint64_t)%s);" % (
+            outputs[0], _ct(dtype), a, b)
+
+    def c_support_code(self, node=None):
+        return _IPOW_SUPPORT
+
+    def grad(self, inputs, output_grads):
+        (gz,) = output_grads
+        x, y = inputs
+        gx = gz * y * pow(x, y - 1)
+        from nbgraph.tensor.scalar_math import log
+
+        gy = gz * log(x) * pow(x, y) if _is_float(y.type.dtype) else None
+        return _float_only([gx, gy], inputs)
+
+
+class Maximum(BinaryScalarOp):
+    """The larger of ``a`` and ``b``; NaN if either is NaN; on ties ``b`` (as NumPy)."""
+
+    name = "maximum"
+    nfunc = np.maximum
+    _cmp = ">"
+
+    def c_bool(self, a, b):
+        return self.c_int(a, b, "bool")
+
+    def c_int(self, a, b, dtype):
+        return "((%s %s %s) ? %s : %s)" % (a, self._cmp, b, a, b)
+
+    def c_float(self, a, b, dtype):
+        return "((isnan(%s) || %s %s %s) ? %s : %s)" % (a, a, self._cmp, b, a, b)
+
+    def grad(self, inputs, output_grads):
+        (gz,) = output_grads
+        x, y = inputs
+        from nbgraph.tensor.scalar_logic import gt, lt, switch
+
+        first = gt(x, y) if self._cmp == ">" else lt(x, y)
+        return _float_only([switch(first, gz, 0), switch(first, 0, gz)], inputs)
+
+
+class Minimum(Maximum):
+    """The smaller of ``a`` and ``b``; NaN if either is NaN; on ties ``b`` (as NumPy)."""
+
+    name = "minimum"
+    nfunc = np.minimum
+    _cmp = "<"
+
+
+class Neg(UnaryScalarOp):
+    """``-a`` (wrapping for integers; NumPy refuses bool)."""
+
+    name = "neg"
+    prefix = "-"
+    nfunc = np.negative
+
+    def c_loop(self, a, dtype):
+        if _kind(dtype) == "f":
+            return "(-%s)" % a
+        w = _wide(dtype)
+        return "((%s)((%s)0 - (%s)(%s)))" % (_ct(dtype), w, w, a)
+
+    def grad(self, inputs, output_grads):
+        return _float_only([neg(output_grads[0])], inputs)
+
+
+class Abs(UnaryScalarOp):
+    """``|a|`` (abs of the most negative integer wraps to itself, as in NumPy)."""
+
+    name = "abs"
+    nfunc = np.absolute
+
+    def c_loop(self, a, dtype):
+        kind = _kind(dtype)
+        if kind == "f":
+            return "fabs%s(%s)" % (_fsuffix(dtype), a)
+        if kind == "i":
+            w = _wide(dtype)
+            return "((%s < 0) ? (%s)((%s)0 - (%s)(%s)) : %s)" % (a, _ct(dtype), w, w, a, a)
+        return a
+
+    def grad(self, inputs, output_grads):
+        return _float_only([output_grads[0] * sign(inputs[0])], inputs)
+
+
+class Sign(UnaryScalarOp):
+    """-1, 0 or 1 by the sign of ``a`` (NaN stays NaN); its gradient is zero."""
+
+    name = "sign"
+    nfunc = np.sign
+
+    def c_loop(self, a, dtype):
+        kind = _kind(dtype)
+        t = _ct(dtype)
+        if kind == "f":
+            return "((%s > 0) ? (%s)1 : ((%s < 0) ? (%s)-1 : ((%s == 0) ? (%s)0 : %s)))" % (
+                a, t, a, t, a, t, a)
+        if kind == "u":
+            return "((%s)(%s > 0))" % (t, a)
+        return "((%s)((%s > 0) - (%s < 0)))" % (t, a, a)
+
+    def grad(self, inputs, output_grads):
+        x = inputs[0]
+        if not _is_float(x.type.dtype):
+            return [None]
+        return [ScalarConstant(x.type, 0)]
+
+
+class Sqr(UnaryScalarOp):
+    """``a * a`` (NumPy's square; bool squares to int8)."""
+
+    name = "sqr"
+    nfunc = np.square
+
+    def c_loop(self, a, dtype):
+        if _kind(dtype) == "f":
+            return "(%s * %s)" % (a, a)
+        w = _wide(dtype)
+        return "((%s)((%s)(%s) * (%s)(%s)))" % (_ct(dtype), w, a, w, a)
+
+    def grad(self, inputs, output_grads):
+        return _float_only([output_grads[0] * 2 * inputs[0]], inputs)
+
+
+add = Add()
+sub = Sub()
+mul = Mul()
+true_div = TrueDiv()
+int_div = IntDiv()
+mod = Mod()
+pow = Pow()
+maximum = Maximum()
+minimum = Minimum()
+neg = Neg()
+abs_ = Abs()
+sign = Sign()
+sqr = Sqr()
