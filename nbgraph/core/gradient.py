@@ -33,6 +33,9 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     (no gradient flows through them).  ``disconnected_inputs`` says what to do
     when the cost does not depend on a ``wrt`` variable: "raise" (a
     DisconnectedInputError naming it), "warn" or "ignore" (zeros either way).
+    An Op's grad returning None for an input means a zero gradient (integer
+    inputs, comparisons): a ``wrt`` reached only that way gets zeros, no error;
+    returning DisconnectedGradient means the output does not depend on it.
     """
     if disconnected_inputs not in ("raise", "warn", "ignore"):
         raise ValueError("disconnected_inputs must be 'raise', 'warn' or 'ignore', got %r"
@@ -58,11 +61,16 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
 
     contributions = {cost: [seed]}
     nulls = {}
+    # variables the cost depends on but whose gradient is zero: an Op returned
+    # None for them (integer values, comparisons), or for all of their uses
+    zeros = set()
     for node in reversed(order):
         null_outputs = [nulls[out] for out in node.outputs if out in nulls]
-        if not null_outputs and not any(out in contributions for out in node.outputs):
-            continue
         wanted = [inp in connected and inp not in blocked for inp in node.inputs]
+        if not null_outputs and not any(out in contributions for out in node.outputs):
+            if any(out in zeros for out in node.outputs):
+                zeros.update(inp for inp, want in zip(node.inputs, wanted) if want)
+            continue
         if not any(wanted):
             continue
         if null_outputs:
@@ -84,7 +92,10 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
             raise ValueError("%s.grad returned %d gradients for %d inputs" % (
                 node.op, len(input_grads), len(node.inputs)))
         for inp, g, want in zip(node.inputs, input_grads, wanted):
-            if not want or g is None or isinstance(g, DisconnectedGradient):
+            if not want or isinstance(g, DisconnectedGradient):
+                continue
+            if g is None:
+                zeros.add(inp)
                 continue
             if isinstance(g, NullGradient):
                 nulls[inp] = (node.op, g.why)
@@ -102,6 +113,9 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
                                     % (w, op, why or "it has no gradient"))
         if w in contributions:
             results.append(_total(w, contributions))
+            continue
+        if w in zeros:
+            results.append(w.type.grad_zeros_like(w))
             continue
         message = ("grad: the cost %r does not depend on %r (it is disconnected)"
                    % (cost, w))

@@ -517,6 +517,12 @@ def equal_computations(xs, ys, in_xs=None, in_ys=None):
         x, y = stack.pop()
         if x is y and x not in pairs:
             continue
+        if isinstance(x, Constant) and x not in pairs:
+            # by value, not through ``matched``: one constant may stand against
+            # several equal but distinct constants of the other graph
+            if isinstance(y, Constant) and x.equals(y):
+                continue
+            return False
         if x in matched:
             if matched[x] is not y:
                 return False
@@ -529,9 +535,6 @@ def equal_computations(xs, ys, in_xs=None, in_ys=None):
         if x.type != y.type:
             return False
         if x.owner is None or y.owner is None:
-            if isinstance(x, Constant) and isinstance(y, Constant) and x.equals(y):
-                matched[x] = y
-                continue
             return False
         if x.index != y.index:
             return False

@@ -460,6 +460,8 @@ class CDataType(CLinkerType, Type):
     """
 
     __props__ = ("ctype", "freefunc")
+    #: How the C linker passes values of this Type (see nbgraph.linkers.c).
+    c_arg_kind = "cdata"
 
     def __init__(self, ctype, freefunc=None):
         if not isinstance(ctype, str) or not ctype.strip().endswith("*"):

@@ -26,6 +26,14 @@ def constant_shape_entry(value):
     return constant(np.int64(value))
 
 
+def _as_argument(value, where, what):
+    """``value`` as a tensor Variable; a TypeError names ``what`` of ``where`` if it is not."""
+    try:
+        return as_tensor_variable(value)
+    except TypeError as exc:
+        raise TypeError("%s: %s: %s" % (where, what, exc)) from exc
+
+
 def _static_int(var):
     """The Python int ``var`` holds when it is a constant scalar, else None."""
     if isinstance(var, Constant) and getattr(var.data, "ndim", 1) == 0:
@@ -341,7 +349,7 @@ class Dot(Op):
     __props__ = ()
 
     def make_node(self, x, y):
-        x, y = as_tensor_variable(x), as_tensor_variable(y)
+        x, y = _as_argument(x, "dot", "x"), _as_argument(y, "dot", "y")
         for name, v in (("x", x), ("y", y)):
             if v.ndim not in (1, 2):
                 raise TypeError("dot: argument %s (%r) must be 1-d or 2-d, got %d dimensions"
@@ -381,8 +389,8 @@ class Dot(Op):
             gx, gy = dot(y, gz), outer(x, gz)
         else:
             gx, gy = dot(gz, y.T), dot(x.T, gz)
-        return [None if x.dtype in DISCRETE_DTYPES else gx,
-                None if y.dtype in DISCRETE_DTYPES else gy]
+        return [None if x.dtype in DISCRETE_DTYPES else _cast_like(gx, x),
+                None if y.dtype in DISCRETE_DTYPES else _cast_like(gy, y)]
 
 
 _dot = Dot()
@@ -404,7 +412,7 @@ class Join(Op):
     def make_node(self, *tensors):
         if not tensors:
             raise ValueError("join needs at least one tensor")
-        tensors = [as_tensor_variable(t) for t in tensors]
+        tensors = [_as_argument(t, "join", "tensor %d" % i) for i, t in enumerate(tensors)]
         ndim = tensors[0].ndim
         if ndim == 0:
             raise ValueError("join: zero-dimensional tensors cannot be concatenated")
@@ -443,7 +451,9 @@ class Join(Op):
             stop = start + shape_i(t, self.axis)
             index = [slice(None)] * gz.ndim
             index[self.axis] = slice(start, stop)
-            g = getitem(gz, tuple(index))
+            # the slice loses the static sizes t has: give them back, or a grad
+            # flowing on (e.g. through stack's DimShuffle) cannot use them
+            g = specify_shape(getitem(gz, tuple(index)), t.type.shape)
             grads.append(None if t.dtype in DISCRETE_DTYPES else _cast_like(g, t))
             start = stop
         return grads
@@ -474,13 +484,26 @@ def concatenate(tensors, axis=0):
 
 def stack(tensors, axis=0):
     """Stack tensors of equal shape along a new axis."""
-    tensors = [as_tensor_variable(t) for t in tensors]
+    tensors = [_as_argument(t, "stack", "tensor %d" % i) for i, t in enumerate(tensors)]
     if not tensors:
         raise ValueError("stack needs at least one tensor")
     ndim = tensors[0].ndim
+    for i, t in enumerate(tensors):
+        if t.ndim != ndim:
+            raise ValueError("stack: tensor %d (%r) has %d dimensions, expected %d like tensor 0"
+                             % (i, t, t.ndim, ndim))
     if not -ndim - 1 <= axis <= ndim:
         raise ValueError("stack: axis %d is out of range" % axis)
     axis %= ndim + 1
     pattern = tuple(range(axis)) + ("x",) + tuple(range(axis, ndim))
     return join(axis, *[t.dimshuffle(*pattern) for t in tensors])
 
+
+
+from nbgraph.tensor.c_code import basic as _c_basic  # noqa: E402  (C kernels)
+
+_c_basic.bind_shape(Shape)
+_c_basic.bind_shape_i(ShapeI)
+_c_basic.bind_specify_shape(SpecifyShape)
+_c_basic.bind_reshape(Reshape)
+_c_basic.bind_alloc(Alloc)

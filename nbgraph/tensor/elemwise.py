@@ -154,9 +154,13 @@ class Elemwise(Op):
         plan = getattr(self.scalar_op, "_array_plan", None)
         if self.inplace_pattern or len(node.outputs) != 1 or raw is None or plan is None:
             return None
+        # only a plain ufunc (or a wrapper of one) qualifies: an nfunc that is a
+        # property (Cast) or a Python function is left to perform()
+        if not isinstance(getattr(raw, "ufunc", raw), np.ufunc):
+            return None
         kind, _ = plan(raw, tuple(i.type.dtype for i in node.inputs))
         raw = getattr(raw, "ufunc", raw)
-        if kind != "direct" or not isinstance(raw, np.ufunc) or raw.nin != len(node.inputs):
+        if kind != "direct" or raw.nin != len(node.inputs):
             return None
         (out,) = out_cells
         asarray, ndarray = np.asarray, np.ndarray
@@ -392,3 +396,9 @@ add = Elemwise(ps.add)
 mul = Elemwise(ps.mul)
 sub = Elemwise(ps.sub)
 true_div = Elemwise(ps.true_div)
+
+
+from nbgraph.tensor.c_code import elemwise as _c_elemwise  # noqa: E402  (C loops)
+
+_c_elemwise.bind(Elemwise)
+_c_elemwise.bind_view_and_grad_ops(DimShuffle, SumToShape)

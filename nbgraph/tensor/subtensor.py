@@ -50,9 +50,10 @@ class Subtensor(Op):
         parts = []
         for entry in self.idx_list:
             if isinstance(entry, slice):
-                text = ":".join("" if p is None else "i" for p in
-                                (entry.start, entry.stop, entry.step))
-                parts.append(text.rstrip(":") if entry.step is None else text)
+                given = ["" if p is None else "i" for p in
+                         (entry.start, entry.stop, entry.step)]
+                # keep the first colon so x[1:] (i:) never reads like x[1] (i)
+                parts.append(":".join(given[:2] if entry.step is None else given))
             else:
                 parts.append("i")
         return "Subtensor{%s}" % ", ".join(parts)
@@ -135,6 +136,14 @@ class IncSubtensor(Op):
         if y.ndim > view.ndim:
             raise ValueError("cannot write %d-d %r into a %d-d region of %r" % (
                 y.ndim, y, view.ndim, x))
+        for have, want in zip(y.type.shape[::-1], view.type.shape[::-1]):
+            if have not in (None, 1) and want is not None and have != want:
+                raise ValueError("cannot broadcast %r of static shape %s into the region of "
+                                 "%r of static shape %s" % (y, y.type.shape, x, view.type.shape))
+        if not self.set_instead_of_inc and not np.can_cast(y.dtype, x.dtype, "same_kind"):
+            # NumPy's ``a[idx] += y`` refuses this cast; say so when the graph is built
+            raise TypeError("cannot add %r of dtype %s into %r of dtype %s; cast it first" % (
+                y, y.dtype, x, x.dtype))
         return Apply(self, [x, y] + list(indices), [x.type()])
 
     def perform(self, node, inputs, output_storage):
@@ -162,6 +171,10 @@ class IncSubtensor(Op):
         if extra:
             gy = gy.sum(axis=tuple(range(extra)))
         gy = sum_to_shape(gy, y)
+        if gy.dtype != y.dtype:
+            from nbgraph.tensor.math import cast
+
+            gy = cast(gy, y.dtype)
         return [None if x.dtype in DISCRETE_DTYPES else gx,
                 None if y.dtype in DISCRETE_DTYPES else gy] + [None] * len(indices)
 

@@ -1,0 +1,332 @@
+"""C loops for Elemwise (any scalar op with C code, Composite included).
+
+One kernel per node, with two paths:
+
+* **fast path** — every array input has the output's shape and is
+  C-contiguous (inputs that are statically scalars, e.g. ``x * 2.0``'s
+  constant, are read once before the loop): one flat loop over restrict
+  pointers that gcc vectorises (transcendental calls too, through glibc's
+  libmvec, when the compiler probe found it);
+* **general path** — any ndim, any strides (negative too), broadcasting by
+  stride 0: the iteration space is coalesced (dimensions every operand walks
+  contiguously are merged), then an odometer runs the outer dimensions and
+  a strided inner loop the last one.
+
+Shape checks run in C and come back as ValueError naming the node.
+:func:`broadcast_loop` is the reusable loop builder (Alloc and the copy of
+Reshape use it too).
+"""
+
+import numpy as np
+
+from nbgraph.core.graph import Constant
+
+__all__ = ["elemwise_c_code", "elemwise_has_c_code", "elemwise_prepare_outputs",
+           "elemwise_c_support_code", "elemwise_c_headers", "broadcast_loop",
+           "broadcast_shape", "bind"]
+
+_C_TYPES = {
+    "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
+    "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
+    "uint64": "uint64_t", "float32": "float", "float64": "double",
+}
+
+MAXDIMS = 32
+
+
+class LoopInput:
+    """One input of :func:`broadcast_loop`: the C name of a tensor operand,
+    its C element type, and ``literal`` (a C expression replacing the array,
+    for size-1 constants) or ``scalar`` (statically all-ones shape: read once)."""
+
+    def __init__(self, cname, ctype, literal=None, scalar=False):
+        self.cname = cname
+        self.ctype = ctype
+        self.literal = literal
+        self.scalar = scalar or literal is not None
+
+
+def broadcast_loop(nd, inputs, outputs, element, restrict=True, what="operands"):
+    """C statements running ``element`` over the broadcast shape of ``outputs[0]``.
+
+    ``inputs``: :class:`LoopInput` list; ``outputs``: ``[(cname, ctype)]``,
+    all of the same shape.  ``element(in_exprs, out_lvalues)`` returns the C
+    block for one element.  Each array input's dims must equal the output's
+    or be 1 (checked; a mismatch fails with NumPy's wording).
+    """
+    out0 = outputs[0][0]
+    lines = ["{", "int64_t nbg_n;", "char nbg_b1[200], nbg_b2[200];",
+             "(void)nbg_b1; (void)nbg_b2;"]
+    arrays = [x for x in inputs if not x.scalar]
+    if nd:
+        for x in inputs:
+            if x.literal is not None:
+                continue
+            if x.scalar:
+                cond = " || ".join("%s_dims[%d] != 1" % (x.cname, d) for d in range(nd))
+                lines.append("if (NBG_UNLIKELY(%s)) { nbg_errorf(nbg_err, \"%s: an operand of "
+                             "static shape %s has shape %%s\", nbg_shape_text(nbg_b1, 200, "
+                             "%d, %s_dims)); goto nbg_fail; }" % (
+                                 cond, what, _ones_text(nd), nd, x.cname))
+                continue
+            cond = " || ".join("(%s_dims[%d] != %s_dims[%d] && %s_dims[%d] != 1)" % (
+                x.cname, d, out0, d, x.cname, d) for d in range(nd))
+            lines.append(
+                "if (NBG_UNLIKELY(%s)) { nbg_errorf(nbg_err, \"%s could not be broadcast "
+                "together: shape %%s does not fit the result shape %%s\", "
+                "nbg_shape_text(nbg_b1, 200, %d, %s_dims), nbg_shape_text(nbg_b2, 200, %d, "
+                "%s_dims)); goto nbg_fail; }" % (cond, what, nd, x.cname, nd, out0))
+        for cname, _ in outputs[1:]:
+            lines.append("if (NBG_UNLIKELY(!nbg_same_dims(%d, %s_dims, %s_dims))) { "
+                         "nbg_errorf(nbg_err, \"%s: outputs of different shapes\"); "
+                         "goto nbg_fail; }" % (nd, cname, out0, what))
+        lines.append("nbg_n = nbg_size(%d, %s_dims);" % (nd, out0))
+    else:
+        lines.append("nbg_n = 1;")
+    scalar_names = {}
+    for k, x in enumerate(inputs):
+        if x.scalar:
+            v = "nbg_v%d" % k
+            scalar_names[k] = v
+            value = x.literal if x.literal is not None else "*%s" % x.cname
+            lines.append("const %s %s = %s;" % (x.ctype, v, value))
+    if nd == 0:
+        ins = [scalar_names[k] for k in range(len(inputs))]
+        outs = ["*%s" % c for c, _ in outputs]
+        lines.append(element(ins, outs))
+        lines.append("(void)nbg_n;")
+        lines.append("}")
+        return "\n".join(lines)
+    rq = "restrict " if restrict else ""
+    # fast path
+    fast = []
+    for x in arrays:
+        fast.append("nbg_same_dims(%d, %s_dims, %s_dims) && nbg_contiguous(%d, %s_dims, "
+                    "%s_strides, sizeof(%s))" % (nd, x.cname, out0, nd, x.cname, x.cname,
+                                                 x.ctype))
+    for cname, ctype in outputs:
+        fast.append("nbg_contiguous(%d, %s_dims, %s_strides, sizeof(%s))" % (
+            nd, cname, cname, ctype))
+    lines.append("if (nbg_n > 0 && %s) {" % " && ".join(fast))
+    ins, outs = [], []
+    for k, x in enumerate(inputs):
+        if x.scalar:
+            ins.append(scalar_names[k])
+        else:
+            lines.append("const %s *%snbg_p%d = %s;" % (x.ctype, rq, k, x.cname))
+            ins.append("nbg_p%d[nbg_i]" % k)
+    for j, (cname, ctype) in enumerate(outputs):
+        lines.append("%s *%snbg_q%d = %s;" % (ctype, rq, j, cname))
+        outs.append("nbg_q%d[nbg_i]" % j)
+    lines.append("int64_t nbg_i;")
+    lines.append("for (nbg_i = 0; nbg_i < nbg_n; nbg_i++) {")
+    lines.append(element(ins, outs))
+    lines.append("}")
+    # general path
+    lines.append("} else if (nbg_n > 0) {")
+    ops = [(x.cname, x.ctype, "nbg_p%d" % k, True) for k, x in enumerate(inputs)
+           if not x.scalar]
+    ops += [(cname, ctype, "nbg_q%d" % j, False) for j, (cname, ctype) in enumerate(outputs)]
+    nops = len(ops)
+    lines.append("int64_t nbg_shape[NBG_MAXDIMS], nbg_idx[NBG_MAXDIMS];")
+    lines.append("int64_t nbg_st[%d * NBG_MAXDIMS];" % nops)
+    lines.append("int nbg_nd, nbg_d;")
+    lines.append("for (nbg_d = 0; nbg_d < %d; nbg_d++) { nbg_shape[nbg_d] = %s_dims[nbg_d]; "
+                 "nbg_idx[nbg_d] = 0; }" % (nd, out0))
+    for m, (cname, ctype, _, _) in enumerate(ops):
+        lines.append("if (NBG_UNLIKELY(nbg_elem_strides(%d, %s_dims, %s_strides, sizeof(%s), "
+                     "%s_dims, nbg_st + %d * NBG_MAXDIMS) < 0)) { nbg_errorf(nbg_err, "
+                     "\"%s: misaligned strides\"); nbg_status = NBG_TYPE_ERROR; "
+                     "goto nbg_fail; }" % (nd, cname, cname, ctype, out0, m, what))
+    lines.append("nbg_nd = nbg_coalesce(%d, %d, nbg_shape, nbg_st);" % (nd, nops))
+    ins, outs = [], []
+    for m, (cname, ctype, p, is_in) in enumerate(ops):
+        lines.append("%s%s *%s = %s;" % ("const " if is_in else "", ctype, p, cname))
+        lines.append("const int64_t %s_s = nbg_st[%d * NBG_MAXDIMS + nbg_nd - 1];" % (p, m))
+    k_arr = 0
+    for k, x in enumerate(inputs):
+        if x.scalar:
+            ins.append(scalar_names[k])
+        else:
+            ins.append("nbg_p%d[nbg_i * nbg_p%d_s]" % (k, k))
+            k_arr += 1
+    for j in range(len(outputs)):
+        outs.append("nbg_q%d[nbg_i * nbg_q%d_s]" % (j, j))
+    lines.append("const int64_t nbg_inner = nbg_shape[nbg_nd - 1];")
+    lines.append("for (;;) {")
+    lines.append("int64_t nbg_i;")
+    lines.append("for (nbg_i = 0; nbg_i < nbg_inner; nbg_i++) {")
+    lines.append(element(ins, outs))
+    lines.append("}")
+    lines.append("for (nbg_d = nbg_nd - 2; nbg_d >= 0; nbg_d--) {")
+    for m, (_, _, p, _) in enumerate(ops):
+        lines.append("%s += nbg_st[%d * NBG_MAXDIMS + nbg_d];" % (p, m))
+    lines.append("if (++nbg_idx[nbg_d] < nbg_shape[nbg_d]) break;")
+    for m, (_, _, p, _) in enumerate(ops):
+        lines.append("%s -= nbg_st[%d * NBG_MAXDIMS + nbg_d] * nbg_shape[nbg_d];" % (p, m))
+    lines.append("nbg_idx[nbg_d] = 0;")
+    lines.append("}")
+    lines.append("if (nbg_d < 0) break;")
+    lines.append("}")
+    lines.append("}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _ones_text(nd):
+    return "(%s)" % ", ".join(["1"] * nd) + ("," if nd == 1 else "")
+
+
+def _literal_of(var):
+    """A C literal for a size-1 constant input, else None."""
+    if not isinstance(var, Constant):
+        return None
+    data = np.asarray(var.data)
+    if data.size != 1:
+        return None
+    from nbgraph.tensor.scalar_type import get_scalar_type
+
+    return get_scalar_type(var.type.dtype).c_literal(data.reshape(())[()])
+
+
+def scalar_node(op, node):
+    """The scalar Apply node ``op.scalar_op`` computes per element (cached on the op)."""
+    from nbgraph.tensor.scalar_type import get_scalar_type
+
+    key = tuple(v.type.dtype for v in node.inputs)
+    cache = op.__dict__.setdefault("_c_scalar_nodes", {})
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = op.scalar_op.make_node(*[get_scalar_type(d)() for d in key])
+    return found
+
+
+def elemwise_has_c_code(self, node):
+    """True when the scalar op has C code for these dtypes and ndim is supported."""
+    if node.outputs and node.outputs[0].type.ndim > MAXDIMS:
+        return False
+    try:
+        snode = scalar_node(self, node)
+    except (TypeError, ValueError):
+        return False
+    try:
+        return bool(self.scalar_op.has_c_code(snode))
+    except Exception:
+        return False
+
+
+def elemwise_c_code(self, node, name, inputs, outputs, sub):
+    """The loops of one Elemwise node (see the module docstring)."""
+    snode = scalar_node(self, node)
+    nd = node.outputs[0].type.ndim
+    loop_inputs = []
+    for cname, var in zip(inputs, node.inputs):
+        literal = _literal_of(var)
+        scalar = literal is not None or all(s == 1 for s in var.type.shape)
+        loop_inputs.append(LoopInput(cname, _C_TYPES[var.type.dtype], literal, scalar))
+    loop_outputs = [(cname, _C_TYPES[var.type.dtype]) for cname, var in
+                    zip(outputs, node.outputs)]
+    scalar_op = self.scalar_op
+    in_types = [_C_TYPES[v.type.dtype] for v in snode.inputs]
+    out_types = [_C_TYPES[v.type.dtype] for v in snode.outputs]
+    scalar_sub = dict(sub)
+
+    def element(in_exprs, out_lvalues):
+        lines = ["{"]
+        names = []
+        for k, (expr, ct) in enumerate(zip(in_exprs, in_types)):
+            lines.append("const %s nbg_a%d = %s;" % (ct, k, expr))
+            names.append("nbg_a%d" % k)
+        results = []
+        for j, ct in enumerate(out_types):
+            lines.append("%s nbg_r%d;" % (ct, j))
+            results.append("nbg_r%d" % j)
+        lines.append("{")
+        lines.append(scalar_op.c_code(snode, name + "_s", names, results, scalar_sub))
+        lines.append("}")
+        for lv, r in zip(out_lvalues, results):
+            lines.append("%s = %s;" % (lv, r))
+        lines.append("}")
+        return "\n".join(lines)
+
+    restrict = not self.inplace_pattern
+    return broadcast_loop(nd, loop_inputs, loop_outputs, element, restrict=restrict,
+                          what=str(self).replace('"', "'").replace("%", "%%"))
+
+
+def elemwise_c_support_code(self, node=None):
+    try:
+        return self.scalar_op.c_support_code(scalar_node(self, node) if node else None)
+    except TypeError:
+        return self.scalar_op.c_support_code()
+
+
+def elemwise_c_headers(self):
+    return list(self.scalar_op.c_headers())
+
+
+def elemwise_c_code_cache_version(self):
+    inner = self.scalar_op.c_code_cache_version()
+    return (1, inner) if inner else ()
+
+
+def broadcast_shape(shapes, what="operands"):
+    """NumPy's broadcast of equal-length shape tuples, or ValueError."""
+    first = shapes[0]
+    if all(s == first for s in shapes):
+        return first
+    out = list(first)
+    for shape in shapes[1:]:
+        for d, (a, b) in enumerate(zip(out, shape)):
+            if a == b or b == 1:
+                continue
+            if a == 1:
+                out[d] = b
+            else:
+                raise ValueError("%s could not be broadcast together with shapes %s" % (
+                    what, " ".join(str(tuple(s)) for s in shapes)))
+    return tuple(out)
+
+
+def elemwise_prepare_outputs(self, node, inputs):
+    """Python side of a C call: the output arrays (fresh, or the destroyed input)."""
+    if len(inputs) == 1:
+        shape = inputs[0].shape
+    else:
+        shape = inputs[0].shape
+        for other in inputs[1:]:
+            if other.shape != shape:
+                shape = broadcast_shape([x.shape for x in inputs], "operands of %s" % self)
+                break
+    outs = []
+    destroyed = dict(self.inplace_pattern)
+    empty = np.empty
+    for j, var in enumerate(node.outputs):
+        k = destroyed.get(j)
+        if k is not None:
+            target = inputs[k]
+            if target.shape != shape:
+                raise ValueError("%s cannot write a result of shape %s into its input %d of "
+                                 "shape %s" % (self, shape, k, target.shape))
+            outs.append(target)
+        else:
+            outs.append(empty(shape, var.type.numpy_dtype))
+    return outs
+
+
+def bind(cls):
+    """Install the C hooks on ``cls`` (Elemwise)."""
+    cls.c_code = elemwise_c_code
+    cls.has_c_code = elemwise_has_c_code
+    cls.c_support_code = elemwise_c_support_code
+    cls.c_headers = elemwise_c_headers
+    cls.c_code_cache_version = elemwise_c_code_cache_version
+    cls.c_prepare_outputs = elemwise_prepare_outputs
+
+
+def bind_view_and_grad_ops(dimshuffle_cls, sum_to_shape_cls):
+    """Install the C hooks of DimShuffle and SumToShape (defined beside Elemwise)."""
+    from nbgraph.tensor.c_code import basic, reduction
+
+    basic.bind_dimshuffle(dimshuffle_cls)
+    reduction.bind_sum_to_shape(sum_to_shape_cls)
