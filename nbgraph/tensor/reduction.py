@@ -156,3 +156,8 @@ class ProdWithoutSelf(Op):
 
     def infer_shape(self, node, input_shapes):
         return [input_shapes[0]]
+
+
+from nbgraph.tensor.c_code import reduction as _c_reduction  # noqa: E402  (C kernels)
+
+_c_reduction.bind_reduce(Reduce)

@@ -1,0 +1,259 @@
+"""C kernels for the structural ops: Shape, ShapeI, SpecifyShape, DimShuffle,
+Reshape and Alloc.
+
+Views cannot be made in C (generated code does not use NumPy's C-API), so
+the view ops split the work: the Python hook ``c_prepare_outputs`` builds
+the view, the kernel checks what the op asserts (SpecifyShape's sizes,
+DimShuffle's dropped dimensions).  Such ops set ``c_view_only``: the C-VM
+linker runs their cheap ``perform`` instead (same checks, no call), the
+"c" and debug linkers run the kernels.  Reshape copies in C when its input
+is not contiguous; Alloc fills its output in C.
+"""
+
+import numpy as np
+
+from nbgraph.tensor.c_code.elemwise import _C_TYPES, LoopInput, _literal_of, broadcast_loop
+
+__all__ = ["bind_shape", "bind_shape_i", "bind_specify_shape", "bind_dimshuffle",
+           "bind_reshape", "bind_alloc"]
+
+
+def _what(op):
+    return str(op).replace('"', "'").replace("\\", "/").replace("%", "%%")
+
+
+def _version(self):
+    return (1,)
+
+
+def _true(self, node):
+    return True
+
+
+# -- Shape / ShapeI ------------------------------------------------------------
+
+
+def shape_c_code(self, node, name, inputs, outputs, sub):
+    nd = node.inputs[0].type.ndim
+    if nd == 0:
+        return "(void)%s;" % outputs[0]
+    lines = ["if (%s_strides[0] != 8) { nbg_errorf(nbg_err, \"Shape: the output must be "
+             "contiguous\"); goto nbg_fail; }" % outputs[0]]
+    for d in range(nd):
+        lines.append("%s[%d] = %s_dims[%d];" % (outputs[0], d, inputs[0], d))
+    return "\n".join(lines)
+
+
+def shape_prepare_outputs(self, node, inputs):
+    return [np.empty((node.inputs[0].type.ndim,), np.int64)]
+
+
+def bind_shape(cls):
+    cls.c_code = shape_c_code
+    cls.c_prepare_outputs = shape_prepare_outputs
+    cls.has_c_code = _true
+    cls.c_code_cache_version = _version
+
+
+def shape_i_c_code(self, node, name, inputs, outputs, sub):
+    return "*%s = %s_dims[%d];" % (outputs[0], inputs[0], self.i)
+
+
+def shape_i_prepare_outputs(self, node, inputs):
+    return [np.empty((), np.int64)]
+
+
+def bind_shape_i(cls):
+    cls.c_code = shape_i_c_code
+    cls.c_prepare_outputs = shape_i_prepare_outputs
+    cls.has_c_code = _true
+    cls.c_code_cache_version = _version
+
+
+# -- SpecifyShape ----------------------------------------------------------------
+
+
+def specify_shape_c_code(self, node, name, inputs, outputs, sub):
+    x = inputs[0]
+    nd = len(self.shape)
+    conds = ["%s_dims[%d] != %d" % (x, d, s) for d, s in enumerate(self.shape) if s is not None]
+    if not conds:
+        return "(void)%s;" % outputs[0]
+    want = "(%s)" % ", ".join("?" if s is None else str(s) for s in self.shape) + \
+        ("," if nd == 1 else "")
+    return ("if (%s) { char nbg_b[200]; nbg_errorf(nbg_err, \"SpecifyShape: expected shape %s, "
+            "got %%s\", nbg_shape_text(nbg_b, 200, %d, %s_dims)); goto nbg_fail; }\n(void)%s;"
+            % (" || ".join(conds), want, nd, x, outputs[0]))
+
+
+def specify_shape_prepare_outputs(self, node, inputs):
+    return [inputs[0]]
+
+
+def bind_specify_shape(cls):
+    cls.c_code = specify_shape_c_code
+    cls.c_prepare_outputs = specify_shape_prepare_outputs
+    cls.has_c_code = _true
+    cls.c_code_cache_version = _version
+    cls.c_view_only = True
+
+
+# -- DimShuffle ------------------------------------------------------------------
+
+
+def dimshuffle_c_code(self, node, name, inputs, outputs, sub):
+    conds = ["%s_dims[%d] != 1" % (inputs[0], d) for d in self.dropped]
+    if not conds:
+        return "(void)%s;" % outputs[0]
+    return ("if (%s) { nbg_errorf(nbg_err, \"%s: dropped dimensions must have size 1\"); "
+            "goto nbg_fail; }\n(void)%s;" % (" || ".join(conds), _what(self), outputs[0]))
+
+
+def dimshuffle_prepare_outputs(self, node, inputs):
+    cell = [None]
+    self.perform(node, inputs, [cell])
+    return [cell[0]]
+
+
+def bind_dimshuffle(cls):
+    cls.c_code = dimshuffle_c_code
+    cls.c_prepare_outputs = dimshuffle_prepare_outputs
+    cls.has_c_code = _true
+    cls.c_code_cache_version = _version
+    cls.c_view_only = True
+
+
+# -- Reshape -----------------------------------------------------------------------
+
+
+def _resolve_shape(x, shape):
+    shape = [int(s) for s in shape]
+    size = x.size
+    if shape.count(-1) > 1 or any(s < -1 for s in shape):
+        raise ValueError("reshape: cannot reshape an array of shape %s into %s" % (
+            x.shape, tuple(shape)))
+    if -1 in shape:
+        known = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        if known == 0 or size % known:
+            raise ValueError("reshape: cannot reshape an array of shape %s into %s" % (
+                x.shape, tuple(shape)))
+        shape[shape.index(-1)] = size // known
+    elif int(np.prod(shape, dtype=np.int64)) != size:
+        raise ValueError("reshape: cannot reshape an array of shape %s into %s" % (
+            x.shape, tuple(shape)))
+    return tuple(shape)
+
+
+def reshape_prepare_outputs(self, node, inputs):
+    x = inputs[0]
+    shape = _resolve_shape(x, inputs[1:])
+    if x.flags.c_contiguous:
+        return [x.reshape(shape)]
+    return [np.empty(shape, node.outputs[0].type.numpy_dtype)]
+
+
+def reshape_c_code(self, node, name, inputs, outputs, sub):
+    x, out = inputs[0], outputs[0]
+    ndx = node.inputs[0].type.ndim
+    ndo = self.ndim
+    ct = _C_TYPES[node.inputs[0].type.dtype]
+    nx = "nbg_size(%d, %s_dims)" % (ndx, x) if ndx else "1"
+    no = "nbg_size(%d, %s_dims)" % (ndo, out) if ndo else "1"
+    lines = ["if (%s != %s) { nbg_errorf(nbg_err, \"Reshape: %%lld elements cannot become "
+             "%%lld\", (long long)%s, (long long)%s); goto nbg_fail; }" % (nx, no, nx, no)]
+    lines.append("if ((void *)%s != (void *)%s) {" % (x, out))
+    if ndo:
+        lines.append("if (!nbg_contiguous(%d, %s_dims, %s_strides, sizeof(%s))) { nbg_errorf("
+                     "nbg_err, \"Reshape: the output must be contiguous\"); goto nbg_fail; }"
+                     % (ndo, out, out, ct))
+    if ndx == 0:
+        lines.append("*%s = *%s;" % (out, x))
+    else:
+        lines.append("""int64_t nbg_shape[NBG_MAXDIMS], nbg_idx[NBG_MAXDIMS];
+int64_t nbg_st[2 * NBG_MAXDIMS];
+int nbg_nd, nbg_d;
+int64_t nbg_k = 0;
+const int64_t nbg_total = %(nx)s;
+for (nbg_d = 0; nbg_d < %(nd)d; nbg_d++) { nbg_shape[nbg_d] = %(x)s_dims[nbg_d]; nbg_idx[nbg_d] = 0; }
+if (nbg_elem_strides(%(nd)d, %(x)s_dims, %(x)s_strides, sizeof(%(ct)s), %(x)s_dims, nbg_st) < 0) {
+    nbg_errorf(nbg_err, "Reshape: misaligned strides"); goto nbg_fail; }
+if (nbg_total > 0) {
+    int64_t nbg_expect = 1;
+    for (nbg_d = %(nd)d - 1; nbg_d >= 0; nbg_d--) { nbg_st[NBG_MAXDIMS + nbg_d] = nbg_expect; nbg_expect *= nbg_shape[nbg_d]; }
+    nbg_nd = nbg_coalesce(%(nd)d, 2, nbg_shape, nbg_st);
+    {
+        const %(ct)s *nbg_p = %(x)s;
+        %(ct)s *nbg_q = %(out)s;
+        const int64_t nbg_ps = nbg_st[nbg_nd - 1], nbg_inner = nbg_shape[nbg_nd - 1];
+        for (;;) {
+            int64_t nbg_i;
+            for (nbg_i = 0; nbg_i < nbg_inner; nbg_i++) nbg_q[nbg_k + nbg_i] = nbg_p[nbg_i * nbg_ps];
+            nbg_k += nbg_inner;
+            for (nbg_d = nbg_nd - 2; nbg_d >= 0; nbg_d--) {
+                nbg_p += nbg_st[nbg_d];
+                if (++nbg_idx[nbg_d] < nbg_shape[nbg_d]) break;
+                nbg_p -= nbg_st[nbg_d] * nbg_shape[nbg_d];
+                nbg_idx[nbg_d] = 0;
+            }
+            if (nbg_d < 0) break;
+        }
+    }
+}""" % {"nx": nx, "nd": ndx, "x": x, "out": out, "ct": ct})
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def bind_reshape(cls):
+    cls.c_code = reshape_c_code
+    cls.c_prepare_outputs = reshape_prepare_outputs
+    cls.has_c_code = _true
+    cls.c_code_cache_version = _version
+
+
+# -- Alloc --------------------------------------------------------------------------
+
+
+def alloc_prepare_outputs(self, node, inputs):
+    shape = tuple(int(s) for s in inputs[1:])
+    for i, s in enumerate(shape):
+        if s < 0:
+            raise ValueError("alloc: shape entry %d is negative (%d)" % (i, s))
+    return [np.empty(shape, node.outputs[0].type.numpy_dtype)]
+
+
+def alloc_c_code(self, node, name, inputs, outputs, sub):
+    value = node.inputs[0]
+    nd = node.outputs[0].type.ndim
+    nv = value.type.ndim
+    ct = _C_TYPES[value.type.dtype]
+    out = outputs[0]
+    lines = ["{"]
+    literal = _literal_of(value)
+    if nd:
+        lines.append("int64_t nbg_val_dims[%d], nbg_val_strides[%d];" % (nd, nd))
+        lines.append("const %s *nbg_val = %s;" % (ct, inputs[0]))
+        for d in range(nd):
+            k = d - (nd - nv)
+            if k < 0:
+                lines.append("nbg_val_dims[%d] = 1; nbg_val_strides[%d] = 0;" % (d, d))
+            else:
+                lines.append("nbg_val_dims[%d] = %s_dims[%d]; nbg_val_strides[%d] = "
+                             "%s_strides[%d];" % (d, inputs[0], k, d, inputs[0], k))
+        src = LoopInput("nbg_val", ct, literal, literal is not None or all(
+            s == 1 for s in value.type.shape))
+    else:
+        src = LoopInput(inputs[0], ct, literal, True)
+
+    def element(ins, outs):
+        return "%s = %s;" % (outs[0], ins[0])
+
+    lines.append(broadcast_loop(nd, [src], [(out, ct)], element, what="Alloc"))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def bind_alloc(cls):
+    cls.c_code = alloc_c_code
+    cls.c_prepare_outputs = alloc_prepare_outputs
+    cls.has_c_code = _true
+    cls.c_code_cache_version = _version
