@@ -14,5 +14,19 @@ from nbgraph.testing import verify_grad
 __version__ = "0.1.0"
 
 __all__ = ["config", "FunctionGraph", "Function", "function", "grad", "dprint", "shared",
-           "verify_grad", "__version__"]
+           "verify_grad", "load_ipython_extension", "unload_ipython_extension", "__version__"]
+
+
+def load_ipython_extension(ipython):
+    """``%load_ext nbgraph``: register the ``%graph`` and ``%%graph`` magics."""
+    from nbgraph.magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython):
+    """``%unload_ext nbgraph``: remove the magics again."""
+    from nbgraph.magics import unload_ipython_extension as unload
+
+    unload(ipython)
 

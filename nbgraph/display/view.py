@@ -1,0 +1,53 @@
+"""GraphView: a displayable diagram of a graph drawn with chosen options.
+
+Variables, Apply nodes and functions display themselves with default options;
+a GraphView fixes the style, the type labels and the node limit, which is
+what the ``%%graph`` magic and the explorer need.  Like every display here it
+never raises: without ``dot`` it shows the text tree and a one-line hint.
+"""
+
+from nbgraph.display import rich
+from nbgraph.display.text import dprint_text
+
+__all__ = ["GraphView"]
+
+
+class GraphView:
+    """Show ``obj`` (a Variable, a list of them, a FunctionGraph or Function) as a diagram.
+
+    ``style`` is "compact" or "structure"; ``show_types`` puts types on
+    variables; ``as_text`` shows the dprint tree instead of a picture.
+    """
+
+    def __init__(self, obj, style="compact", show_types=True, max_nodes=200, as_text=False):
+        if style not in ("compact", "structure"):
+            raise ValueError("style must be 'compact' or 'structure', got %r" % (style,))
+        self.obj = obj
+        self.style = style
+        self.show_types = show_types
+        self.max_nodes = max_nodes
+        self.as_text = as_text
+
+    def text(self):
+        """The dprint text of the graph."""
+        return dprint_text(self.obj, print_type=self.show_types)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = {"text/plain": self.text().rstrip("\n")}
+        if self.as_text:
+            return bundle
+        want = rich.wanted_types(include, exclude)
+        if not want("image/svg+xml"):
+            return bundle
+        try:
+            bundle["image/svg+xml"] = rich.render_svg(
+                self.obj, style=self.style, show_types=self.show_types,
+                max_nodes=self.max_nodes)
+        except rich.DiagramUnavailable as exc:
+            bundle["text/plain"] += "\n" + str(exc)
+        except Exception as exc:  # a display hook must never fail the cell
+            bundle["text/plain"] += "\n(diagram unavailable: %s)" % (exc,)
+        return bundle
+
+    def __repr__(self):
+        return self.text().rstrip("\n")
