@@ -120,7 +120,7 @@ def evaluate(variable, inputs_to_values=None, linker=None):
         fn = function(inputs, variable, linker=linker)
         _stats["compiles"] += 1
         _shared_functions[skey] = fn
-        if len(_shared_functions) > MAX_ENTRIES:
+        while _shared_functions and len(_shared_functions) > MAX_ENTRIES:  # even if it shrank
             _shared_functions.popitem(last=False)
     else:
         _shared_functions.move_to_end(skey)

@@ -67,8 +67,7 @@ def _check_inputs(inputs):
             raise TypeError("input %d of function() must be a Variable, got %s %r" % (
                 i, type(var).__name__, var))
         if isinstance(var, Constant):
-            raise TypeError("input %d of function(), %r, is a Constant: its value is fixed, "
-                            "so it cannot be an input" % (i, var))
+            continue  # refused by _check_constants, after missing inputs are reported
         if isinstance(var, SharedVariable):
             raise TypeError("input %d of function(), %r, is a shared variable: functions read "
                             "it implicitly; do not list it as an input" % (i, var))
@@ -79,6 +78,13 @@ def _check_inputs(inputs):
         if var in seen:
             raise ValueError("input %d of function(), %r, is listed twice" % (i, var))
         seen.add(var)
+
+
+def _check_constants(inputs):
+    for i, var in enumerate(inputs):
+        if isinstance(var, Constant):
+            raise TypeError("input %d of function(), %r, is a Constant: its value is fixed, "
+                            "so it cannot be an input" % (i, var))
 
 
 def _normalize_updates(updates):
@@ -140,7 +146,10 @@ def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewri
     if givens:
         pairs = list(givens.items()) if isinstance(givens, dict) else list(givens)
         computed = clone_replace(computed, pairs) if computed else []
+    # a missing input is reported first, even when a Constant is listed too:
+    # function([a], [a + b]) names b, function([a, b], [a + b]) then refuses a
     _check_missing(inputs, computed, [t for t, _ in update_pairs])
+    _check_constants(inputs)
     _check_unused(inputs, computed, on_unused_input)
 
     SharedVariable = _shared_type()
@@ -210,10 +219,23 @@ class Function:
         self._shared_cells = list(zip(cells[n_in:], [s.container for s in shared_inputs]))
         out_cells = self.program.output_cells
         self._out_cells = out_cells[:n_out]
-        self._update_cells = [(t.container, cell, t.type)
-                              for (t, _), cell in zip(updates, out_cells[n_out:])]
-        self._constant_outputs = [isinstance(v, Constant) or v in fgraph.inputs
-                                  for v in fgraph.outputs[:n_out]]
+        # An update whose value is a constant's data or an input's array is
+        # stored as a copy, so the shared variable never aliases either.
+        self._update_cells = [(t.container, cell, isinstance(v, Constant) or v in fgraph.inputs)
+                              for (t, _), cell, v in zip(updates, out_cells[n_out:],
+                                                         fgraph.outputs[n_out:])]
+        # An output is copied before it is returned when its array lives on
+        # after the call: a constant's data, an input's value, a value that an
+        # update stores in a shared variable, or the same variable returned
+        # at an earlier position (two results must not be one array).
+        graph_outs = fgraph.outputs
+        self._constant_outputs = [
+            isinstance(v, Constant) or v in fgraph.inputs or v in graph_outs[:i]
+            or v in graph_outs[n_out:]
+            for i, v in enumerate(graph_outs[:n_out])]
+        # Cells emptied after each call: never a constant's (it holds the data).
+        self._cleared_cells = [cell for v, cell in zip(graph_outs, out_cells)
+                               if not isinstance(v, Constant)]
         self.profile = ProfileStats(self) if profile else None
         self._run = self.program.run
 
@@ -233,6 +255,8 @@ class Function:
                 try:
                     cell[0] = ttype.filter(value)
                 except (TypeError, ValueError) as exc:
+                    for done in self._arg_cells[:i]:
+                        done[0] = None  # keep no reference to the earlier arguments
                     raise TypeError("bad argument %d (%s) to %s: expected %r, got %s: %s" % (
                         i, self._input_names[i] or "unnamed", self._describe(), ttype,
                         _value_text(value), exc)) from None
@@ -249,9 +273,12 @@ class Function:
             if copy_needed and isinstance(value, np.ndarray):
                 value = value.copy()
             results.append(value)
-        for container, cell, ttype in self._update_cells:
-            container[0] = cell[0]
-        for cell in self.program.output_cells:
+        for container, cell, copy_needed in self._update_cells:
+            value = cell[0]
+            if copy_needed and isinstance(value, np.ndarray):
+                value = value.copy()
+            container[0] = value
+        for cell in self._cleared_cells:
             cell[0] = None
         for cell in self._arg_cells:
             cell[0] = None
@@ -266,6 +293,9 @@ class Function:
             if key not in names:
                 raise TypeError("%s has no input named %r (inputs: %s)" % (
                     self._describe(), key, names))
+            if names.count(key) > 1:
+                raise TypeError("%s has %d inputs named %r; pass their values by position" % (
+                    self._describe(), names.count(key), key))
             pos = names.index(key)
             while len(args) <= pos:
                 args.append(_MISSING)

@@ -14,7 +14,6 @@ class ProfileStats:
     def __init__(self, function):
         self.function = function
         self.nodes = list(function.program.nodes)
-        self.kinds = list(function.program.kinds)
         self.calls = 0
         self.node_calls = [0] * len(self.nodes)
         self.node_time = [0.0] * len(self.nodes)
@@ -25,6 +24,12 @@ class ProfileStats:
         self.node_calls[index] += 1
         self.node_time[index] += seconds
         self.node_bytes[index] = max(self.node_bytes[index], nbytes)
+
+    @property
+    def kinds(self):
+        """How each node runs now ("py" or "c"): read from the program, whose nodes
+        switch to C when a background compilation finishes."""
+        return list(self.function.program.kinds)
 
     @property
     def total_time(self):

@@ -8,11 +8,7 @@ peak memory stays close to what the graph really needs at once.
 
 import time
 
-__all__ = ["PythonLinker", "Program", "NodeError"]
-
-
-class NodeError(Exception):
-    """Marker base: exceptions re-raised with the failing node's description."""
+__all__ = ["PythonLinker", "Program"]
 
 
 class Program:
@@ -38,7 +34,7 @@ class Program:
                 for cell in release[i]:
                     cell[0] = None
         except Exception as exc:
-            _reraise_with_node(exc, nodes[i], self.storage)
+            _reraise_with_node(exc, nodes[i], self.storage, self._clear)
 
     def run_profiled(self, stats):
         """Like :meth:`run`, recording per-node time and output sizes in ``stats``."""
@@ -62,7 +58,13 @@ class Program:
                 for cell in release[i]:
                     cell[0] = None
         except Exception as exc:
-            _reraise_with_node(exc, nodes[i], storage)
+            _reraise_with_node(exc, nodes[i], storage, self._clear)
+
+    def _clear(self):
+        """Empty every cell but the constants' (after a failed run)."""
+        for var, cell in self.storage.items():
+            if not _is_constant(var):
+                cell[0] = None
 
 
 def _describe_inputs(node, storage):
@@ -76,15 +78,31 @@ def _describe_inputs(node, storage):
     return "; ".join(parts)
 
 
-def _reraise_with_node(exc, node, storage):
-    message = "%s\nApply node that caused the error: %s\nInputs: %s" % (
-        exc, node, _describe_inputs(node, storage))
-    try:
-        new = type(exc)(message)
-    except Exception:
+def _reraise_with_node(exc, node, storage, clear):
+    detail = "Apply node that caused the error: %s\nInputs: %s" % (
+        node, _describe_inputs(node, storage))
+    clear()  # a failed run must not keep the caller's arrays or intermediates alive
+    new = None
+    if not isinstance(exc, KeyError):  # a KeyError's str() is the repr of its message
+        try:
+            new = type(exc)("%s\n%s" % (exc, detail))
+        except Exception:  # an exception class whose constructor takes other arguments
+            new = None
+    if new is None:
+        exc.node = node
+        if hasattr(exc, "add_note"):
+            exc.add_note(detail)
         raise exc
     new.node = node
     raise new.with_traceback(exc.__traceback__) from exc
+
+
+def _unset_output(node, out_cells):
+    missing = [i for i, cell in enumerate(out_cells) if cell[0] is None]
+    if missing:
+        raise ValueError("%s.perform did not set output %s (%s) of %d" % (
+            node.op, ", ".join(map(str, missing)),
+            ", ".join(repr(node.outputs[i]) for i in missing), len(out_cells)))
 
 
 class PythonLinker:
@@ -107,19 +125,28 @@ class PythonLinker:
             thunk = fast(node, in_cells, out_cells)
             if thunk is not None:
                 return thunk
+        # A perform that leaves an output unset is reported: ``o`` is the only
+        # output's cell, or a dummy that sends several outputs to the full check.
+        o = out_cells[0] if len(out_cells) == 1 else [None]
         if len(in_cells) == 1:
             (a,) = in_cells
 
             def thunk():
                 perform(node, [a[0]], out_cells)
+                if o[0] is None:
+                    _unset_output(node, out_cells)
         elif len(in_cells) == 2:
             a, b = in_cells
 
             def thunk():
                 perform(node, [a[0], b[0]], out_cells)
+                if o[0] is None:
+                    _unset_output(node, out_cells)
         else:
             def thunk():
                 perform(node, [c[0] for c in in_cells], out_cells)
+                if o[0] is None:
+                    _unset_output(node, out_cells)
         return thunk
 
     def link(self, fgraph, keep=()):
@@ -134,6 +161,9 @@ class PythonLinker:
         for i, node in enumerate(order):
             for var in node.inputs:
                 last_use[var] = i
+        for i, node in enumerate(order):
+            for var in node.outputs:
+                last_use.setdefault(var, i)  # an output nothing reads: freed at once
         release = [[] for _ in order]
         for var, i in last_use.items():
             if var not in protected and not _is_constant(var):

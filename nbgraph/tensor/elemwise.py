@@ -352,10 +352,12 @@ class SumToShape(Op):
     """Sum ``g`` over the dimensions where ``like`` has size 1 and ``g`` does not.
 
     The gradient of a broadcast input: undoes broadcasting at run time, so it
-    stays right when a dimension of unknown size turns out to be 1.
+    stays right when a dimension of unknown size turns out to be 1.  When
+    nothing needs summing the output is ``g`` itself, hence the view_map.
     """
 
     __props__ = ()
+    view_map = {0: [0]}
 
     def make_node(self, g, like):
         g, like = as_tensor_variable(g), as_tensor_variable(like)

@@ -2,10 +2,12 @@
 
 Rewrites live in :data:`rewrites`, a registry (registering a name again
 replaces the old entry).  The "fast" pipeline runs merge, then one fixed
-point of canonicalisation and constant folding, then merge again.  Every
+point of canonicalisation and constant folding, merge again, elementwise
+fusion (:mod:`nbgraph.tensor.fusion`, tagged "fusion"), and a last merge.  Every
 rewrite here keeps NumPy's results: no ``x * 0 -> 0`` (NaN and inf must
 survive), no ``x + 0 -> x`` for floats (it would turn -0.0 into itself
-instead of +0.0), and dtypes and shapes are preserved.
+instead of +0.0), no ``exp(log(x)) -> x`` (equal only up to rounding), and
+dtypes and shapes are preserved.
 """
 
 import numpy as np
@@ -130,26 +132,6 @@ def double_negation(fgraph, node):
     return None
 
 
-@register_rewrite("exp_of_log", "fast", "canonicalize", position=20)
-@node_rewriter([Elemwise])
-def exp_of_log(fgraph, node):
-    """``exp(log(x)) -> where(x >= 0, x, nan)``: the same NaN for negatives, no rounding."""
-    if node.op.scalar_op != ps.exp:
-        return None
-    inner = node.inputs[0].owner
-    if inner is None or not isinstance(inner.op, Elemwise) or inner.op.scalar_op != ps.log:
-        return None
-    x = inner.inputs[0]
-    out = node.outputs[0]
-    if x.type.dtype != out.type.dtype or x.type.dtype not in FLOAT_DTYPES:
-        return None
-    from nbgraph.tensor.math import ge, switch
-
-    nan = TensorConstant(TensorType(x.dtype, ()), np.array(np.nan, dtype=x.dtype))
-    zero = TensorConstant(TensorType(x.dtype, ()), np.array(0, dtype=x.dtype))
-    return [switch(ge(x, zero), x, nan)]
-
-
 @register_rewrite("useless_dimshuffle", "fast", "canonicalize", position=20)
 @node_rewriter([DimShuffle])
 def useless_dimshuffle(fgraph, node):
@@ -212,11 +194,20 @@ def shape_i_lift(fgraph, node):
 
 
 def fast_pipeline():
-    """The graph rewriter ``rewrite="fast"`` runs."""
+    """The graph rewriter ``rewrite="fast"`` runs.
+
+    Merge, canonicalisation and constant folding to a fixed point, merge, then
+    the graph rewriters tagged "fusion" (elementwise and reduction fusion,
+    registered by :mod:`nbgraph.tensor.fusion`), then merge again.
+    """
+    import nbgraph.tensor.fusion  # noqa: F401  (registers the "fusion" stage)
+
     node_rewriters = rewrites.query("fast")
     return SequentialRewriter(
         MergeRewriter(),
         EquilibriumRewriter(node_rewriters, name="canonicalize"),
+        MergeRewriter(),
+        *rewrites.query("fusion"),
         MergeRewriter(),
         name="fast",
     )

@@ -169,35 +169,24 @@ def reshape_c_code(self, node, name, inputs, outputs, sub):
     if ndx == 0:
         lines.append("*%s = *%s;" % (out, x))
     else:
-        lines.append("""int64_t nbg_shape[NBG_MAXDIMS], nbg_idx[NBG_MAXDIMS];
-int64_t nbg_st[2 * NBG_MAXDIMS];
-int nbg_nd, nbg_d;
-int64_t nbg_k = 0;
-const int64_t nbg_total = %(nx)s;
-for (nbg_d = 0; nbg_d < %(nd)d; nbg_d++) { nbg_shape[nbg_d] = %(x)s_dims[nbg_d]; nbg_idx[nbg_d] = 0; }
-if (nbg_elem_strides(%(nd)d, %(x)s_dims, %(x)s_strides, sizeof(%(ct)s), %(x)s_dims, nbg_st) < 0) {
-    nbg_errorf(nbg_err, "Reshape: misaligned strides"); goto nbg_fail; }
-if (nbg_total > 0) {
-    int64_t nbg_expect = 1;
-    for (nbg_d = %(nd)d - 1; nbg_d >= 0; nbg_d--) { nbg_st[NBG_MAXDIMS + nbg_d] = nbg_expect; nbg_expect *= nbg_shape[nbg_d]; }
-    nbg_nd = nbg_coalesce(%(nd)d, 2, nbg_shape, nbg_st);
-    {
-        const %(ct)s *nbg_p = %(x)s;
-        %(ct)s *nbg_q = %(out)s;
-        const int64_t nbg_ps = nbg_st[nbg_nd - 1], nbg_inner = nbg_shape[nbg_nd - 1];
-        for (;;) {
-            int64_t nbg_i;
-            for (nbg_i = 0; nbg_i < nbg_inner; nbg_i++) nbg_q[nbg_k + nbg_i] = nbg_p[nbg_i * nbg_ps];
-            nbg_k += nbg_inner;
-            for (nbg_d = nbg_nd - 2; nbg_d >= 0; nbg_d--) {
-                nbg_p += nbg_st[nbg_d];
-                if (++nbg_idx[nbg_d] < nbg_shape[nbg_d]) break;
-                nbg_p -= nbg_st[nbg_d] * nbg_shape[nbg_d];
-                nbg_idx[nbg_d] = 0;
-            }
-            if (nbg_d < 0) break;
-        }
-    }
+        lines.append("""int64_t nbg_cs[%(nd)d], nbg_expect = sizeof(%(ct)s);
+int nbg_d;
+for (nbg_d = %(nd)d - 1; nbg_d >= 0; nbg_d--) { nbg_cs[nbg_d] = nbg_expect; nbg_expect *= %(x)s_dims[nbg_d]; }
+if (%(nx)s > 0) {
+    const int64_t *const nbg_dl[2] = {%(x)s_dims, %(x)s_dims};
+    const int64_t *const nbg_sl[2] = {%(x)s_strides, nbg_cs};
+    const int64_t nbg_items[2] = {sizeof(%(ct)s), sizeof(%(ct)s)};
+    void *const nbg_bases[2] = {(void *)%(x)s, (void *)%(out)s};
+    nbg_iter nbg_it;
+    if (nbg_iter_init(&nbg_it, %(nd)d, 2, %(x)s_dims, nbg_dl, nbg_sl, nbg_items, nbg_bases, 0,
+                      nbg_err)) { nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }
+    do {
+        const %(ct)s *nbg_p = (const %(ct)s *)nbg_it.ptr[0];
+        %(ct)s *nbg_q = (%(ct)s *)nbg_it.ptr[1];
+        const int64_t nbg_ps = nbg_it.inner[0], nbg_qs = nbg_it.inner[1];
+        int64_t nbg_i;
+        for (nbg_i = 0; nbg_i < nbg_it.n; nbg_i++) nbg_q[nbg_i * nbg_qs] = nbg_p[nbg_i * nbg_ps];
+    } while (nbg_iter_next(&nbg_it));
 }""" % {"nx": nx, "nd": ndx, "x": x, "out": out, "ct": ct})
     lines.append("}")
     return "\n".join(lines)

@@ -52,129 +52,115 @@ def broadcast_loop(nd, inputs, outputs, element, restrict=True, what="operands")
     ``inputs``: :class:`LoopInput` list; ``outputs``: ``[(cname, ctype)]``,
     all of the same shape.  ``element(in_exprs, out_lvalues)`` returns the C
     block for one element.  Each array input's dims must equal the output's
-    or be 1 (checked; a mismatch fails with NumPy's wording).
+    or be 1 (checked; a mismatch fails with NumPy's wording).  The fast path
+    is one flat loop; the general path runs rows of the prelude's iterator.
     """
     out0 = outputs[0][0]
-    lines = ["{", "int64_t nbg_n;", "char nbg_b1[200], nbg_b2[200];",
-             "(void)nbg_b1; (void)nbg_b2;"]
-    arrays = [x for x in inputs if not x.scalar]
-    if nd:
-        for x in inputs:
-            if x.literal is not None:
-                continue
-            if x.scalar:
-                cond = " || ".join("%s_dims[%d] != 1" % (x.cname, d) for d in range(nd))
-                lines.append("if (NBG_UNLIKELY(%s)) { nbg_errorf(nbg_err, \"%s: an operand of "
-                             "static shape %s has shape %%s\", nbg_shape_text(nbg_b1, 200, "
-                             "%d, %s_dims)); goto nbg_fail; }" % (
-                                 cond, what, _ones_text(nd), nd, x.cname))
-                continue
-            cond = " || ".join("(%s_dims[%d] != %s_dims[%d] && %s_dims[%d] != 1)" % (
-                x.cname, d, out0, d, x.cname, d) for d in range(nd))
-            lines.append(
-                "if (NBG_UNLIKELY(%s)) { nbg_errorf(nbg_err, \"%s could not be broadcast "
-                "together: shape %%s does not fit the result shape %%s\", "
-                "nbg_shape_text(nbg_b1, 200, %d, %s_dims), nbg_shape_text(nbg_b2, 200, %d, "
-                "%s_dims)); goto nbg_fail; }" % (cond, what, nd, x.cname, nd, out0))
-        for cname, _ in outputs[1:]:
-            lines.append("if (NBG_UNLIKELY(!nbg_same_dims(%d, %s_dims, %s_dims))) { "
-                         "nbg_errorf(nbg_err, \"%s: outputs of different shapes\"); "
-                         "goto nbg_fail; }" % (nd, cname, out0, what))
-        lines.append("nbg_n = nbg_size(%d, %s_dims);" % (nd, out0))
-    else:
-        lines.append("nbg_n = 1;")
+    arrays = [(k, x) for k, x in enumerate(inputs) if not x.scalar]
+    scalars = [x for x in inputs if x.scalar and x.literal is None]
+    L = ["{", "int64_t nbg_n;"]
     scalar_names = {}
+    if nd:
+        if arrays:
+            L.append("const int64_t *const nbg_idims[%d] = {%s};" % (
+                len(arrays), ", ".join("%s_dims" % x.cname for _, x in arrays)))
+            L.append("if (NBG_UNLIKELY(nbg_check_broadcast(%d, %s_dims, %d, nbg_idims, nbg_err, "
+                     "\"%s\"))) goto nbg_fail;" % (nd, out0, len(arrays), what))
+        if scalars:
+            L.append("const int64_t *const nbg_sdims[%d] = {%s};" % (
+                len(scalars), ", ".join("%s_dims" % x.cname for x in scalars)))
+            L.append("if (NBG_UNLIKELY(nbg_check_ones(%d, %d, nbg_sdims, nbg_err, \"%s\"))) "
+                     "goto nbg_fail;" % (nd, len(scalars), what))
+        for cname, _ in outputs[1:]:
+            L.append("if (NBG_UNLIKELY(!nbg_same_dims(%d, %s_dims, %s_dims))) { "
+                     "nbg_errorf(nbg_err, \"%%s: outputs of different shapes\", \"%s\"); "
+                     "goto nbg_fail; }" % (nd, cname, out0, what))
+        L.append("nbg_n = nbg_size(%d, %s_dims);" % (nd, out0))
+    else:
+        L.append("nbg_n = 1;")
     for k, x in enumerate(inputs):
         if x.scalar:
-            v = "nbg_v%d" % k
-            scalar_names[k] = v
-            value = x.literal if x.literal is not None else "*%s" % x.cname
-            lines.append("const %s %s = %s;" % (x.ctype, v, value))
+            scalar_names[k] = "nbg_v%d" % k
+            L.append("const %s nbg_v%d = %s;" % (x.ctype, k, x.literal if x.literal is not None
+                                                 else "*%s" % x.cname))
     if nd == 0:
-        ins = [scalar_names[k] for k in range(len(inputs))]
-        outs = ["*%s" % c for c, _ in outputs]
-        lines.append(element(ins, outs))
-        lines.append("(void)nbg_n;")
-        lines.append("}")
-        return "\n".join(lines)
-    rq = "restrict " if restrict else ""
-    # fast path
-    fast = []
-    for x in arrays:
-        fast.append("nbg_same_dims(%d, %s_dims, %s_dims) && nbg_contiguous(%d, %s_dims, "
-                    "%s_strides, sizeof(%s))" % (nd, x.cname, out0, nd, x.cname, x.cname,
-                                                 x.ctype))
-    for cname, ctype in outputs:
-        fast.append("nbg_contiguous(%d, %s_dims, %s_strides, sizeof(%s))" % (
-            nd, cname, cname, ctype))
-    lines.append("if (nbg_n > 0 && %s) {" % " && ".join(fast))
-    ins, outs = [], []
-    for k, x in enumerate(inputs):
-        if x.scalar:
-            ins.append(scalar_names[k])
-        else:
-            lines.append("const %s *%snbg_p%d = %s;" % (x.ctype, rq, k, x.cname))
-            ins.append("nbg_p%d[nbg_i]" % k)
-    for j, (cname, ctype) in enumerate(outputs):
-        lines.append("%s *%snbg_q%d = %s;" % (ctype, rq, j, cname))
-        outs.append("nbg_q%d[nbg_i]" % j)
-    lines.append("int64_t nbg_i;")
-    lines.append("for (nbg_i = 0; nbg_i < nbg_n; nbg_i++) {")
-    lines.append(element(ins, outs))
-    lines.append("}")
-    # general path
-    lines.append("} else if (nbg_n > 0) {")
-    ops = [(x.cname, x.ctype, "nbg_p%d" % k, True) for k, x in enumerate(inputs)
-           if not x.scalar]
+        L.append(element([scalar_names[k] for k in range(len(inputs))],
+                         ["*%s" % c for c, _ in outputs]))
+        L.append("(void)nbg_n;")
+        L.append("}")
+        return "\n".join(L)
+    ops = [(x.cname, x.ctype, "nbg_p%d" % k, True) for k, x in arrays]
     ops += [(cname, ctype, "nbg_q%d" % j, False) for j, (cname, ctype) in enumerate(outputs)]
     nops = len(ops)
-    lines.append("int64_t nbg_shape[NBG_MAXDIMS], nbg_idx[NBG_MAXDIMS];")
-    lines.append("int64_t nbg_st[%d * NBG_MAXDIMS];" % nops)
-    lines.append("int nbg_nd, nbg_d;")
-    lines.append("for (nbg_d = 0; nbg_d < %d; nbg_d++) { nbg_shape[nbg_d] = %s_dims[nbg_d]; "
-                 "nbg_idx[nbg_d] = 0; }" % (nd, out0))
-    for m, (cname, ctype, _, _) in enumerate(ops):
-        lines.append("if (NBG_UNLIKELY(nbg_elem_strides(%d, %s_dims, %s_strides, sizeof(%s), "
-                     "%s_dims, nbg_st + %d * NBG_MAXDIMS) < 0)) { nbg_errorf(nbg_err, "
-                     "\"%s: misaligned strides\"); nbg_status = NBG_TYPE_ERROR; "
-                     "goto nbg_fail; }" % (nd, cname, cname, ctype, out0, m, what))
-    lines.append("nbg_nd = nbg_coalesce(%d, %d, nbg_shape, nbg_st);" % (nd, nops))
-    ins, outs = [], []
+    L.append("const int64_t *const nbg_dl[%d] = {%s};" % (
+        nops, ", ".join("%s_dims" % c for c, _, _, _ in ops)))
+    L.append("const int64_t *const nbg_sl[%d] = {%s};" % (
+        nops, ", ".join("%s_strides" % c for c, _, _, _ in ops)))
+    L.append("const int64_t nbg_items[%d] = {%s};" % (
+        nops, ", ".join("sizeof(%s)" % t for _, t, _, _ in ops)))
+    rq = "restrict " if restrict else ""
+    # One contiguous loop serves both the whole array (every operand contiguous
+    # and of the output's shape) and, in the general case, each row of the
+    # iterator whose operands all have unit strides; other rows use the
+    # strided loop.
+    L.append("if (nbg_n > 0) {")
+    L.append("nbg_iter nbg_it;")
+    L.append("char *nbg_row[%d];" % nops)
+    L.append("int64_t nbg_len, nbg_rs[%d];" % nops)
+    L.append("int nbg_general = !nbg_all_contiguous(%d, %s_dims, %d, nbg_dl, nbg_sl, nbg_items);"
+             % (nd, out0, nops))
+    L.append("int nbg_k;")
+    L.append("if (!nbg_general) {")
+    for m, (cname, _, _, _) in enumerate(ops):
+        L.append("nbg_row[%d] = (char *)%s; nbg_rs[%d] = 1;" % (m, cname, m))
+    L.append("nbg_len = nbg_n;")
+    L.append("} else {")
+    L.append("void *const nbg_bases[%d] = {%s};" % (nops, ", ".join(
+        "(void *)%s" % c for c, _, _, _ in ops)))
+    L.append("if (NBG_UNLIKELY(nbg_iter_init(&nbg_it, %d, %d, %s_dims, nbg_dl, nbg_sl, nbg_items, "
+             "nbg_bases, 0, nbg_err))) { nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }" % (
+                 nd, nops, out0))
+    L.append("for (nbg_k = 0; nbg_k < %d; nbg_k++) { nbg_row[nbg_k] = nbg_it.ptr[nbg_k]; "
+             "nbg_rs[nbg_k] = nbg_it.inner[nbg_k]; }" % nops)
+    L.append("nbg_len = nbg_it.n;")
+    L.append("}")
+    L.append("for (;;) {")
+    L.append("int nbg_unit = 1;")
+    L.append("for (nbg_k = 0; nbg_k < %d; nbg_k++) nbg_unit &= (nbg_rs[nbg_k] == 1);" % nops)
+    L.append("if (nbg_unit) {")
     for m, (cname, ctype, p, is_in) in enumerate(ops):
-        lines.append("%s%s *%s = %s;" % ("const " if is_in else "", ctype, p, cname))
-        lines.append("const int64_t %s_s = nbg_st[%d * NBG_MAXDIMS + nbg_nd - 1];" % (p, m))
-    k_arr = 0
-    for k, x in enumerate(inputs):
-        if x.scalar:
-            ins.append(scalar_names[k])
-        else:
-            ins.append("nbg_p%d[nbg_i * nbg_p%d_s]" % (k, k))
-            k_arr += 1
-    for j in range(len(outputs)):
-        outs.append("nbg_q%d[nbg_i * nbg_q%d_s]" % (j, j))
-    lines.append("const int64_t nbg_inner = nbg_shape[nbg_nd - 1];")
-    lines.append("for (;;) {")
-    lines.append("int64_t nbg_i;")
-    lines.append("for (nbg_i = 0; nbg_i < nbg_inner; nbg_i++) {")
-    lines.append(element(ins, outs))
-    lines.append("}")
-    lines.append("for (nbg_d = nbg_nd - 2; nbg_d >= 0; nbg_d--) {")
-    for m, (_, _, p, _) in enumerate(ops):
-        lines.append("%s += nbg_st[%d * NBG_MAXDIMS + nbg_d];" % (p, m))
-    lines.append("if (++nbg_idx[nbg_d] < nbg_shape[nbg_d]) break;")
-    for m, (_, _, p, _) in enumerate(ops):
-        lines.append("%s -= nbg_st[%d * NBG_MAXDIMS + nbg_d] * nbg_shape[nbg_d];" % (p, m))
-    lines.append("nbg_idx[nbg_d] = 0;")
-    lines.append("}")
-    lines.append("if (nbg_d < 0) break;")
-    lines.append("}")
-    lines.append("}")
-    lines.append("}")
-    return "\n".join(lines)
+        c = "const " if is_in else ""
+        L.append("%s%s *%s%s = (%s%s *)nbg_row[%d];" % (c, ctype, rq, p, c, ctype, m))
+    L.append("int64_t nbg_i;")
+    L.append("for (nbg_i = 0; nbg_i < nbg_len; nbg_i++) {")
+    ins = [scalar_names[k] if x.scalar else "nbg_p%d[nbg_i]" % k for k, x in enumerate(inputs)]
+    outs = ["nbg_q%d[nbg_i]" % j for j in range(len(outputs))]
+    L.append(element(ins, outs))
+    L.append("}")
+    L.append("} else {")
+    for m, (cname, ctype, p, is_in) in enumerate(ops):
+        c = "const " if is_in else ""
+        L.append("%s%s *%s = (%s%s *)nbg_row[%d];" % (c, ctype, p, c, ctype, m))
+        L.append("const int64_t %s_s = nbg_rs[%d];" % (p, m))
+    L.append("int64_t nbg_i;")
+    L.append("for (nbg_i = 0; nbg_i < nbg_len; nbg_i++) {")
+    ins = [scalar_names[k] if x.scalar else "nbg_p%d[nbg_i * nbg_p%d_s]" % (k, k)
+           for k, x in enumerate(inputs)]
+    outs = ["nbg_q%d[nbg_i * nbg_q%d_s]" % (j, j) for j in range(len(outputs))]
+    L.append(element(ins, outs))
+    L.append("}")
+    L.append("}")
+    L.append("if (!nbg_general || !nbg_iter_next(&nbg_it)) break;")
+    L.append("for (nbg_k = 0; nbg_k < %d; nbg_k++) nbg_row[nbg_k] = nbg_it.ptr[nbg_k];" % nops)
+    L.append("}")
+    L.append("}")
+    L.append("}")
+    return "\n".join(L)
 
 
-def _ones_text(nd):
-    return "(%s)" % ", ".join(["1"] * nd) + ("," if nd == 1 else "")
+def c_str(text):
+    """``text`` escaped for the inside of a C string literal."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
 
 
 def _literal_of(var):
@@ -251,7 +237,7 @@ def elemwise_c_code(self, node, name, inputs, outputs, sub):
 
     restrict = not self.inplace_pattern
     return broadcast_loop(nd, loop_inputs, loop_outputs, element, restrict=restrict,
-                          what=str(self).replace('"', "'").replace("%", "%%"))
+                          what=c_str(str(self)))
 
 
 def elemwise_c_support_code(self, node=None):

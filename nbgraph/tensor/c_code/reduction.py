@@ -27,6 +27,7 @@ from nbgraph.tensor.c_code.elemwise import (
     LoopInput,
     _literal_of,
     broadcast_shape,
+    c_str,
     scalar_node,
 )
 
@@ -79,45 +80,44 @@ def reduction_loop(nd, axis, inputs, output, kind, acc_dtype, element, what):
     of ``nd`` dims, broadcast together); ``output``: the C name of the
     output tensor (``nd - len(axis)`` dims, C-contiguous, of ``acc_dtype``);
     ``element(in_exprs, target)``: C block setting ``target`` (a variable of
-    ``acc_dtype``) to one element's value from the input expressions.
+    ``acc_dtype``) to one element's value from the input expressions;
+    ``what``: the op's name for messages (a C string body).
     """
     act = _C_TYPES[acc_dtype]
     kept = [d for d in range(nd) if d not in axis]
     arrays = [(k, x) for k, x in enumerate(inputs) if not x.scalar]
-    L = ["{", "char nbg_b1[200];", "(void)nbg_b1;", "int64_t nbg_nout, nbg_nred;"]
-    L.append("int64_t nbg_full[NBG_MAXDIMS];")
-    L.append("int nbg_d;")
-    for d in range(nd):
-        L.append("nbg_full[%d] = 1;" % d)
-        for k, x in arrays:
-            L.append("if (%s_dims[%d] != 1) { if (nbg_full[%d] != 1 && nbg_full[%d] != "
-                     "%s_dims[%d]) { nbg_errorf(nbg_err, \"%s: operands could not be "
-                     "broadcast together (dimension %d: %%lld and %%lld)\", (long long)"
-                     "nbg_full[%d], (long long)%s_dims[%d]); goto nbg_fail; } nbg_full[%d] = "
-                     "%s_dims[%d]; }" % (x.cname, d, d, d, x.cname, d, what, d, d, x.cname, d,
-                                         d, x.cname, d))
-    for k, x in enumerate(inputs):
-        if x.scalar and x.literal is None and nd:
-            cond = " || ".join("%s_dims[%d] != 1" % (x.cname, d) for d in range(nd))
-            L.append("if (NBG_UNLIKELY(%s)) { nbg_errorf(nbg_err, \"%s: an operand of static "
-                     "size 1 has shape %%s\", nbg_shape_text(nbg_b1, 200, %d, %s_dims)); "
-                     "goto nbg_fail; }" % (cond, what, nd, x.cname))
-    for j, d in enumerate(kept):
-        L.append("if (%s_dims[%d] != nbg_full[%d]) { nbg_errorf(nbg_err, \"%s: the output "
-                 "has size %%lld in dimension %d, expected %%lld\", (long long)%s_dims[%d], "
-                 "(long long)nbg_full[%d]); goto nbg_fail; }" % (
-                     output, j, d, what, j, output, j, d))
-    L.append("nbg_nout = 1; nbg_nred = 1;")
-    for d in range(nd):
-        L.append("%s *= nbg_full[%d];" % ("nbg_nred" if d in axis else "nbg_nout", d))
-    if kind in ("max", "min"):
-        L.append("if (nbg_nred == 0) { nbg_errorf(nbg_err, \"%s of an empty array (shape %%s) "
-                 "has no value: zero-size reduction with no identity\", nbg_shape_text(nbg_b1, "
-                 "200, %d, nbg_full)); goto nbg_fail; }" % (what, nd))
-    if kept:
-        L.append("if (!nbg_contiguous(%d, %s_dims, %s_strides, sizeof(%s))) { nbg_errorf("
-                 "nbg_err, \"%s: the output must be C-contiguous\"); goto nbg_fail; }" % (
-                     len(kept), output, output, act, what))
+    scalars = [x for x in inputs if x.scalar and x.literal is None]
+    L = ["{", "int64_t nbg_nout = 1, nbg_nred = 1;", "char nbg_b1[200];", "(void)nbg_b1;"]
+    if nd:
+        L.append("int64_t nbg_full[%d];" % nd)
+        if arrays:
+            L.append("const int64_t *const nbg_idims[%d] = {%s};" % (
+                len(arrays), ", ".join("%s_dims" % x.cname for _, x in arrays)))
+            L.append("if (NBG_UNLIKELY(nbg_broadcast_shape(%d, %d, nbg_idims, nbg_full, nbg_err, "
+                     "\"%s\"))) goto nbg_fail;" % (nd, len(arrays), what))
+        else:
+            L.append("{ int nbg_d; for (nbg_d = 0; nbg_d < %d; nbg_d++) nbg_full[nbg_d] = 1; }"
+                     % nd)
+        if scalars:
+            L.append("const int64_t *const nbg_sdims[%d] = {%s};" % (
+                len(scalars), ", ".join("%s_dims" % x.cname for x in scalars)))
+            L.append("if (NBG_UNLIKELY(nbg_check_ones(%d, %d, nbg_sdims, nbg_err, \"%s\"))) "
+                     "goto nbg_fail;" % (nd, len(scalars), what))
+        for j, d in enumerate(kept):
+            L.append("if (%s_dims[%d] != nbg_full[%d]) { nbg_errorf(nbg_err, \"%%s: the output "
+                     "has size %%lld in dimension %d, expected %%lld\", \"%s\", (long long)"
+                     "%s_dims[%d], (long long)nbg_full[%d]); goto nbg_fail; }" % (
+                         output, j, d, j, what, output, j, d))
+        for d in range(nd):
+            L.append("%s *= nbg_full[%d];" % ("nbg_nred" if d in axis else "nbg_nout", d))
+        if kind in ("max", "min"):
+            L.append("if (nbg_nred == 0) { nbg_errorf(nbg_err, \"%%s of an empty array (shape "
+                     "%%s) has no value: zero-size reduction with no identity\", \"%s\", "
+                     "nbg_shape_text(nbg_b1, 200, %d, nbg_full)); goto nbg_fail; }" % (what, nd))
+        if kept:
+            L.append("if (!nbg_contiguous(%d, %s_dims, %s_strides, sizeof(%s))) { nbg_errorf("
+                     "nbg_err, \"%%s: the output must be C-contiguous\", \"%s\"); "
+                     "goto nbg_fail; }" % (len(kept), output, output, act, what))
     L.append("{ int64_t nbg_j; for (nbg_j = 0; nbg_j < nbg_nout; nbg_j++) %s[nbg_j] = %s; }"
              % (output, _identity(kind, acc_dtype)))
     scalar_names = {}
@@ -127,77 +127,100 @@ def reduction_loop(nd, axis, inputs, output, kind, acc_dtype, element, what):
             L.append("const %s nbg_v%d = %s;" % (x.ctype, k, x.literal if x.literal is not None
                                                  else "*%s" % x.cname))
     if nd == 0:
-        ins = [scalar_names[k] for k in range(len(inputs))]
         L.append("{ %s nbg_val;" % act)
-        L.append(element(ins, "nbg_val"))
+        L.append(element([scalar_names[k] for k in range(len(inputs))], "nbg_val"))
         L.append("*%s = %s; }" % (output, _combine(kind, acc_dtype, "*" + output, "nbg_val")))
-        L.append("(void)nbg_nred; (void)nbg_d;")
+        L.append("(void)nbg_nred; (void)nbg_nout;")
         L.append("}")
         return "\n".join(L)
     L.append("if (nbg_nout > 0 && nbg_nred > 0) {")
-    ops = [(x.cname, x.ctype, "nbg_p%d" % k) for k, x in arrays]
-    nops = len(ops) + 1
-    L.append("int64_t nbg_shape[NBG_MAXDIMS], nbg_idx[NBG_MAXDIMS];")
-    L.append("int64_t nbg_st[%d * NBG_MAXDIMS];" % nops)
-    L.append("int nbg_nd;")
-    L.append("for (nbg_d = 0; nbg_d < %d; nbg_d++) { nbg_shape[nbg_d] = nbg_full[nbg_d]; "
-             "nbg_idx[nbg_d] = 0; }" % nd)
-    for m, (cname, ctype, _) in enumerate(ops):
-        L.append("if (nbg_elem_strides(%d, %s_dims, %s_strides, sizeof(%s), nbg_full, "
-                 "nbg_st + %d * NBG_MAXDIMS) < 0) { nbg_errorf(nbg_err, \"%s: misaligned "
-                 "strides\"); nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }" % (
-                     nd, cname, cname, ctype, m, what))
-    qrow = "nbg_st + %d * NBG_MAXDIMS" % (nops - 1)
+    # the output as an operand of the full shape: stride 0 along reduced dimensions
+    L.append("int64_t nbg_od[%d], nbg_os[%d];" % (nd, nd))
     for d in range(nd):
         if d in axis:
-            L.append("(%s)[%d] = 0;" % (qrow, d))
+            L.append("nbg_od[%d] = 1; nbg_os[%d] = 0;" % (d, d))
         else:
             j = kept.index(d)
-            L.append("(%s)[%d] = nbg_full[%d] == 1 ? 0 : %s_strides[%d] / (int64_t)sizeof(%s);"
-                     % (qrow, d, d, output, j, act))
-    if ops:
-        # memory order of the first input: outer dimensions have larger strides
-        L.append("""{
-    int nbg_a, nbg_b, nbg_m;
-    for (nbg_a = 1; nbg_a < %(nd)d; nbg_a++) {
-        for (nbg_b = nbg_a; nbg_b > 0; nbg_b--) {
-            int64_t nbg_sa = nbg_st[nbg_b - 1], nbg_sb = nbg_st[nbg_b];
-            if (nbg_sa < 0) nbg_sa = -nbg_sa;
-            if (nbg_sb < 0) nbg_sb = -nbg_sb;
-            if (nbg_sb <= nbg_sa || nbg_shape[nbg_b] == 1 || nbg_shape[nbg_b - 1] == 1) break;
-            { int64_t t = nbg_shape[nbg_b]; nbg_shape[nbg_b] = nbg_shape[nbg_b - 1];
-              nbg_shape[nbg_b - 1] = t; }
-            for (nbg_m = 0; nbg_m < %(nops)d; nbg_m++) {
-                int64_t *row = nbg_st + nbg_m * NBG_MAXDIMS, t = row[nbg_b];
-                row[nbg_b] = row[nbg_b - 1]; row[nbg_b - 1] = t;
-            }
-        }
-    }
-}""" % {"nd": nd, "nops": nops})
-    L.append("nbg_nd = nbg_coalesce(%d, %d, nbg_shape, nbg_st);" % (nd, nops))
+            L.append("nbg_od[%d] = %s_dims[%d]; nbg_os[%d] = %s_strides[%d];" % (
+                d, output, j, d, output, j))
+    ops = [(x.cname, x.ctype, "nbg_p%d" % k) for k, x in arrays]
+    nops = len(ops) + 1
+    L.append("const int64_t *const nbg_dl[%d] = {%s nbg_od};" % (
+        nops, "".join("%s_dims, " % c for c, _, _ in ops)))
+    L.append("const int64_t *const nbg_sl[%d] = {%s nbg_os};" % (
+        nops, "".join("%s_strides, " % c for c, _, _ in ops)))
+    L.append("const int64_t nbg_items[%d] = {%s sizeof(%s)};" % (
+        nops, "".join("sizeof(%s), " % t for _, t, _ in ops), act))
+    L.append("void *const nbg_bases[%d] = {%s (void *)%s};" % (
+        nops, "".join("(void *)%s, " % c for c, _, _ in ops), output))
+    L.append("nbg_iter nbg_it;")
+    L.append("if (NBG_UNLIKELY(nbg_iter_init(&nbg_it, %d, %d, nbg_full, nbg_dl, nbg_sl, "
+             "nbg_items, nbg_bases, 1, nbg_err))) { nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }"
+             % (nd, nops))
+    L.append("do {")
     for m, (cname, ctype, p) in enumerate(ops):
-        L.append("const %s *%s = %s;" % (ctype, p, cname))
-        L.append("const int64_t %s_s = nbg_st[%d * NBG_MAXDIMS + nbg_nd - 1];" % (p, m))
-    L.append("%s *nbg_q = %s;" % (act, output))
-    L.append("const int64_t nbg_q_s = nbg_st[%d * NBG_MAXDIMS + nbg_nd - 1];" % (nops - 1))
-    L.append("const int64_t nbg_inner = nbg_shape[nbg_nd - 1];")
+        L.append("const %s *%s = (const %s *)nbg_it.ptr[%d];" % (ctype, p, ctype, m))
+        L.append("const int64_t %s_s = nbg_it.inner[%d];" % (p, m))
+    L.append("%s *nbg_q = (%s *)nbg_it.ptr[%d];" % (act, act, nops - 1))
+    L.append("const int64_t nbg_q_s = nbg_it.inner[%d];" % (nops - 1))
+    L.append("const int64_t nbg_inner = nbg_it.n;")
 
-    def exprs(index):
-        out = []
-        for k, x in enumerate(inputs):
-            if x.scalar:
-                out.append(scalar_names[k])
-            else:
-                out.append("nbg_p%d[(%s) * nbg_p%d_s]" % (k, index, k))
-        return out
+    def exprs(index, unit):
+        if unit:
+            return [scalar_names[k] if x.scalar else "nbg_p%d[%s]" % (k, index)
+                    for k, x in enumerate(inputs)]
+        return [scalar_names[k] if x.scalar else "nbg_p%d[(%s) * nbg_p%d_s]" % (k, index, k)
+                for k, x in enumerate(inputs)]
 
     comb = lambda a, b: _combine(kind, acc_dtype, a, b)  # noqa: E731
     pairwise = kind == "sum" and np.dtype(acc_dtype).kind == "f"
-    L.append("for (;;) {")
+
+    def reduce_row(unit):
+        if pairwise:
+            return _PAIRWISE % {"t": act, "elem8": element(exprs("nbg_i + nbg_u", unit), "nbg_val"),
+                                "elem1": element(exprs("nbg_i", unit), "nbg_val")}
+        return "\n".join([
+            "%s nbg_acc = %s;" % (act, _identity(kind, acc_dtype)),
+            "int64_t nbg_i;",
+            "for (nbg_i = 0; nbg_i < nbg_inner; nbg_i++) {",
+            "%s nbg_val;" % act,
+            element(exprs("nbg_i", unit), "nbg_val"),
+            "nbg_acc = %s;" % comb("nbg_acc", "nbg_val"),
+            "}",
+            "*nbg_q = %s;" % comb("*nbg_q", "nbg_acc")])
+
+    def kept_row(unit):
+        q = "nbg_q[nbg_i]" if unit else "nbg_q[nbg_i * nbg_q_s]"
+        return "\n".join([
+            "int64_t nbg_i;",
+            "for (nbg_i = 0; nbg_i < nbg_inner; nbg_i++) {",
+            "%s nbg_val;" % act,
+            element(exprs("nbg_i", unit), "nbg_val"),
+            "%s = %s;" % (q, comb(q, "nbg_val")),
+            "}"])
+
+    unit_test = " && ".join(["nbg_p%d_s == 1" % k for k, _ in arrays]) or "1"
+    L.append("const int nbg_unit = %s;" % unit_test)
     L.append("if (nbg_q_s == 0) {")
-    # the run is reduced into one value
-    if pairwise:
-        L.append("""%(t)s nbg_stack[64]; int nbg_level[64]; int nbg_top = 0;
+    L.append("if (nbg_unit) {")
+    L.append(reduce_row(True))
+    L.append("} else {")
+    L.append(reduce_row(False))
+    L.append("}")
+    L.append("} else if (nbg_unit && nbg_q_s == 1) {")
+    L.append(kept_row(True))
+    L.append("} else {")
+    L.append(kept_row(False))
+    L.append("}")
+    L.append("} while (nbg_iter_next(&nbg_it));")
+    L.append("}")
+    L.append("}")
+    return "\n".join(L)
+
+
+#: A float sum of one row: blocks of 128 values summed with 8 accumulators, the
+#: block sums merged as a binary cascade (pairwise summation without recursion).
+_PAIRWISE = """%(t)s nbg_stack[64]; int nbg_level[64]; int nbg_top = 0;
 int64_t nbg_b;
 %(t)s nbg_acc = 0;
 for (nbg_b = 0; nbg_b < nbg_inner; nbg_b += 128) {
@@ -232,44 +255,11 @@ if (nbg_top > 0) {
     nbg_acc = nbg_stack[--nbg_top];
     while (nbg_top > 0) nbg_acc = nbg_stack[--nbg_top] + nbg_acc;
 }
-*nbg_q = *nbg_q + nbg_acc;""" % {"t": act, "elem8": element(exprs("nbg_i + nbg_u"), "nbg_val"),
-                            "elem1": element(exprs("nbg_i"), "nbg_val")})
-    else:
-        L.append("%s nbg_acc = %s;" % (act, _identity(kind, acc_dtype)))
-        L.append("int64_t nbg_i;")
-        L.append("for (nbg_i = 0; nbg_i < nbg_inner; nbg_i++) {")
-        L.append("%s nbg_val;" % act)
-        L.append(element(exprs("nbg_i"), "nbg_val"))
-        L.append("nbg_acc = %s;" % comb("nbg_acc", "nbg_val"))
-        L.append("}")
-        L.append("*nbg_q = %s;" % comb("*nbg_q", "nbg_acc"))
-    L.append("} else {")
-    L.append("int64_t nbg_i;")
-    L.append("for (nbg_i = 0; nbg_i < nbg_inner; nbg_i++) {")
-    L.append("%s nbg_val;" % act)
-    L.append(element(exprs("nbg_i"), "nbg_val"))
-    L.append("nbg_q[nbg_i * nbg_q_s] = %s;" % comb("nbg_q[nbg_i * nbg_q_s]", "nbg_val"))
-    L.append("}")
-    L.append("}")
-    L.append("for (nbg_d = nbg_nd - 2; nbg_d >= 0; nbg_d--) {")
-    for m, (_, _, p) in enumerate(ops):
-        L.append("%s += nbg_st[%d * NBG_MAXDIMS + nbg_d];" % (p, m))
-    L.append("nbg_q += nbg_st[%d * NBG_MAXDIMS + nbg_d];" % (nops - 1))
-    L.append("if (++nbg_idx[nbg_d] < nbg_shape[nbg_d]) break;")
-    for m, (_, _, p) in enumerate(ops):
-        L.append("%s -= nbg_st[%d * NBG_MAXDIMS + nbg_d] * nbg_shape[nbg_d];" % (p, m))
-    L.append("nbg_q -= nbg_st[%d * NBG_MAXDIMS + nbg_d] * nbg_shape[nbg_d];" % (nops - 1))
-    L.append("nbg_idx[nbg_d] = 0;")
-    L.append("}")
-    L.append("if (nbg_d < 0) break;")
-    L.append("}")
-    L.append("}")
-    L.append("}")
-    return "\n".join(L)
+*nbg_q = *nbg_q + nbg_acc;"""
 
 
 def _what(op):
-    return str(op).replace('"', "'").replace("\\", "/").replace("%", "%%")
+    return c_str(str(op))
 
 
 def _cast_element(src_dtype, acc_dtype):
@@ -403,7 +393,7 @@ def bind_fused_reduce(cls):
 
 def sum_to_shape_c_code(self, node, name, inputs, outputs, sub):
     """Sum ``g`` over the dimensions where the output (``like``'s shape) is 1."""
-    g, like = node.inputs
+    g = node.inputs[0]
     nd = g.type.ndim
     dtype = g.type.dtype
     ct = _C_TYPES[dtype]
@@ -411,74 +401,39 @@ def sum_to_shape_c_code(self, node, name, inputs, outputs, sub):
     what = _what(self)
     if nd == 0:
         return "*%s = *%s;" % (oname, gname)
-    checks = []
-    for d in range(nd):
-        checks.append("if (%s_dims[%d] != %s_dims[%d] && %s_dims[%d] != 1) { nbg_errorf(nbg_err, "
-                      "\"%s: gradient of size %%lld cannot be reduced to size %%lld in "
-                      "dimension %d\", (long long)%s_dims[%d], (long long)%s_dims[%d]); "
-                      "goto nbg_fail; }" % (gname, d, oname, d, oname, d, what, d, gname, d,
-                                            oname, d))
-    # Treat every dimension as "maybe reduced": the output's stride is 0 where it is 1.
-    body = reduction_loop_runtime(nd, gname, ct, oname, dtype, what)
-    return "\n".join(checks) + "\n" + body
-
-
-def reduction_loop_runtime(nd, gname, ct, oname, dtype, what):
-    """A sum of ``gname`` into ``oname`` where reduced dimensions are found at run time
-    (the output has size 1 there)."""
-    pairwise = np.dtype(dtype).kind == "f"
-    lines = ["{", "int64_t nbg_shape[NBG_MAXDIMS], nbg_idx[NBG_MAXDIMS];",
-             "int64_t nbg_st[2 * NBG_MAXDIMS];", "int nbg_nd, nbg_d;", "int64_t nbg_n;"]
-    lines.append("nbg_n = nbg_size(%d, %s_dims);" % (nd, oname))
-    lines.append("if (!nbg_contiguous(%d, %s_dims, %s_strides, sizeof(%s))) { nbg_errorf(nbg_err,"
-                 " \"%s: the output must be C-contiguous\"); goto nbg_fail; }" % (
-                     nd, oname, oname, ct, what))
-    lines.append("{ int64_t j; for (j = 0; j < nbg_n; j++) %s[j] = 0; }" % oname)
-    lines.append("if (nbg_n > 0 && nbg_size(%d, %s_dims) > 0) {" % (nd, gname))
-    lines.append("for (nbg_d = 0; nbg_d < %d; nbg_d++) { nbg_shape[nbg_d] = %s_dims[nbg_d]; "
-                 "nbg_idx[nbg_d] = 0; }" % (nd, gname))
-    lines.append("if (nbg_elem_strides(%d, %s_dims, %s_strides, sizeof(%s), %s_dims, nbg_st) < 0)"
-                 " { nbg_errorf(nbg_err, \"%s: misaligned strides\"); goto nbg_fail; }" % (
-                     nd, gname, gname, ct, gname, what))
-    lines.append("for (nbg_d = 0; nbg_d < %d; nbg_d++) nbg_st[NBG_MAXDIMS + nbg_d] = "
-                 "(%s_dims[nbg_d] == 1) ? 0 : %s_strides[nbg_d] / (int64_t)sizeof(%s);" % (
-                     nd, oname, oname, ct))
-    lines.append("nbg_nd = nbg_coalesce(%d, 2, nbg_shape, nbg_st);" % nd)
-    lines.append("const %s *nbg_p = %s; %s *nbg_q = %s;" % (ct, gname, ct, oname))
-    lines.append("const int64_t nbg_ps = nbg_st[nbg_nd - 1], "
-                 "nbg_qs = nbg_st[NBG_MAXDIMS + nbg_nd - 1], nbg_inner = nbg_shape[nbg_nd - 1];")
-    add = _combine("sum", dtype, "%s", "%s")
-    lines.append("for (;;) {")
-    lines.append("int64_t nbg_i;")
-    lines.append("if (nbg_qs == 0) {")
-    lines.append("%s nbg_acc = 0;" % ct)
-    if pairwise:
-        lines.append("%s nbg_r[8] = {0, 0, 0, 0, 0, 0, 0, 0}; int nbg_u;" % ct)
-        lines.append("for (nbg_i = 0; nbg_i + 8 <= nbg_inner; nbg_i += 8) for (nbg_u = 0; "
-                     "nbg_u < 8; nbg_u++) nbg_r[nbg_u] += nbg_p[(nbg_i + nbg_u) * nbg_ps];")
-        lines.append("nbg_acc = ((nbg_r[0] + nbg_r[1]) + (nbg_r[2] + nbg_r[3])) + ((nbg_r[4] + "
-                     "nbg_r[5]) + (nbg_r[6] + nbg_r[7]));")
-        lines.append("for (; nbg_i < nbg_inner; nbg_i++) nbg_acc += nbg_p[nbg_i * nbg_ps];")
-    else:
-        lines.append("for (nbg_i = 0; nbg_i < nbg_inner; nbg_i++) nbg_acc = %s;" % (
-            add % ("nbg_acc", "nbg_p[nbg_i * nbg_ps]")))
-    lines.append("*nbg_q = %s;" % (add % ("*nbg_q", "nbg_acc")))
-    lines.append("} else {")
-    lines.append("for (nbg_i = 0; nbg_i < nbg_inner; nbg_i++) nbg_q[nbg_i * nbg_qs] = %s;" % (
-        add % ("nbg_q[nbg_i * nbg_qs]", "nbg_p[nbg_i * nbg_ps]")))
-    lines.append("}")
-    lines.append("for (nbg_d = nbg_nd - 2; nbg_d >= 0; nbg_d--) {")
-    lines.append("nbg_p += nbg_st[nbg_d]; nbg_q += nbg_st[NBG_MAXDIMS + nbg_d];")
-    lines.append("if (++nbg_idx[nbg_d] < nbg_shape[nbg_d]) break;")
-    lines.append("nbg_p -= nbg_st[nbg_d] * nbg_shape[nbg_d]; nbg_q -= nbg_st[NBG_MAXDIMS + "
-                 "nbg_d] * nbg_shape[nbg_d];")
-    lines.append("nbg_idx[nbg_d] = 0;")
-    lines.append("}")
-    lines.append("if (nbg_d < 0) break;")
-    lines.append("}")
-    lines.append("}")
-    lines.append("}")
-    return "\n".join(lines)
+    add = lambda a, b: _combine("sum", dtype, a, b)  # noqa: E731
+    return """{
+const int64_t *const nbg_dl[2] = {%(g)s_dims, %(o)s_dims};
+const int64_t *const nbg_sl[2] = {%(g)s_strides, %(o)s_strides};
+const int64_t nbg_items[2] = {sizeof(%(t)s), sizeof(%(t)s)};
+void *const nbg_bases[2] = {(void *)%(g)s, (void *)%(o)s};
+int64_t nbg_j, nbg_n = nbg_size(%(nd)d, %(o)s_dims);
+nbg_iter nbg_it;
+if (nbg_check_broadcast(%(nd)d, %(g)s_dims, 1, nbg_dl + 1, nbg_err, "%(what)s")) goto nbg_fail;
+if (!nbg_contiguous(%(nd)d, %(o)s_dims, %(o)s_strides, sizeof(%(t)s))) {
+    nbg_errorf(nbg_err, "%%s: the output must be C-contiguous", "%(what)s"); goto nbg_fail; }
+for (nbg_j = 0; nbg_j < nbg_n; nbg_j++) %(o)s[nbg_j] = 0;
+if (nbg_n > 0 && nbg_size(%(nd)d, %(g)s_dims) > 0) {
+    if (nbg_iter_init(&nbg_it, %(nd)d, 2, %(g)s_dims, nbg_dl, nbg_sl, nbg_items, nbg_bases, 1,
+                      nbg_err)) { nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }
+    do {
+        const %(t)s *nbg_p = (const %(t)s *)nbg_it.ptr[0];
+        %(t)s *nbg_q = (%(t)s *)nbg_it.ptr[1];
+        const int64_t nbg_ps = nbg_it.inner[0], nbg_qs = nbg_it.inner[1], nbg_m = nbg_it.n;
+        int64_t nbg_i;
+        if (nbg_qs == 0) {
+            %(t)s nbg_acc = 0;
+            for (nbg_i = 0; nbg_i < nbg_m; nbg_i++) nbg_acc = %(add_acc)s;
+            *nbg_q = %(add_out)s;
+        } else {
+            for (nbg_i = 0; nbg_i < nbg_m; nbg_i++) nbg_q[nbg_i * nbg_qs] = %(add_row)s;
+        }
+    } while (nbg_iter_next(&nbg_it));
+}
+}""" % {"g": gname, "o": oname, "t": ct, "nd": nd, "what": what,
+        "add_acc": add("nbg_acc", "nbg_p[nbg_i * nbg_ps]"),
+        "add_out": add("*nbg_q", "nbg_acc"),
+        "add_row": add("nbg_q[nbg_i * nbg_qs]", "nbg_p[nbg_i * nbg_ps]")}
 
 
 def sum_to_shape_prepare_outputs(self, node, inputs):
