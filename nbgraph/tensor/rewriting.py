@@ -37,9 +37,8 @@ rewrites = RewriteRegistry()
 def register_rewrite(name, *tags, position=50):
     """Decorator registering a node rewriter under ``name`` (re-registering replaces)."""
     def decorate(rewriter):
-        rewriters = rewrites.register(name, rewriter, *tags, position=position)
-        rewriters.name = name
-        return rewriter
+        rewriter.name = name
+        return rewrites.register(name, rewriter, *tags, position=position)
     return decorate
 
 

@@ -1,0 +1,570 @@
+"""Rich notebook display: ``_repr_mimebundle_`` for graphs, functions, traces and profiles.
+
+How the methods reach the classes
+---------------------------------
+``nbgraph.core`` and ``nbgraph.linkers`` never import ``nbgraph.display``.
+Instead, importing ``nbgraph.display`` (which ``import nbgraph`` always does)
+calls :func:`install`, which sets one ``_repr_mimebundle_`` attribute on each
+displayable class: Variable (and so every subclass: constants, tensors),
+Apply, FunctionGraph, Replacement, NarrowingTrace, Function and ProfileStats.
+Each attribute is a thin function calling :func:`mimebundle`.  A method
+rather than an IPython formatter registration keeps it working in every
+front end that honours the protocol (Jupyter, VS Code, nbclient), with or
+without an IPython shell existing when nbgraph is imported, and lets tests
+call it directly.  ``install`` is idempotent and never replaces a
+``_repr_mimebundle_`` a class defines itself; :func:`uninstall` removes what
+it added.  ``repr()`` is untouched: it stays the short text
+(``SpecifyShape.0``, ``<TensorType(float64, (2, 1))>``).
+
+What a bundle holds
+-------------------
+Always ``text/plain`` (dprint text for graphs, numbered steps for a trace, a
+table for a profile; never a memory address).  Then, only for MIME types the
+front end can show, ``image/svg+xml`` (graph diagrams) or ``text/html``
+(traces, histories, profiles; graphs with a rewrite history).  The wanted
+types are those allowed by ``include``/``exclude`` and, under IPython, listed
+in ``get_ipython().display_formatter.active_types``: a terminal IPython lists
+only ``text/plain`` there, so nothing is rendered for it.
+
+When graphviz's ``dot`` is missing, slow (over :data:`RENDER_TIMEOUT`
+seconds) or fails, the bundle falls back to its text with a one-line hint
+(:data:`DOT_HINT`).  Nothing here raises: an exception in a display hook
+would fail the notebook cell, so any error becomes a line of text.
+"""
+
+import html
+import re
+import shutil
+import subprocess
+import sys
+import threading
+
+import graphviz
+
+from nbgraph.display.diagram import diagram
+
+__all__ = [
+    "mimebundle",
+    "render_svg",
+    "DiagramUnavailable",
+    "install",
+    "uninstall",
+    "wanted_types",
+    "DOT_HINT",
+    "RENDER_TIMEOUT",
+    "TEXT_MAX_LINES",
+    "sanitize_svg",
+    "clear_cache",
+    "profile_html",
+    "profile_chart_svg",
+    "format_seconds",
+    "format_bytes",
+]
+
+#: The hint shown instead of a diagram when graphviz's ``dot`` program is missing.
+DOT_HINT = ("(diagram unavailable: graphviz's dot program is not installed; "
+            "apt-get install graphviz)")
+
+#: Seconds ``dot`` may take before a display gives up on the diagram.
+RENDER_TIMEOUT = 10.0
+
+#: Longest ``text/plain`` a display produces; longer texts are cut with a note.
+TEXT_MAX_LINES = 200
+
+_SVG = "image/svg+xml"
+_HTML = "text/html"
+_TEXT = "text/plain"
+
+_CACHE_SIZE = 64
+_svg_cache = {}  # DOT source -> sanitised SVG (most recent last)
+_cache_lock = threading.Lock()
+
+
+class DiagramUnavailable(RuntimeError):
+    """A diagram could not be rendered; ``str()`` is a one-line hint for the reader."""
+
+
+# ---------------------------------------------------------------------------
+# rendering
+
+
+def render_svg(obj, timeout=None, **diagram_kwargs):
+    """The SVG text of a diagram, laid out by graphviz's ``dot`` program.
+
+    ``obj`` is a :class:`graphviz.Digraph` (from :func:`diagram`) or anything
+    :func:`diagram` accepts, drawn with ``diagram_kwargs``.  The XML prolog and
+    every comment (graphviz writes its version in one) are removed, so equal
+    graphs give equal SVG and the text can be inlined in HTML.  Results are
+    cached by DOT source.
+
+    Raises :class:`DiagramUnavailable` (a one-line hint) when ``dot`` is not
+    on PATH, fails, or runs longer than ``timeout`` seconds (default
+    :data:`RENDER_TIMEOUT`); a late ``dot`` is killed.
+    """
+    graph = obj if isinstance(obj, graphviz.Digraph) else diagram(obj, **diagram_kwargs)
+    source = graph.source
+    with _cache_lock:
+        cached = _svg_cache.get(source)
+        if cached is not None:
+            _svg_cache[source] = _svg_cache.pop(source)  # most recently used last
+            return cached
+    timeout = RENDER_TIMEOUT if timeout is None else timeout
+    svg = sanitize_svg(_run_dot(source, timeout))
+    with _cache_lock:
+        _svg_cache[source] = svg
+        while len(_svg_cache) > _CACHE_SIZE:
+            _svg_cache.pop(next(iter(_svg_cache)))
+    return svg
+
+
+def _run_dot(source, timeout):
+    """``dot -Tsvg`` on ``source``: the SVG text, or DiagramUnavailable.
+
+    graphviz's own ``Digraph.pipe`` cannot be given a time limit, so the
+    program is run here, where ``subprocess.run`` kills it when the limit
+    passes: a diagram too big to lay out must not keep a CPU busy after the
+    display has given up on it.
+    """
+    dot = shutil.which("dot")
+    if dot is None:
+        raise DiagramUnavailable(DOT_HINT)
+    try:
+        proc = subprocess.run([dot, "-Tsvg"], input=source.encode("utf-8"),
+                              capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise DiagramUnavailable(
+            "(diagram unavailable: dot did not finish within %g s; draw fewer nodes, "
+            "e.g. diagram(obj, max_nodes=50))" % timeout) from None
+    except FileNotFoundError:
+        raise DiagramUnavailable(DOT_HINT) from None
+    except OSError as exc:
+        raise DiagramUnavailable("(diagram unavailable: cannot run dot: %s)"
+                                 % _one_line(exc)) from None
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace") or "exit status %d" % proc.returncode
+        raise DiagramUnavailable("(diagram unavailable: dot failed: %s)" % _one_line(message))
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def clear_cache():
+    """Forget the SVG rendered so far (render_svg caches by DOT source)."""
+    with _cache_lock:
+        _svg_cache.clear()
+
+
+_PROLOG = re.compile(r"<\?xml[^>]*\?>\s*|<!DOCTYPE[^>]*>\s*", re.IGNORECASE)
+_COMMENT = re.compile(r"<!--.*?-->\s*", re.DOTALL)
+
+
+def sanitize_svg(svg):
+    """``svg`` without its XML prolog, DOCTYPE and comments (graphviz's version among them)."""
+    svg = _PROLOG.sub("", svg)
+    svg = _COMMENT.sub("", svg)
+    return svg.strip() + "\n"
+
+
+def _one_line(exc):
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _try_svg(obj, **kwargs):
+    """(svg, None) or (None, hint)."""
+    try:
+        return render_svg(obj, **kwargs), None
+    except DiagramUnavailable as exc:
+        return None, str(exc)
+    except Exception as exc:  # a diagram bug must not break the display
+        return None, "(diagram unavailable: %s)" % _one_line(exc)
+
+
+# ---------------------------------------------------------------------------
+# which MIME types to produce
+
+
+def _active_types():
+    """The front end's active MIME types under IPython, else None (no restriction)."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return None
+    try:
+        shell = ipython.get_ipython()
+        if shell is None:
+            return None
+        return list(shell.display_formatter.active_types)
+    except Exception:
+        return None
+
+
+def wanted_types(include=None, exclude=None):
+    """A predicate: should the MIME type be produced for this display call?"""
+    active = _active_types()
+    include = None if include is None else set(include)
+    exclude = set(exclude or ())
+
+    def want(mime):
+        if mime == _TEXT:
+            return True
+        if include is not None and mime not in include:
+            return False
+        if mime in exclude:
+            return False
+        return active is None or mime in active
+
+    return want
+
+
+# ---------------------------------------------------------------------------
+# bundles
+
+
+def mimebundle(obj, include=None, exclude=None):
+    """The display bundle for ``obj`` (what its ``_repr_mimebundle_`` returns).
+
+    Always has ``text/plain``; never raises.
+    """
+    try:
+        want = wanted_types(include, exclude)
+        builder = _builder_for(obj)
+        if builder is None:
+            return {_TEXT: _safe_repr(obj)}
+        return builder(obj, want)
+    except Exception as exc:  # a display hook must never fail the cell
+        return {_TEXT: "%s\n(display failed: %s)" % (_safe_repr(obj), _one_line(exc))}
+
+
+def _builder_for(obj):
+    from nbgraph.core.fgraph import FunctionGraph, Replacement
+    from nbgraph.core.graph import Apply, Variable
+    from nbgraph.core.type import NarrowingTrace
+
+    if isinstance(obj, Variable):
+        return _variable_bundle
+    if isinstance(obj, Apply):
+        return _apply_bundle
+    if isinstance(obj, FunctionGraph):
+        return _fgraph_bundle
+    if isinstance(obj, NarrowingTrace):
+        return _trace_bundle
+    if isinstance(obj, Replacement):
+        return _replacement_bundle
+    linkers = _linker_classes()
+    if linkers and isinstance(obj, linkers[0]):
+        return _function_bundle
+    if linkers and isinstance(obj, linkers[1]):
+        return _profile_bundle
+    from nbgraph.display.narrowing import HistoryView
+
+    if isinstance(obj, HistoryView):
+        return _history_bundle
+    return None
+
+
+def _linker_classes():
+    try:
+        from nbgraph.linkers.function import Function
+        from nbgraph.linkers.profile import ProfileStats
+    except Exception:  # pragma: no cover - linkers unavailable
+        return ()
+    return Function, ProfileStats
+
+
+def _safe_repr(obj):
+    try:
+        return repr(obj)
+    except Exception:
+        return "<%s>" % type(obj).__name__
+
+
+def _dprint(obj, print_type=True):
+    from nbgraph.display.text import dprint
+
+    return _cap(dprint(obj, print_type=print_type, file="str").rstrip("\n"))
+
+
+def _cap(text, max_lines=None):
+    max_lines = TEXT_MAX_LINES if max_lines is None else max_lines
+    lines = text.split("\n")
+    if len(lines) <= max_lines:
+        return text
+    return "\n".join(lines[:max_lines] + [
+        "... %d more lines (print them all with nbgraph.dprint)" % (len(lines) - max_lines)])
+
+
+def _with_diagram(bundle, obj, want, **kwargs):
+    """Add the SVG diagram of ``obj`` when wanted, or append the hint to the text."""
+    if not want(_SVG):
+        return bundle
+    svg, hint = _try_svg(obj, **kwargs)
+    if svg is not None:
+        bundle[_SVG] = svg
+    else:
+        bundle[_TEXT] += "\n" + hint
+    return bundle
+
+
+def _variable_bundle(var, want):
+    text = _dprint(var)
+    return _with_diagram({_TEXT: text}, var, want)
+
+
+def _apply_bundle(node, want):
+    return _with_diagram({_TEXT: _dprint(node)}, node, want)
+
+
+def _fgraph_bundle(fgraph, want):
+    from nbgraph.display import narrowing
+
+    text = "%s\n%s" % (_safe_repr(fgraph), _dprint(fgraph))
+    if fgraph.history:
+        text += "\n%d replacement%s in history (nbgraph.display.history_table(fgraph))" % (
+            len(fgraph.history), "" if len(fgraph.history) == 1 else "s")
+    if fgraph.history and want(_HTML):
+        svg, hint = _try_svg(fgraph)
+        picture = svg if svg is not None else _hint_html(hint)
+        body = ('<div class="nbgraph-fgraph">\n%s\n<h4 style="margin:0.6em 0 0.3em 0">'
+                'rewrite history</h4>\n%s</div>' % (picture, narrowing.history_html(fgraph)))
+        return {_TEXT: text, _HTML: body}
+    return _with_diagram({_TEXT: text}, fgraph, want)
+
+
+def _function_bundle(fn, want):
+    text = "%s\n%s" % (_safe_repr(fn), _dprint(fn.fgraph))
+    return _with_diagram({_TEXT: text}, fn, want)
+
+
+def _trace_bundle(trace, want):
+    from nbgraph.display import narrowing
+
+    bundle = {_TEXT: narrowing.trace_text(trace)}
+    if want(_HTML):
+        bundle[_HTML] = narrowing.trace_html(trace)
+    return bundle
+
+
+def _replacement_bundle(rep, want):
+    from nbgraph.display import narrowing
+
+    bundle = {_TEXT: narrowing.replacement_text(rep)}
+    if want(_HTML):
+        bundle[_HTML] = narrowing.replacement_html(rep)
+    return bundle
+
+
+def _history_bundle(view, want):
+    bundle = {_TEXT: view.text()}
+    if want(_HTML):
+        bundle[_HTML] = view.html()
+    return bundle
+
+
+def _profile_bundle(stats, want):
+    bundle = {_TEXT: str(stats)}
+    if want(_HTML):
+        bundle[_HTML] = profile_html(stats)
+    return bundle
+
+
+def _hint_html(hint):
+    return '<p class="nbgraph-hint" style="color:#666"><i>%s</i></p>' % html.escape(hint)
+
+
+# ---------------------------------------------------------------------------
+# attaching the methods
+
+
+def _repr_mimebundle_(self, include=None, exclude=None):
+    """Notebook display of this object (installed by nbgraph.display; see nbgraph.display.rich)."""
+    return mimebundle(self, include=include, exclude=exclude)
+
+
+_repr_mimebundle_._nbgraph_display = True
+
+
+def _display_classes():
+    from nbgraph.core.fgraph import FunctionGraph, Replacement
+    from nbgraph.core.graph import Apply, Variable
+    from nbgraph.core.type import NarrowingTrace
+
+    classes = [Variable, Apply, FunctionGraph, Replacement, NarrowingTrace]
+    classes.extend(_linker_classes())
+    return classes
+
+
+def install():
+    """Give every displayable class a ``_repr_mimebundle_`` (idempotent).
+
+    A class that defines its own ``_repr_mimebundle_`` keeps it.  Returns the
+    classes that now use nbgraph's display.
+    """
+    done = []
+    for cls in _display_classes():
+        current = cls.__dict__.get("_repr_mimebundle_")
+        if current is None:
+            setattr(cls, "_repr_mimebundle_", _repr_mimebundle_)
+            done.append(cls)
+        elif getattr(current, "_nbgraph_display", False):
+            done.append(cls)
+    return done
+
+
+def uninstall():
+    """Remove the methods :func:`install` added."""
+    for cls in _display_classes():
+        current = cls.__dict__.get("_repr_mimebundle_")
+        if current is not None and getattr(current, "_nbgraph_display", False):
+            delattr(cls, "_repr_mimebundle_")
+
+
+# ---------------------------------------------------------------------------
+# profiles
+
+# Sorts the table on a header click (no global script: works wherever inline
+# handlers run).  Numbers compare numerically, the rest as text; a second
+# click on the same header reverses the order.
+_SORT_JS = (
+    "var t=this.closest('table'),b=t.tBodies[0],i=this.cellIndex,"
+    "d=this.getAttribute('data-dir')==='desc'?'asc':'desc';"
+    "Array.prototype.forEach.call(this.parentNode.cells,function(h){"
+    "h.removeAttribute('data-dir');});"
+    "this.setAttribute('data-dir',d);"
+    "var r=Array.prototype.slice.call(b.rows);"
+    "r.sort(function(x,y){var p=x.cells[i].getAttribute('data-v'),"
+    "q=y.cells[i].getAttribute('data-v'),m=parseFloat(p),n=parseFloat(q),"
+    "c=(isNaN(m)||isNaN(n))?p.localeCompare(q):m-n;return d==='asc'?c:-c;});"
+    "r.forEach(function(x){b.appendChild(x);});")
+
+assert not set('"&<>') & set(_SORT_JS)  # safe as is inside onclick="..."
+
+_PROFILE_COLUMNS = (
+    # (header, row key, formatter)
+    ("#", "index", str),
+    ("node", "node", None),
+    ("runs in", "kind", None),
+    ("calls", "calls", str),
+    ("total time", "seconds", None),
+    ("per call", "per_call", None),
+    ("share", "share", None),
+    ("output memory", "bytes", None),
+)
+
+_CHART_ROWS = 30
+_TIME_COLOR = "#4c78a8"
+_MEMORY_COLOR = "#f58518"
+
+
+def format_seconds(seconds):
+    """``1.5e-05`` -> ``'15.0 \u00b5s'``."""
+    if seconds <= 0:
+        return "0 s"
+    if seconds < 1e-3:
+        return "%.1f \u00b5s" % (seconds * 1e6)
+    if seconds < 1:
+        return "%.2f ms" % (seconds * 1e3)
+    return "%.3f s" % seconds
+
+
+def format_bytes(nbytes):
+    """``2048`` -> ``'2.0 KiB'``."""
+    value = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return "%d B" % nbytes if unit == "B" else "%.1f %s" % (value, unit)
+        value /= 1024
+    return "%d B" % nbytes  # pragma: no cover
+
+
+def profile_html(stats):
+    """A ProfileStats as HTML: a table sortable by clicking its headers, and a bar chart.
+
+    The chart draws, per node, its total time and the memory of its outputs,
+    as inline SVG generated here (no plotting library).
+    """
+    from nbgraph.display.diagram import LINKER_NAMES
+
+    rows = stats.rows()
+    esc = html.escape
+    parts = ['<div class="nbgraph-profile">',
+             '<p style="margin:0.2em 0"><b>profile</b> of <code>%s</code>: %d call%s, '
+             '%s in nodes</p>' % (esc(_safe_repr(stats.function)), stats.calls,
+                                 "" if stats.calls == 1 else "s",
+                                 esc(format_seconds(stats.total_time)))]
+    cell = "border:1px solid #ccc;padding:2px 8px;text-align:%s;vertical-align:top"
+    head = []
+    for title, key, _ in _PROFILE_COLUMNS:
+        align = "left" if key in ("node", "kind") else "right"
+        head.append('<th style="%s;cursor:pointer" title="click to sort" onclick="%s">%s</th>'
+                    % (cell % align, _SORT_JS, esc(title)))
+    parts.append('<table class="nbgraph-profile-table" style="border-collapse:collapse;'
+                 'font-size:0.9em;margin:0.3em 0">')
+    parts.append("<thead><tr>%s</tr></thead><tbody>" % "".join(head))
+    for r in rows:
+        node_text = _safe_repr(r["node"])
+        kind = LINKER_NAMES.get(r["kind"], str(r["kind"]))
+        shown = {
+            "index": str(r["index"]),
+            "node": "<code>%s</code>" % esc(node_text),
+            "kind": esc(kind),
+            "calls": str(r["calls"]),
+            "seconds": esc(format_seconds(r["seconds"])),
+            "per_call": esc(format_seconds(r["per_call"])),
+            "share": "%.1f%%" % (100 * r["share"]),
+            "bytes": esc(format_bytes(r["bytes"])),
+        }
+        sort_value = {"node": node_text, "kind": kind}
+        cells = []
+        for _, key, _ in _PROFILE_COLUMNS:
+            align = "left" if key in ("node", "kind") else "right"
+            value = sort_value.get(key, r[key])
+            cells.append('<td style="%s" data-v="%s">%s</td>' % (
+                cell % align, esc(str(value)), shown[key]))
+        parts.append("<tr>%s</tr>" % "".join(cells))
+    parts.append("</tbody></table>")
+    parts.append(profile_chart_svg(stats, rows))
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+def profile_chart_svg(stats, rows=None):
+    """An SVG bar chart: per node, total time (blue) and output memory (orange)."""
+    esc = html.escape
+    rows = stats.rows() if rows is None else rows
+    if not rows:
+        return "<p><i>no nodes to chart</i></p>"
+    if not stats.calls:
+        return "<p><i>no calls recorded yet: call the function, then display its profile</i></p>"
+    shown = rows[:_CHART_ROWS]
+    label_w, bar_w, value_w, gap, row_h, top = 250, 170, 72, 16, 18, 22
+    panel = bar_w + value_w
+    width = label_w + 2 * panel + gap
+    height = top + row_h * len(shown) + (row_h if len(rows) > len(shown) else 0) + 4
+    max_time = max(r["seconds"] for r in rows) or 1.0
+    max_bytes = max(r["bytes"] for r in rows) or 1
+    x_time = label_w
+    x_mem = label_w + panel + gap
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
+           'font-family="Helvetica,Arial,sans-serif" font-size="11" role="img">' % (
+               width, height),
+           '<text x="%d" y="14" font-weight="bold">time</text>' % x_time,
+           '<text x="%d" y="14" font-weight="bold">output memory</text>' % x_mem]
+    for n, r in enumerate(shown):
+        y = top + n * row_h
+        label = _safe_repr(r["node"])
+        short = label if len(label) <= 40 else label[:39] + "\u2026"
+        out.append('<text x="%d" y="%d" text-anchor="end"><title>%s</title>%s</text>' % (
+            label_w - 6, y + 12, esc(label), esc(short)))
+        t_w = bar_w * r["seconds"] / max_time
+        m_w = bar_w * r["bytes"] / max_bytes
+        out.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>' % (
+            x_time, y + 2, t_w, row_h - 5, _TIME_COLOR))
+        out.append('<text x="%.1f" y="%d" fill="#333">%s</text>' % (
+            x_time + t_w + 4, y + 12, esc(format_seconds(r["seconds"]))))
+        out.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>' % (
+            x_mem, y + 2, m_w, row_h - 5, _MEMORY_COLOR))
+        out.append('<text x="%.1f" y="%d" fill="#333">%s</text>' % (
+            x_mem + m_w + 4, y + 12, esc(format_bytes(r["bytes"]))))
+    if len(rows) > len(shown):
+        out.append('<text x="6" y="%d" fill="#666">\u2026 %d more nodes (see the table)'
+                   '</text>' % (top + len(shown) * row_h + 12, len(rows) - len(shown)))
+    out.append("</svg>")
+    return "\n".join(out)

@@ -1,0 +1,437 @@
+"""Tests for nbgraph.display.rich: ``_repr_mimebundle_`` of every displayable object.
+
+Each object is displayed with ``dot`` present, with ``dot`` absent (PATH
+pointing at an empty directory) and under a terminal-like IPython whose
+``display_formatter.active_types`` lists only ``text/plain``.
+"""
+
+import re
+import shutil
+import time
+import types
+
+import pytest
+
+import nbgraph
+import nbgraph.tensor as nt
+from nbgraph.core import Apply, FunctionGraph, Op, Variable
+from nbgraph.core.fgraph import Replacement
+from nbgraph.core.type import NarrowingTrace
+from nbgraph.display import explain_narrowing, history_table, mimebundle, render_svg
+from nbgraph.display import rich
+from nbgraph.display.narrowing import HistoryView
+from nbgraph.linkers.function import Function
+from nbgraph.linkers.profile import ProfileStats
+from nbgraph.tensor import TensorType
+
+SVG = "image/svg+xml"
+HTML = "text/html"
+TEXT = "text/plain"
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    rich.clear_cache()
+    yield
+    rich.clear_cache()
+
+
+@pytest.fixture
+def no_dot(monkeypatch, tmp_path):
+    """PATH without graphviz's dot (an empty directory)."""
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    return empty
+
+
+class FakeShell:
+    def __init__(self, active):
+        self.display_formatter = types.SimpleNamespace(active_types=list(active))
+
+
+@pytest.fixture
+def terminal(monkeypatch):
+    """A terminal-like IPython: only text/plain is active; dot must not run."""
+    import IPython
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: FakeShell(["text/plain"]))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("dot must not run for a text-only front end")
+
+    monkeypatch.setattr(rich, "_run_dot", refuse)
+
+
+def seed_objects():
+    """One object of every displayable kind, built from the seed's graphs."""
+    x, y, z = nt.dmatrix("x"), nt.dmatrix("y"), nt.dmatrix("z")
+    e = x + y * z
+    v1 = TensorType("float64", (2, None))()
+    v2 = TensorType("float64", (2, 1))()
+    v3 = v2.type.filter_variable(v1)
+    f = nbgraph.function([x, y, z], e, linker="py", profile=True, rewrite=None)
+    f(*[[[1.0, 2.0]]] * 3)
+    g = nbgraph.function([x], (x * 1.0 + 0.0).sum(), linker="py")
+    return {
+        "variable": e,
+        "seed_v3": v3,
+        "apply": e.owner,
+        "fgraph": FunctionGraph([x, y, z], [e]),
+        "fgraph_history": g.fgraph,
+        "function": f,
+        "trace": explain_narrowing(v2.type, v1),
+        "refused_trace": explain_narrowing(v2.type, TensorType("float64", (3, 1))()),
+        "profile": f.profile,
+        "replacement": g.fgraph.history[0],
+        "history": history_table(g.fgraph),
+    }
+
+
+EXPECTED = {  # rich MIME types produced when everything is wanted
+    "variable": {SVG},
+    "seed_v3": {SVG},
+    "apply": {SVG},
+    "fgraph": {SVG},
+    "fgraph_history": {HTML},
+    "function": {SVG},
+    "trace": {HTML},
+    "refused_trace": {HTML},
+    "profile": {HTML},
+    "replacement": {HTML},
+    "history": {HTML},
+}
+
+DIAGRAM_KINDS = {"variable", "seed_v3", "apply", "fgraph", "fgraph_history", "function"}
+
+
+def test_every_displayable_class_has_the_method():
+    for cls in (Variable, Apply, FunctionGraph, Replacement, NarrowingTrace, Function,
+                ProfileStats, HistoryView):
+        assert callable(getattr(cls, "_repr_mimebundle_", None)), cls
+    # subclasses inherit it
+    assert nt.dvector("v")._repr_mimebundle_ is not None
+
+
+def test_core_does_not_import_display():
+    import pathlib
+
+    core = pathlib.Path(nbgraph.__file__).parent / "core"
+    for path in core.glob("*.py"):
+        assert not re.search(r"^\s*(from|import)\s+nbgraph\.display", path.read_text(),
+                             flags=re.M), path
+    for cls in (Variable, Apply, FunctionGraph, NarrowingTrace):
+        assert getattr(cls._repr_mimebundle_, "_nbgraph_display", False)
+
+
+def test_repr_stays_short():
+    objs = seed_objects()
+    assert repr(objs["seed_v3"]) == "SpecifyShape.0"
+    v1 = TensorType("float64", (2, None))()
+    v2 = TensorType("float64", (2, 1))()
+    assert repr(v1.type.filter_variable(v2)) == "<TensorType(float64, (2, 1))>"
+    assert repr(objs["variable"]) == "Elemwise{add}.0"
+    for obj in objs.values():
+        assert not ADDRESS.search(repr(obj))
+
+
+@pytest.mark.needs_dot
+@pytest.mark.parametrize("kind", sorted(EXPECTED))
+def test_bundle_with_dot(kind):
+    obj = seed_objects()[kind]
+    bundle = obj._repr_mimebundle_()
+    assert set(bundle) == {TEXT} | EXPECTED[kind]
+    assert bundle[TEXT].strip()
+    assert not ADDRESS.search(bundle[TEXT])
+    assert "apt-get install graphviz" not in bundle[TEXT]
+    if SVG in bundle:
+        svg = bundle[SVG]
+        assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+        assert "<!--" not in svg and "<?xml" not in svg and "Generated by" not in svg
+    if kind in ("fgraph_history",):
+        assert "<svg" in bundle[HTML] and "nbgraph-history" in bundle[HTML]
+    assert obj._repr_mimebundle_() == bundle  # deterministic
+
+
+@pytest.mark.parametrize("kind", sorted(EXPECTED))
+def test_bundle_without_dot(kind, no_dot):
+    obj = seed_objects()[kind]
+    bundle = obj._repr_mimebundle_()  # must not raise
+    assert SVG not in bundle
+    assert bundle[TEXT].strip()
+    if kind in DIAGRAM_KINDS:
+        if HTML in bundle:
+            assert "apt-get install graphviz" in bundle[HTML]
+        else:
+            assert bundle[TEXT].splitlines()[-1] == rich.DOT_HINT
+    if kind in ("trace", "refused_trace"):
+        assert "apt-get install graphviz" in bundle[HTML]  # in place of the diagrams
+        assert "<svg" not in bundle[HTML]
+
+
+@pytest.mark.parametrize("kind", sorted(EXPECTED))
+def test_bundle_under_terminal_ipython(kind, terminal):
+    obj = seed_objects()[kind]
+    bundle = obj._repr_mimebundle_()
+    assert set(bundle) == {TEXT}
+    assert "apt-get" not in bundle[TEXT]
+
+
+def test_variable_text_is_the_dprint_text(terminal):
+    objs = seed_objects()
+    text = objs["seed_v3"]._repr_mimebundle_()[TEXT]
+    assert text == ("SpecifyShape [id A] <TensorType(float64, (2, 1))> ''\n"
+                    " |<TensorType(float64, (2, None))> [id B] <TensorType(float64, (2, None))>")
+    assert objs["function"]._repr_mimebundle_()[TEXT].startswith("<Function (x, y, z)")
+    assert objs["trace"]._repr_mimebundle_()[TEXT].startswith("narrowing <TensorType")
+    assert objs["profile"]._repr_mimebundle_()[TEXT] == str(objs["profile"])
+
+
+@pytest.mark.needs_dot
+def test_active_types_of_a_notebook_allow_svg(monkeypatch):
+    import IPython
+
+    monkeypatch.setattr(IPython, "get_ipython",
+                        lambda: FakeShell(["text/plain", "text/html", "image/svg+xml"]))
+    assert SVG in seed_objects()["variable"]._repr_mimebundle_()
+
+
+def test_include_and_exclude_are_respected(monkeypatch):
+    calls = []
+    real = rich.render_svg
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rich, "render_svg", counting)
+    objs = seed_objects()
+    var = objs["variable"]
+    assert set(var._repr_mimebundle_(include=["text/plain"])) == {TEXT}
+    assert set(var._repr_mimebundle_(exclude=[SVG])) == {TEXT}
+    assert set(objs["trace"]._repr_mimebundle_(exclude=[HTML])) == {TEXT}
+    assert set(objs["profile"]._repr_mimebundle_(include=[SVG])) == {TEXT}
+    assert calls == []  # nothing rendered that was not asked for
+
+
+@pytest.mark.needs_dot
+def test_ipython_display_formatter_uses_the_bundle():
+    from IPython.core.formatters import DisplayFormatter
+
+    var = seed_objects()["seed_v3"]
+    data, _ = DisplayFormatter().format(var)
+    assert data[TEXT].startswith("SpecifyShape [id A]")
+    assert data[SVG].startswith("<svg")
+    data, _ = DisplayFormatter().format(var, include=[TEXT])
+    assert set(data) == {TEXT}
+
+
+def fake_dot(tmp_path, monkeypatch, script):
+    """Put an executable called dot, running ``script`` (sh), first on PATH."""
+    bindir = tmp_path / "fake-bin"
+    bindir.mkdir()
+    dot = bindir / "dot"
+    dot.write_text("#!/bin/sh\n" + script + "\n")
+    dot.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bindir))
+    return dot
+
+
+def test_missing_dot_gives_the_hint(no_dot):
+    bundle = seed_objects()["variable"]._repr_mimebundle_()
+    assert set(bundle) == {TEXT}
+    assert bundle[TEXT].endswith(rich.DOT_HINT)
+    assert "apt-get install graphviz" in rich.DOT_HINT and "\n" not in rich.DOT_HINT
+    with pytest.raises(rich.DiagramUnavailable, match="apt-get install graphviz"):
+        render_svg(nt.dvector("v"))
+
+
+def test_dot_vanishing_after_lookup_gives_the_hint(monkeypatch):
+    monkeypatch.setattr(rich.shutil, "which", lambda name: "/nonexistent/bin/dot")
+    bundle = seed_objects()["variable"]._repr_mimebundle_()
+    assert bundle[TEXT].endswith(rich.DOT_HINT)
+
+
+def test_dot_failure_gives_a_hint(tmp_path, monkeypatch):
+    fake_dot(tmp_path, monkeypatch, "echo 'Error: syntax error in line 1' >&2; exit 1")
+    text = seed_objects()["variable"]._repr_mimebundle_()[TEXT]
+    assert text.splitlines()[-1] == ("(diagram unavailable: dot failed: Error: syntax error "
+                                     "in line 1)")
+
+
+def test_slow_dot_is_killed_at_the_timeout(tmp_path, monkeypatch):
+    marker = tmp_path / "finished"
+    sleep, touch = shutil.which("sleep"), shutil.which("touch")
+    fake_dot(tmp_path, monkeypatch, "%s 3; %s %s" % (sleep, touch, marker))
+    monkeypatch.setattr(rich, "RENDER_TIMEOUT", 0.2)
+    start = time.perf_counter()
+    text = seed_objects()["variable"]._repr_mimebundle_()[TEXT]
+    assert time.perf_counter() - start < 2.5
+    assert "did not finish within 0.2 s" in text.splitlines()[-1]
+    assert "max_nodes" in text.splitlines()[-1]
+    time.sleep(3.2)
+    assert not marker.exists()  # the late dot was killed, not left running
+
+
+def test_a_broken_diagram_never_raises(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("layout exploded")
+
+    monkeypatch.setattr(rich, "render_svg", broken)
+    bundle = seed_objects()["variable"]._repr_mimebundle_()
+    assert "layout exploded" in bundle[TEXT] and SVG not in bundle
+
+    monkeypatch.setattr(rich, "_builder_for", lambda obj: broken)
+    bundle = seed_objects()["apply"]._repr_mimebundle_()
+    assert set(bundle) == {TEXT}
+    assert "display failed: layout exploded" in bundle[TEXT]
+
+
+def test_long_text_is_capped(terminal):
+    x = nt.dvector("x")
+    out = x
+    for i in range(300):
+        out = out + nt.dvector("v%d" % i)
+    text = out._repr_mimebundle_()[TEXT]
+    lines = text.splitlines()
+    assert len(lines) == rich.TEXT_MAX_LINES + 1
+    assert lines[-1].startswith("... ") and "nbgraph.dprint" in lines[-1]
+
+
+@pytest.mark.needs_dot
+def test_render_svg_is_sanitised_and_cached():
+    var = seed_objects()["seed_v3"]
+    first = render_svg(var)
+    assert first == rich.sanitize_svg(first)
+    rich.clear_cache()
+    assert render_svg(var) == first
+    assert render_svg(var, style="structure") != first
+    assert "Generated by" not in first and "<!--" not in first
+
+
+def test_sanitize_svg_removes_version_comments():
+    raw = ('<?xml version="1.0" encoding="UTF-8" standalone="no"?>\n'
+           '<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN"\n "http://x/svg11.dtd">\n'
+           "<!-- Generated by graphviz version 2.43.0 (0)\n -->\n"
+           "<!-- Title: nbgraph Pages: 1 -->\n<svg><g><!-- n0 --><title>n0</title></g></svg>\n")
+    assert rich.sanitize_svg(raw) == "<svg><g><title>n0</title></g></svg>\n"
+
+
+def test_install_is_idempotent_and_reversible():
+    assert set(rich.install()) >= {Variable, Apply, FunctionGraph, NarrowingTrace, Function,
+                                   ProfileStats}
+    rich.install()
+    try:
+        rich.uninstall()
+        assert "_repr_mimebundle_" not in Variable.__dict__
+    finally:
+        rich.install()
+    assert "_repr_mimebundle_" in Variable.__dict__
+
+
+def test_own_method_is_kept(monkeypatch):
+    def own(self, include=None, exclude=None):
+        return {TEXT: "mine"}
+
+    monkeypatch.setattr(ProfileStats, "_repr_mimebundle_", own)
+    assert ProfileStats not in rich.install()
+    assert ProfileStats._repr_mimebundle_ is own
+
+
+def test_unknown_objects_fall_back_to_repr():
+    assert mimebundle(object.__new__(Op)) == {TEXT: repr(object.__new__(Op))}
+
+
+# ---------------------------------------------------------------------------
+# profiles
+
+
+def test_profile_html_sortable_table_and_bars():
+    f = seed_objects()["function"]
+    page = rich.profile_html(f.profile)
+    assert page.count("<th ") == 8
+    assert page.count('onclick="') == 8 and "localeCompare" in page
+    assert "click to sort" in page
+    rows = re.findall(r"<tr><td", page)
+    assert len(rows) == 2  # one per node
+    assert 'data-v="Elemwise{mul}(y, z)"' in page
+    assert "Python" in page
+    # the chart: a time bar and a memory bar per node
+    chart = page[page.index("<svg"):]
+    assert chart.count("<rect") == 4
+    assert "output memory" in chart and "time" in chart
+    assert "16 B" in page  # each (1, 2) float64 output
+
+
+def test_profile_before_any_call_and_formatting():
+    x = nt.dvector("x")
+    f = nbgraph.function([x], x * 2.0, linker="py", profile=True)
+    page = rich.profile_html(f.profile)
+    assert "no calls recorded yet" in page
+    assert rich.format_seconds(0) == "0 s"
+    assert rich.format_seconds(1.5e-5) == "15.0 \u00b5s"
+    assert rich.format_seconds(0.0123) == "12.30 ms"
+    assert rich.format_seconds(2) == "2.000 s"
+    assert rich.format_bytes(16) == "16 B"
+    assert rich.format_bytes(2048) == "2.0 KiB"
+    assert rich.format_bytes(3 * 1024 ** 3) == "3.0 GiB"
+
+
+def test_profile_chart_is_limited():
+    x = nt.dvector("x")
+    out = x
+    for i in range(40):
+        out = nt.tanh(out) + float(i)
+    f = nbgraph.function([x], out, linker="py", profile=True, rewrite=None)
+    f([1e-3])
+    chart = rich.profile_chart_svg(f.profile)
+    assert chart.count("<rect") == 2 * 30
+    assert "more nodes (see the table)" in chart
+
+
+_DOM_SHIM = r"""
+// just enough of the DOM for the header's onclick handler
+function attrs() { var a = {}; return {
+  getAttribute: function (k) { return k in a ? a[k] : null; },
+  setAttribute: function (k, v) { a[k] = String(v); },
+  removeAttribute: function (k) { delete a[k]; } }; }
+function cell(v) { var c = attrs(); c.setAttribute('data-v', v); return c; }
+var body = { rows: [], appendChild: function (r) {
+  var i = this.rows.indexOf(r); if (i >= 0) this.rows.splice(i, 1); this.rows.push(r); } };
+var table = { tBodies: [body] };
+var headerRow = { cells: [] };
+ROWS.forEach(function (values) { body.rows.push({ cells: values.map(cell) }); });
+for (var i = 0; i < NCOLS; i++) {
+  var h = attrs(); h.cellIndex = i; h.parentNode = headerRow;
+  h.closest = function () { return table; }; headerRow.cells.push(h); }
+function click(i) { (function () { HANDLER }).call(headerRow.cells[i]);
+  return body.rows.map(function (r) { return r.cells[0].getAttribute('data-v'); }).join(','); }
+console.log([click(COL_TIME), click(COL_TIME), click(COL_NODE)].join(' | '));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node.js is not installed")
+def test_profile_table_sorts_on_click(tmp_path):
+    import html as html_module
+    import json
+    import subprocess
+
+    f = seed_objects()["function"]
+    page = rich.profile_html(f.profile)
+    handler = html_module.unescape(re.search(r'onclick="([^"]*)"', page).group(1))
+    body = page[page.index("<tbody>"):page.index("</tbody>")]
+    rows = [re.findall(r'data-v="([^"]*)"', row) for row in re.findall(r"<tr>(.*?)</tr>", body)]
+    rows = [[html_module.unescape(v) for v in row] for row in rows]
+    rows.append(["9", "Zzz(q)", "Python", "1", "0.5", "0.5", "0.9", "8"])  # slowest
+    script = (_DOM_SHIM.replace("ROWS", json.dumps(rows)).replace("NCOLS", "8")
+              .replace("COL_TIME", "4").replace("COL_NODE", "1").replace("HANDLER", handler))
+    path = tmp_path / "sort.js"
+    path.write_text(script)
+    out = subprocess.run(["node", str(path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    by_time_desc, by_time_asc, by_node_desc = out.stdout.strip().split(" | ")
+    assert by_time_desc.split(",")[0] == "9"       # first click: largest first
+    assert by_time_asc.split(",")[-1] == "9"       # second click: reversed
+    assert by_node_desc.split(",")[0] == "9"       # "Zzz(q)" sorts last as text, first desc
+    assert sorted(by_time_desc.split(",")) == sorted(["0", "1", "9"])
