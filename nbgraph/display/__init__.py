@@ -25,6 +25,7 @@ from nbgraph.display.narrowing import (
     trace_html,
     trace_text,
 )
+from nbgraph.display.widgets import GraphExplorer  # ipywidgets is imported on first use
 
 install()
 
@@ -41,4 +42,5 @@ __all__ = [
     "trace_html",
     "history_table",
     "HistoryView",
+    "GraphExplorer",
 ]

@@ -33,7 +33,13 @@ class GraphView:
         return dprint_text(self.obj, print_type=self.show_types)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = {"text/plain": self.text().rstrip("\n")}
+        try:
+            text = self.text().rstrip("\n")
+            if not self.as_text:  # asked-for text is shown whole; next to a picture, cut
+                text = rich._cap(text)
+        except Exception as exc:  # a display hook must never fail the cell
+            text = "%s\n(text unavailable: %s)" % (rich._safe_repr(self.obj), rich._one_line(exc))
+        bundle = {"text/plain": text}
         if self.as_text:
             return bundle
         want = rich.wanted_types(include, exclude)

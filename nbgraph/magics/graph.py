@@ -35,7 +35,8 @@ class GraphMagics(Magics):
     @argument("--eval", dest="eval_spec", default=None, metavar="k=v,...",
               help="compile the outputs and show their values for these inputs; each k names "
                    "an input Variable in the namespace, each v is a Python expression, e.g. "
-                   "--eval x=2.0,y=[1,2,3]")
+                   "--eval x=2.0,y=[1,2,3] (quote it when it has spaces: "
+                   "--eval \"x=2.0, y=[1, 2, 3]\")")
     @argument("--linker", default=None, choices=["py", "c", "cvm", "debug"],
               help="linker used by --eval and --rewrite, e.g. --linker py")
     @argument("--text", action="store_true",
@@ -68,6 +69,7 @@ class GraphMagics(Magics):
 
             %%graph -o z,w            show z and w
             %%graph --eval x=[1,2]    compile and show values for x = [1, 2]
+            %%graph --eval "x=[1, 2], y=0.5"   (quote values that contain spaces)
             %%graph --linker py       use the Python linker for --eval/--rewrite
             %%graph --text            dprint text instead of a picture
             %%graph --style structure the seed's Apply/Variable/Op/Type picture
@@ -76,7 +78,12 @@ class GraphMagics(Magics):
         """
         __tracebackhide__ = True
         args = parse_argstring(self.graph, line)
-        eval_pairs = None if args.eval_spec is None else _parse_eval_spec(args.eval_spec)
+        if cell is not None and args.expr and args.eval_spec is not None:
+            # "--eval x=[1, 2]" unquoted: argparse split the value at its spaces
+            args.eval_spec = " ".join([args.eval_spec] + args.expr)
+            args.expr = []
+        eval_pairs = None if args.eval_spec is None else _parse_eval_spec(
+            _unquote(args.eval_spec))
         if cell is None:
             source = " ".join(args.expr).strip()
             if not source:
@@ -90,8 +97,8 @@ class GraphMagics(Magics):
             if args.expr:
                 raise UsageError("unexpected text after the %%%%graph options: %r" % (
                     " ".join(args.expr),))
-            bound, last_value, has_last = self._run_cell(cell)
-            outputs, names = self._pick_outputs(args, bound, last_value, has_last)
+            bound, last_value, has_last, last_label = self._run_cell(cell)
+            outputs, names = self._pick_outputs(args, bound, last_value, has_last, last_label)
             if not outputs:
                 print("%%graph: the cell produced no nbgraph Variable "
                       "(name one with -o NAME)")
@@ -101,14 +108,27 @@ class GraphMagics(Magics):
 
     # -- running the cell ----------------------------------------------------
     def _run_cell(self, cell):
-        """Execute ``cell`` in the user namespace; return (bound names, last value, has_last)."""
+        """Execute ``cell`` in the user namespace.
+
+        Returns ``(bound, last_value, has_last, last_label)``: the names the
+        last statement binds (when it is an assignment), the value of the last
+        expression and whether there is one, and that expression's source.
+        """
         __tracebackhide__ = True
-        tree = ast.parse(cell)
+        shell = self.shell
+        # IPython syntax (%magics, !commands) works in the cell as in any cell;
+        # the transformed source keeps the cell's line numbers
+        source = shell.transform_cell(cell)
+        filename = shell.compile.cache(source, _cell_number(shell), raw_code=cell)
+        tree = ast.parse(source, filename=filename)  # a SyntaxError names the cell's line
+        tree = shell.transform_ast(tree)
         bound = []
+        last_label = None
         has_last = False
         if tree.body:
             last = tree.body[-1]
             if isinstance(last, ast.Expr):
+                last_label = " ".join((ast.get_source_segment(source, last.value) or "").split())
                 assign = ast.Assign(targets=[ast.Name(id=_LAST, ctx=ast.Store())],
                                     value=last.value)
                 tree.body[-1] = ast.copy_location(assign, last)
@@ -118,17 +138,17 @@ class GraphMagics(Magics):
                 targets = last.targets if isinstance(last, ast.Assign) else [last.target]
                 for target in targets:
                     bound.extend(_names_in_target(target))
-        filename = self.shell.compile.cache(cell, self.shell.execution_count)
         code = compile(tree, filename, "exec")
-        ns = self.shell.user_ns
-        exec(code, ns)  # errors propagate as ordinary tracebacks on the cell's lines
+        ns = shell.user_ns
+        exec(code, shell.user_global_ns, ns)  # errors: ordinary tracebacks on the cell's lines
         last_value = ns.pop(_LAST, None) if has_last else None
-        return bound, last_value, has_last
+        return bound, last_value, has_last, last_label
 
-    def _pick_outputs(self, args, bound, last_value, has_last):
+    def _pick_outputs(self, args, bound, last_value, has_last, last_label=None):
         ns = self.shell.user_ns
         if args.outputs:
-            names = [n.strip() for n in args.outputs.replace(" ", ",").split(",") if n.strip()]
+            names = [n.strip() for n in _unquote(args.outputs).replace(" ", ",").split(",")
+                     if n.strip()]
             outputs = []
             for name in names:
                 if name not in ns:
@@ -140,11 +160,18 @@ class GraphMagics(Magics):
                 outputs.append(value)
             return outputs, names
         if bound:
-            pairs = [(n, ns.get(n)) for n in bound]
-            pairs = [(n, v) for n, v in pairs if isinstance(v, Variable)]
-            return [v for _, v in pairs], [n for n, _ in pairs]
+            outputs, names = [], []
+            for name in bound:
+                value = ns.get(name)
+                # "z = w = x * 2" binds one Variable twice: show it once
+                if isinstance(value, Variable) and not any(value is v for v in outputs):
+                    outputs.append(value)
+                    names.append(name)
+            return outputs, names
         if has_last:
             outputs = self._variables_in(last_value, None, strict=False)
+            if len(outputs) == 1 and isinstance(last_value, Variable) and last_label:
+                return outputs, [last_label]
             return outputs, [repr(v) for v in outputs]
         return [], []
 
@@ -184,6 +211,8 @@ class GraphMagics(Magics):
         return fn, time.perf_counter() - start
 
     def _evaluate(self, outputs, names, args, eval_pairs):
+        from nbgraph.tensor.variable import SharedVariable
+
         ns = self.shell.user_ns
         inputs, values = [], []
         for key, expr in eval_pairs:
@@ -191,13 +220,28 @@ class GraphMagics(Magics):
             if not isinstance(var, Variable):
                 raise UsageError("--eval: %r is not an nbgraph Variable in the namespace%s" % (
                     key, "" if key not in ns else " (it is %s)" % type(var).__name__))
+            if any(var is v for v in inputs):
+                raise UsageError("--eval: %s is given twice" % key)
             try:
-                values.append(eval(compile(ast.Expression(expr), "<--eval %s>" % key, "eval"),
-                                   ns))
+                value = eval(compile(ast.Expression(expr), "<--eval %s>" % key, "eval"),
+                             self.shell.user_global_ns, ns)
             except Exception as exc:
                 raise UsageError("--eval: the value of %s failed: %s: %s" % (
                     key, type(exc).__name__, exc)) from None
+            try:
+                var.type.filter(value)
+            except Exception as exc:
+                raise UsageError("--eval: the value of %s does not fit its type %s: %s" % (
+                    key, var.type, " ".join(str(exc).split()))) from None
             inputs.append(var)
+            values.append(value)
+        missing = [v for v in graph_inputs(outputs)
+                   if not isinstance(v, (Constant, SharedVariable))
+                   and not any(v is given for given in inputs)]
+        if missing:
+            raise UsageError("--eval: no value for %s; give every input a value, e.g. "
+                             "--eval %s" % (", ".join(repr(v) for v in missing), ",".join(
+                                 "%s=..." % (v.name or "?") for v in inputs + missing)))
         fn, compile_time = self._compile(outputs, args.linker, inputs=inputs)
         start = time.perf_counter()
         results = fn(*values)
@@ -206,6 +250,17 @@ class GraphMagics(Magics):
             print("%s = %r" % (name, value))
         print("compiled in %s (linker %s), ran in %s" % (
             _format_seconds(compile_time), fn.linker, _format_seconds(run_time)))
+
+
+def _cell_number(shell):
+    """The number of the cell being run (``In[n]``), for tracebacks naming it.
+
+    IPython 9 counts the cell before running it, so ``shell.execution_count``
+    is already the next cell's number; the running cell's result knows its own.
+    """
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    number = getattr(result, "execution_count", None)
+    return number if isinstance(number, int) else shell.execution_count
 
 
 def _names_in_target(target):
@@ -217,6 +272,14 @@ def _names_in_target(target):
             names.extend(_names_in_target(elt))
         return names
     return []
+
+
+def _unquote(text):
+    """``'"x=[1, 2]"'`` -> ``'x=[1, 2]'``: IPython's argument splitting keeps the quotes."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
 
 
 def _parse_eval_spec(spec):
