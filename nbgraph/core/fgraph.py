@@ -8,11 +8,14 @@ the replacement's type with ``filter_variable`` and records the decision in
 :attr:`FunctionGraph.history`.
 """
 
+import heapq
+
 from nbgraph.core import graph as _graph
 from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.core.type import NarrowingTrace
 
-__all__ = ["FunctionGraph", "MissingInputError", "Replacement", "Feature", "path_to"]
+__all__ = ["FunctionGraph", "MissingInputError", "Replacement", "Feature", "path_to",
+           "order_destroyers"]
 
 
 class MissingInputError(ValueError):
@@ -350,9 +353,17 @@ class FunctionGraph:
 
     # -- queries ---------------------------------------------------------
     def toposort(self):
-        """The Apply nodes in an order where each comes after those it needs."""
+        """The Apply nodes in an order where each comes after those it needs.
+
+        A node that overwrites an input (``op.destroy_map``) comes after every
+        other node reading that value or a view of it; see
+        :func:`order_destroyers`.
+        """
         if self._order is None:
-            self._order = _graph.io_toposort(self.inputs, self.outputs)
+            order = _graph.io_toposort(self.inputs, self.outputs)
+            if any(node.op.destroy_map for node in order):
+                order = order_destroyers(self, order)
+            self._order = order
         return list(self._order)
 
     def get_clients(self, var):
@@ -398,6 +409,80 @@ class FunctionGraph:
 
     def __contains__(self, item):
         return item in self.variables or item in self.apply_nodes
+
+
+def order_destroyers(fgraph, order):
+    """``order`` changed so each destroying node runs after the other readers of its victim.
+
+    The victim is the destroyed input followed back through ``view_map`` and
+    ``destroy_map`` to the value that owns the memory.  Raises ValueError
+    naming the Op when the victim is a graph input, output or a constant (the
+    caller's data), when two nodes destroy the same value, or when no order
+    can satisfy the readers.
+    """
+    base = {}
+
+    def owner_of_memory(var):
+        return base.get(var, var)
+
+    victims = {}
+    for node in order:
+        for kind in ("view_map", "destroy_map"):
+            for out_index, in_indices in getattr(node.op, kind).items():
+                if out_index is not None and in_indices:
+                    base[node.outputs[out_index]] = owner_of_memory(node.inputs[in_indices[0]])
+        for in_indices in node.op.destroy_map.values():
+            for i in in_indices:
+                victim = owner_of_memory(node.inputs[i])
+                if victim in fgraph.inputs or victim in fgraph.outputs \
+                        or isinstance(victim, Constant):
+                    what = ("a constant" if isinstance(victim, Constant) else
+                            "an input" if victim in fgraph.inputs else "an output")
+                    raise ValueError(
+                        "%s overwrites %r, which is %s of the graph: an Op with a destroy_map "
+                        "may only overwrite intermediate values (apply it to a copy)"
+                        % (node.op, victim, what))
+                if victims.get(victim, node) is not node:
+                    raise ValueError("%r is overwritten by two nodes, %s and %s" % (
+                        victim, victims[victim].op, node.op))
+                victims[victim] = node
+    if not victims:
+        return order
+    readers = {}
+    for node in order:
+        for var in node.inputs:
+            readers.setdefault(owner_of_memory(var), []).append(node)
+    before = {node: set() for node in order}
+    for node in order:
+        for var in node.inputs:
+            if var.owner is not None:
+                before[node].add(var.owner)
+    for victim, destroyer in victims.items():
+        for reader in readers.get(victim, ()):
+            if reader is not destroyer:
+                before[destroyer].add(reader)
+    position = {node: i for i, node in enumerate(order)}
+    waiting = {node: len(deps) for node, deps in before.items()}
+    after = {node: [] for node in order}
+    for node, deps in before.items():
+        for dep in deps:
+            after[dep].append(node)
+    ready = [(position[n], n) for n in order if waiting[n] == 0]
+    heapq.heapify(ready)
+    result = []
+    while ready:
+        _, node = heapq.heappop(ready)
+        result.append(node)
+        for nxt in after[node]:
+            waiting[nxt] -= 1
+            if waiting[nxt] == 0:
+                heapq.heappush(ready, (position[nxt], nxt))
+    if len(result) != len(order):
+        stuck = [n for n in order if waiting[n] > 0]
+        raise ValueError("no order lets %s overwrite its input after every other reader of "
+                         "it (a reader needs the overwritten result)" % (
+                             ", ".join(str(n.op) for n in stuck[:3]),))
+    return result
 
 
 def _client_key(client):

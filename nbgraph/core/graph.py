@@ -105,8 +105,15 @@ class Variable:
     __str__ = __repr__
 
     def clone(self, name=None):
-        """A new root Variable with the same type, name (or ``name``) and a copy of the tag."""
-        new = type(self)(self.type, None, None, self.name if name is None else name)
+        """A new root Variable with the same type, name (or ``name``) and a copy of the tag.
+
+        A plain Variable of a Type that prefers a richer class (a TensorType
+        makes TensorVariables) is cloned into that class, so graphs built the
+        long way, with ``Variable(type=...)``, get the tensor methods the
+        rewrites rely on.
+        """
+        new = _clone_class(self, Variable, "variable_type")(
+            self.type, None, None, self.name if name is None else name)
         new.tag = self.tag.copy()
         return new
 
@@ -170,7 +177,8 @@ class Constant(Variable):
 
     def clone(self, name=None):
         """A new Constant sharing the (read-only) data."""
-        new = type(self)(self.type, self._data, self.name if name is None else name)
+        new = _clone_class(self, Constant, "constant_type")(
+            self.type, self._data, self.name if name is None else name)
         new.tag = self.tag.copy()
         return new
 
@@ -192,6 +200,15 @@ class Constant(Variable):
 
 
 _UNSET = object()
+
+
+def _clone_class(var, base, attr):
+    """The class a clone of ``var`` gets: its own, or its Type's richer one."""
+    cls = type(var)
+    preferred = getattr(var.type, attr, None)
+    if cls is base and isinstance(preferred, type) and issubclass(preferred, base):
+        return preferred
+    return cls
 
 
 def _freeze(value):

@@ -85,7 +85,7 @@ class NarrowingTrace:
     def __str__(self):
         lines = ["narrowing %s to %r" % (_var_text(self.variable), self.target_type)]
         for i, step in enumerate(self.steps, 1):
-            line = "%d. %s %s" % (i, step.question, step.answer)
+            line = "%d. %s -> %s" % (i, step.question, step.answer)
             if step.detail:
                 line += " - " + step.detail
             lines.append(line)

@@ -69,8 +69,9 @@ def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nest
 
     Returns
     -------
-    The text when ``file="str"``, otherwise the file written to.  The text
-    ends with a newline unless nothing was printed.
+    The text when ``file="str"``; None when printing to stdout (so a notebook
+    cell ending with ``dprint(x)`` shows only the tree); otherwise the file
+    written to.  The text ends with a newline unless nothing was printed.
 
     Examples
     --------
@@ -117,9 +118,11 @@ def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nest
     text = "".join(line + "\n" for line in lines)
     if isinstance(file, str):
         return text
-    target = sys.stdout if file is None else file
-    target.write(text)
-    return target
+    if file is None:
+        sys.stdout.write(text)
+        return None
+    file.write(text)
+    return file
 
 
 def dprint_text(obj, **kwargs):

@@ -135,7 +135,7 @@ class TensorType(CLinkerType, Type):
         else:
             arr = self._convert(data, allow_downcast)
         if arr.ndim != self.ndim:
-            raise TypeError("%r expects %d dimensions, got %d (shape %s)" % (
+            raise TypeError("%r expects ndim %d, got an array with ndim %d (shape %s)" % (
                 self, self.ndim, arr.ndim, arr.shape))
         for i, s in self._static_dims:
             if arr.shape[i] != s:
@@ -232,7 +232,7 @@ class TensorType(CLinkerType, Type):
         if otype.dtype != self.dtype:
             return "dtype %s differs from %s" % (otype.dtype, self.dtype)
         if otype.ndim != self.ndim:
-            return "%d dimensions instead of %d" % (otype.ndim, self.ndim)
+            return "ndim %d instead of %d" % (otype.ndim, self.ndim)
         for i, (s, o) in enumerate(zip(self.shape, otype.shape)):
             if s is not None and o is not None and s != o:
                 return "dimension %d has static size %d, not %d" % (i, o, s)

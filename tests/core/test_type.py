@@ -272,7 +272,7 @@ class TestFilterVariable:
         assert trace.result is v and trace.error is None and trace.accepted
         assert [(s.question, s.answer) for s in trace.steps] == [("same type?", "yes")]
         text = str(trace)
-        assert "1. same type? yes" in text and "result: v" in text
+        assert "1. same type? -> yes" in text and "result: v" in text
 
     def test_trace_records_conversion_steps(self):
         wide = BoundedType(0, 10)("w")

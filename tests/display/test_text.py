@@ -366,16 +366,16 @@ def test_file_str_returns_text_and_prints_nothing(capsys):
     assert capsys.readouterr().out == ""
 
 
-def test_default_prints_to_stdout_and_returns_it(capsys):
+def test_default_prints_to_stdout_and_returns_none(capsys):
     result = dprint(_small_graph())
     assert capsys.readouterr().out == SMALL
-    assert result is sys.stdout
+    assert result is None  # a notebook cell ending with dprint(x) shows only the tree
 
 
 def test_stdout_is_looked_up_at_call_time(monkeypatch):
     buffer = io.StringIO()
     monkeypatch.setattr(sys, "stdout", buffer)
-    assert dprint(_small_graph()) is buffer
+    assert dprint(_small_graph()) is None
     assert buffer.getvalue() == SMALL
 
 

@@ -135,7 +135,7 @@ def test_argument_the_type_rejects_names_position_name_type_and_value():
     message = str(info.value)
     assert "bad argument 0 (x)" in message
     assert "ndarray of shape (2, 2) and dtype float64" in message
-    assert "expects 1 dimensions, got 2" in message
+    assert "expects ndim 1, got an array with ndim 2" in message
 
 
 def test_argument_that_would_lose_precision_is_refused():
@@ -329,7 +329,7 @@ def test_update_whose_type_does_not_fit_raises_type_error():
     assert "counter" in message and "int32" in message and "float64" in message
     v = nt.dvector("v")
     s = nt.shared(np.array(0.0), "s")
-    with pytest.raises(TypeError, match=r"update of s .*1 dimensions instead of 0"):
+    with pytest.raises(TypeError, match=r"update of s .*ndim 1 instead of 0"):
         function([v], [], updates=[(s, v)])
 
 

@@ -372,8 +372,8 @@ class TestFilterShapeChecks:
         with pytest.raises(TypeError) as info:
             t.filter(value)
         text = str(info.value)
-        assert "expects 2 dimensions" in text
-        assert "got %d" % np.ndim(value) in text
+        assert "expects ndim 2" in text
+        assert "with ndim %d" % np.ndim(value) in text
         assert "TensorType(float64, (None, None))" in text
 
     def test_static_dim_mismatch_names_expected_and_received(self):
@@ -561,7 +561,7 @@ class TestRelations:
         assert t.incompatibility(TensorType("float64", (None, None))) is None
         assert t.incompatibility(TensorType("float32", (2, 1))) == \
             "dtype float32 differs from float64"
-        assert t.incompatibility(TensorType("float64", (2,))) == "1 dimensions instead of 2"
+        assert t.incompatibility(TensorType("float64", (2,))) == "ndim 1 instead of 2"
         assert t.incompatibility(TensorType("float64", (3, 1))) == \
             "dimension 0 has static size 3, not 2"
         assert "is not a TensorType" in t.incompatibility("thing")
@@ -588,7 +588,7 @@ class TestRelations:
     def test_filter_variable_refuses_other_ndim(self):
         t = TensorType("float64", (None,))
         v = TensorType("float64", (None, None))("m")
-        with pytest.raises(TypeError, match="2 dimensions instead of 1"):
+        with pytest.raises(TypeError, match="ndim 2 instead of 1"):
             t.filter_variable(v)
 
     def test_filter_variable_equal_type(self):

@@ -750,7 +750,7 @@ class TestShared:
 
     def test_set_value_checks_the_type(self):
         s = shared(np.zeros((2, 2), dtype="float32"))
-        with pytest.raises(TypeError, match="2 dimensions"):
+        with pytest.raises(TypeError, match="expects ndim 2"):
             s.set_value(np.zeros(3, dtype="float32"))
         with pytest.raises(TypeError, match="allow_downcast"):
             s.set_value(np.zeros((2, 2)))  # float64 array into float32
