@@ -157,6 +157,7 @@ class PythonLinker:
         order = fgraph.toposort()
         thunks = [self.make_thunk(node, storage) for node in order]
         protected = set(fgraph.inputs) | set(fgraph.outputs) | set(keep)
+        protected.update(hidden_outputs(order))
         last_use = {}
         for i, node in enumerate(order):
             for var in node.inputs:
@@ -170,6 +171,20 @@ class PythonLinker:
                 release[i].append(storage[var])
         return Program(fgraph, [storage[v] for v in fgraph.inputs],
                        [storage[v] for v in fgraph.outputs], thunks, order, release, storage)
+
+
+def hidden_outputs(nodes):
+    """Outputs an Op hides behind its ``default_output``: kept between calls.
+
+    A hidden output is the Op's private state (a reusable buffer, say), so
+    its storage cell is never emptied and ``perform`` finds it again.
+    """
+    hidden = []
+    for node in nodes:
+        default = getattr(node.op, "default_output", None)
+        if default is not None and len(node.outputs) > 1:
+            hidden.extend(out for i, out in enumerate(node.outputs) if i != default)
+    return hidden
 
 
 def _is_constant(var):
