@@ -238,8 +238,69 @@ class Function:
                                if not isinstance(v, Constant)]
         self.profile = ProfileStats(self) if profile else None
         self._run = self.program.run
+        self._nargs = n_in
+        self._fast = self._make_fast_call()
 
     def __call__(self, *args, **kwargs):
+        if not kwargs and len(args) == self._nargs and self.profile is None:
+            return self._fast(*args)
+        return self._call(args, kwargs)
+
+    def _make_fast_call(self):
+        """Straight-line code for the common call (positional arguments, no profile).
+
+        It does exactly what :meth:`_call` does; when an argument is refused it
+        hands over to :meth:`_call`, which reports the error.
+        """
+        names = {"RUN": self._run, "SLOW": self._call, "ndarray": np.ndarray}
+        params = ["a%d" % i for i in range(self._nargs)]
+        body = []
+        for i, cell in enumerate(self._arg_cells):
+            names["c%d" % i] = cell
+            if self.trust_input:
+                body.append("c%d[0] = a%d" % (i, i))
+            else:
+                names["F%d" % i] = self._input_types[i].filter
+                body.append("c%d[0] = F%d(a%d)" % (i, i, i))
+        if not self.trust_input and self._arg_cells:
+            body = (["try:"] + ["    " + line for line in body] +
+                    ["except (TypeError, ValueError):"] +
+                    ["    c%d[0] = None" % i for i in range(self._nargs)] +
+                    ["    return SLOW((%s), None)" % "".join(p + ", " for p in params)])
+        for k, (cell, container) in enumerate(self._shared_cells):
+            names["s%d" % k], names["S%d" % k] = cell, container
+            body.append("s%d[0] = S%d[0]" % (k, k))
+        body.append("RUN()")
+        results = []
+        for j, (cell, copy_needed) in enumerate(zip(self._out_cells, self._constant_outputs)):
+            names["o%d" % j] = cell
+            body.append("r%d = o%d[0]" % (j, j))
+            if copy_needed:
+                body.append("if isinstance(r%d, ndarray):" % j)
+                body.append("    r%d = r%d.copy()" % (j, j))
+            results.append("r%d" % j)
+        for k, (container, cell, copy_needed) in enumerate(self._update_cells):
+            names["U%d" % k], names["u%d" % k] = container, cell
+            body.append("v = u%d[0]" % k)
+            if copy_needed:
+                body.append("if isinstance(v, ndarray):")
+                body.append("    v = v.copy()")
+            body.append("U%d[0] = v" % k)
+        for k, cell in enumerate(self._cleared_cells):
+            names["z%d" % k] = cell
+            body.append("z%d[0] = None" % k)
+        for i in range(self._nargs):
+            body.append("c%d[0] = None" % i)
+        if self.single:
+            body.append("return r0")
+        else:
+            body.append("return [%s]" % ", ".join(results))
+        source = "def fast(%s):\n%s\n" % (", ".join(params),
+                                           "\n".join("    " + line for line in body))
+        exec(compile(source, "<nbgraph function call>", "exec"), names)
+        return names["fast"]
+
+    def _call(self, args, kwargs):
         if kwargs:
             args = self._merge_kwargs(args, kwargs)
         if len(args) != len(self._arg_cells):

@@ -307,7 +307,7 @@ def test_runtime_broadcast_of_a_static_one_dim_that_is_not_one():
 
 
 @pytest.mark.parametrize("value,pattern", [
-    ({"a": 1}, "dict"), ("abc", "str"), (np.ones(3), "2 dimensions"), (None, "None"),
+    ({"a": 1}, "dict"), ("abc", "str"), (np.ones(3), "expects ndim 2"), (None, "None"),
     (object(), "object"), ([[1.0], [2.0, 3.0]], ""),
 ])
 def test_call_with_values_that_are_not_arrays_of_the_type(value, pattern):

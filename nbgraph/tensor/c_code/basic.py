@@ -79,8 +79,8 @@ def specify_shape_c_code(self, node, name, inputs, outputs, sub):
     conds = ["%s_dims[%d] != %d" % (x, d, s) for d, s in enumerate(self.shape) if s is not None]
     if not conds:
         return "(void)%s;" % outputs[0]
-    want = "(%s)" % ", ".join("?" if s is None else str(s) for s in self.shape) + \
-        ("," if nd == 1 else "")
+    want = "(%s%s)" % (", ".join("?" if s is None else str(s) for s in self.shape),
+                       "," if nd == 1 else "")
     return ("if (%s) { char nbg_b[200]; nbg_errorf(nbg_err, \"SpecifyShape: expected shape %s, "
             "got %%s\", nbg_shape_text(nbg_b, 200, %d, %s_dims)); goto nbg_fail; }\n(void)%s;"
             % (" || ".join(conds), want, nd, x, outputs[0]))

@@ -1,0 +1,201 @@
+"""The C linkers: generated C, compiled by the system C compiler, loaded with cffi.
+
+Linkers
+=======
+
+``make_linker("c")``
+    every node runs as a compiled kernel; a graph holding a node that cannot
+    (its Op has no ``c_code``, or a value's Type has no C convention) is
+    refused with :class:`CLinkerRefusal` naming the node and its Op.
+``make_linker("cvm")``
+    kernels where a node has C code, ``perform`` elsewhere (``Dot`` stays
+    with NumPy's BLAS; view-only Ops such as DimShuffle, whose C would only
+    re-check metadata, run their cheap ``perform``).
+``make_linker("debug")``
+    :class:`nbgraph.linkers.debug.DebugLinker`: runs ``perform`` and C side by
+    side and cross-checks them.
+
+:func:`default_linker` is ``"cvm"`` when a C compiler works (probed once and
+remembered) and ``"py"`` otherwise, with one warning.
+
+Compilation
+===========
+
+All C-capable nodes of one compiled function go into ONE C module (equal
+kernels are emitted once).  The module is compiled by running the compiler
+directly (``cc -O3 -fPIC -shared ...``, flags probed once per compiler and
+CPU, see :mod:`~nbgraph.linkers.c.compiler`) and loaded in cffi's ABI mode
+(``ffi.dlopen``): no Python C-API is used by generated code, and nothing is
+compiled against Python's headers.  Modules are cached in memory and on disk
+(:mod:`~nbgraph.linkers.c.cache`).
+
+Calling convention (ABI version :data:`~nbgraph.linkers.c.compiler.ABI_VERSION`)
+=================================================================================
+
+Every C-run node becomes a *kernel*::
+
+    int kernel(void **ptrs, const int64_t *dims, char *err);
+
+``ptrs``
+    one entry per operand, the node's inputs then its outputs:
+
+    * tensor (TensorType): the address of the first element.  Arrays are
+      passed as they are (contiguous, strided, negative or zero strides);
+      the Python side only checks their dtype, ndim and alignment (copying a
+      misaligned array) — ``ffi.from_buffer`` checks neither;
+    * opaque pointer (CDataType) input: the pointer itself;
+    * opaque pointer output: the address of a ``void *`` cell the kernel
+      fills (the Python side wraps the result with ``ffi.gc(p, freefunc)``,
+      so ``freefunc`` runs when the value is released).
+``dims``
+    for each tensor operand with ``ndim > 0``, in the same order: its
+    ``ndim`` sizes, then its ``ndim`` byte strides (int64).
+``err``
+    a 512-byte buffer for a NUL-terminated message.
+return
+    0 on success; otherwise an error code (1 ValueError, 2 TypeError,
+    3 IndexError, 4 MemoryError, 5 RuntimeError) turned into that Python
+    exception, named after the node, by the Program.
+
+Outputs are allocated by NumPy before the call (``np.empty``; NumPy's
+allocator uses huge pages for big arrays, far cheaper than fresh malloc'd
+memory), their shapes computed by the Op's cheap Python hook
+``c_prepare_outputs(node, inputs) -> outputs`` (which may also return an
+input, for an in-place Op, or a view, for a view Op).  Ops whose output
+shapes are static need no hook.  Kernels re-check in C every size they rely
+on, so a wrong shape fails as a Python exception, never as a crash.
+
+The Types generate the C that reads these arguments (their CLinkerType
+hooks): ``c_declare`` / ``c_init`` declare and clear the C variables of an
+operand named ``name``; ``c_extract`` (inputs) and ``c_extract_out``
+(outputs) read ``sub["slot"]`` (``ptrs[j]``, or for a pointer output the
+cell ``*(void **)ptrs[j]``) and ``sub["dims"]`` (the operand's entries of
+``dims``); ``c_sync`` writes an output back to its slot; ``c_cleanup``
+releases what extract acquired.  A tensor named ``x`` is ``T *x`` plus
+``int64_t x_dims[ndim]`` and ``int64_t x_strides[ndim]`` (bytes); a
+CDataType value is a variable of its ``ctype``.  Each Type says how it is
+passed with ``c_arg_kind`` ("tensor" or "cdata").
+
+An Op's ``c_code(node, name, inputs, outputs, sub)`` returns the kernel's
+statements over those names; ``sub["fail"]`` aborts the kernel (after
+``sub["set_error"] % '"message"'`` or ``nbg_errorf(sub["err"], fmt, ...)``;
+``nbg_status = NBG_TYPE_ERROR;`` first picks another exception class).
+``c_support_code(node)`` and ``c_headers()`` add definitions and includes
+(each distinct block once per module); ``c_code_cache_version()`` versions
+the code.
+
+The module exports, besides its static kernels::
+
+    int nbg_abi(void);                      /* ABI_VERSION */
+    int nbg_nkernels(void);
+    nbg_kernel nbg_kernel_at(int k);
+    int nbg_nfreefns(void);
+    nbg_freefn nbg_freefn_at(int k);        /* the CDataType freefuncs */
+
+so one cdef serves every module (shipped pre-parsed in ``_ffi.py``, so
+pycparser is never imported).  cffi releases the GIL during each kernel
+call, so kernels of different Functions run in parallel in threads (one
+Function object is not re-entrant: it owns its storage cells).
+
+The Python side of a call
+=========================
+
+Each C node gets a thunk generated as straight-line Python
+(:func:`~nbgraph.linkers.c.runtime.make_fast_thunk`): read the input
+cells, check type/dtype/ndim (a pointer already made for the same array
+object, by the producing kernel or an earlier call, is reused for arrays up
+to 64 KiB), allocate outputs with ``np.empty`` (Elemwise shapes are
+computed inline), one kernel call, store.  The program's ``run`` is
+straight-line code too.  Nodes with opaque-pointer operands go through the
+generic :class:`~nbgraph.linkers.c.runtime.NodeCall`.
+
+Background compilation (``linker="cvm"``)
+=========================================
+
+A module that is in neither the memory nor the disk cache is compiled on a
+worker thread while the function runs its nodes with ``perform``; the
+kernels are installed before the first run after the build
+(``f.program.wait_compiled()`` waits for it, ``f.program.kinds`` tells
+which way each node runs).  So a new graph gives its first result at once
+and C speed ~0.1-0.5 s later; a compile error leaves the function in Python
+with one warning.  Results of the two paths agree to within the output
+Type's ``values_eq_approx`` (transcendental functions may differ by an ulp
+or two).  ``linker="c"`` and ``"debug"`` always compile before returning;
+``nbgraph.linkers.c.background.ENABLED = False`` or
+``NBGRAPH_C_BACKGROUND=0`` makes ``"cvm"`` do so too.
+"""
+
+import threading
+import warnings
+
+from nbgraph.linkers.c.cache import CacheSecurityError, cache_info, clear_cache, get_cache
+from nbgraph.linkers.c.compiler import (
+    ABI_VERSION,
+    CompileError,
+    CompilerUnavailable,
+    probe,
+)
+from nbgraph.linkers.c.linker import CLinker, CLinkerRefusal, c_capable
+
+__all__ = ["default_linker", "make_linker", "compiler_works", "CLinker", "CLinkerRefusal",
+           "CompileError", "CompilerUnavailable", "CacheSecurityError", "ABI_VERSION",
+           "cache_info", "clear_cache", "c_capable"]
+
+_default = None
+_default_lock = threading.Lock()
+
+
+def _bind_fused_reduce():
+    """FusedReduce (the fusion rewrite's op) gets its C hooks here, unless it has its own."""
+    import importlib
+
+    from nbgraph.tensor.c_code import reduction
+
+    for name in ("nbgraph.tensor.fused_ops", "nbgraph.tensor.fusion"):
+        try:
+            cls = getattr(importlib.import_module(name), "FusedReduce", None)
+        except ImportError:  # pragma: no cover - fusion is part of nbgraph
+            continue
+        if cls is None:
+            continue
+        own = cls.__dict__.get("c_code")
+        if own is None or own is reduction.fused_reduce_c_code:
+            reduction.bind_fused_reduce(cls)
+        return
+
+
+_bind_fused_reduce()
+
+
+def compiler_works():
+    """(True, None) when the C compiler works (probed once), else (False, reason)."""
+    try:
+        probe(get_cache())
+        return True, None
+    except (CompilerUnavailable, OSError) as exc:
+        return False, str(exc)
+
+
+def default_linker():
+    """ "cvm" when a C compiler works, else "py" (with one warning per process)."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                ok, why = compiler_works()
+                if not ok:
+                    warnings.warn("nbgraph: no working C compiler, functions run in Python "
+                                  "(linker='py'): %s" % why, RuntimeWarning, stacklevel=3)
+                _default = "cvm" if ok else "py"
+    return _default
+
+
+def make_linker(name):
+    """The linker object for ``name`` ("c", "cvm" or "debug")."""
+    if name in ("c", "cvm"):
+        return CLinker(name)
+    if name == "debug":
+        from nbgraph.linkers.debug import DebugLinker
+
+        return DebugLinker()
+    raise ValueError("nbgraph.linkers.c has no linker %r" % (name,))

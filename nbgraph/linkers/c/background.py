@@ -1,0 +1,160 @@
+"""Background compilation for the C-VM linker (tiered execution).
+
+A new module takes the C compiler 0.1-0.5 s.  Rather than make the first
+call wait, ``linker="cvm"`` may start the compilation on a worker thread and
+run the function's nodes with ``perform`` until the module is ready; the
+program then switches its C-capable nodes to kernels before its next run.
+Modules already cached (in memory or on disk) are used at once.
+
+Jobs run one at a time, newest first (the graph just built is the one about
+to be used); a job whose programs have all been garbage-collected is
+dropped without compiling.  The worker is restarted in a forked child, and
+at interpreter exit the running compilation is given a few seconds to finish
+(so no half-built temporary is left behind).
+
+Switch it off with ``nbgraph.linkers.c.background.ENABLED = False`` or the
+environment variable ``NBGRAPH_C_BACKGROUND=0``: every compilation then
+happens inside ``function()``.
+"""
+
+import atexit
+import os
+import threading
+import warnings
+import weakref
+
+__all__ = ["ENABLED", "Job", "submit", "wait_all"]
+
+ENABLED = os.environ.get("NBGRAPH_C_BACKGROUND", "1").strip().lower() not in (
+    "0", "no", "false", "off")
+
+
+class Job:
+    """One module to compile: ``done`` (an Event), then ``module`` or ``error``."""
+
+    def __init__(self, cache, source, info, key):
+        self.cache = cache
+        self.source = source
+        self.info = info
+        self.key = key
+        self.done = threading.Event()
+        self.module = None
+        self.error = None
+        self.programs = []
+        self.warned = False
+        self.pid = os.getpid()
+
+    def add_program(self, program):
+        self.programs.append(weakref.ref(program))
+
+    def wanted(self):
+        return any(ref() is not None for ref in self.programs)
+
+    def wait(self, timeout=None):
+        """Block until compiled (or failed); True when finished."""
+        return self.done.wait(timeout)
+
+
+_lock = threading.Lock()
+_stack = []
+_pending = {}
+_worker = None
+_current = None
+_shutting_down = False
+
+
+def submit(cache, source, info, key, program):
+    """The :class:`Job` compiling ``source`` for ``program`` (shared with pending ones)."""
+    global _worker
+    with _lock:
+        job = _pending.get(key)
+        if job is None or job.done.is_set():
+            job = Job(cache, source, info, key)
+            _pending[key] = job
+            _stack.append(job)
+        job.add_program(program)
+        if _worker is None or not _worker.is_alive():
+            _worker = threading.Thread(target=_work, name="nbgraph-c-compiler", daemon=True)
+            _worker.start()
+        _wake.set()
+    return job
+
+
+_wake = threading.Event()
+
+
+def _next_job():
+    with _lock:
+        while _stack:
+            job = _stack.pop()
+            if job.wanted():
+                return job
+            _pending.pop(job.key, None)
+            job.error = RuntimeError("dropped: no program wants this module any more")
+            job.done.set()
+        _wake.clear()
+        return None
+
+
+def _work():
+    global _current
+    while not _shutting_down:
+        job = _next_job()
+        if job is None:
+            _wake.wait(1.0)
+            continue
+        _current = job
+        try:
+            job.module = job.cache.get(job.source, job.info)
+        except BaseException as exc:  # reported to the programs waiting for it
+            job.error = exc
+        finally:
+            _current = None
+            with _lock:
+                if _pending.get(job.key) is job:
+                    del _pending[job.key]
+            job.done.set()
+
+
+def wait_all(timeout=None):
+    """Wait for every queued compilation (tests and benchmarks use it)."""
+    while True:
+        with _lock:
+            jobs = list(_pending.values())
+        if not jobs:
+            return True
+        for job in jobs:
+            if not job.wait(timeout):
+                return False
+
+
+def report_failure(job, what):
+    if not job.warned:
+        job.warned = True
+        warnings.warn("nbgraph: compiling the C module of %s failed; it keeps running in "
+                      "Python (linker='py' semantics): %s" % (what, job.error), RuntimeWarning,
+                      stacklevel=4)
+
+
+def _at_fork_child():
+    global _worker, _current, _stack, _pending, _lock, _wake
+    _lock = threading.Lock()
+    _wake = threading.Event()
+    _worker = None
+    _current = None
+    _stack = []
+    _pending = {}
+
+
+def _at_exit():
+    global _shutting_down
+    _shutting_down = True
+    _wake.set()
+    job = _current
+    if job is not None:
+        job.wait(10.0)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_at_fork_child)
+atexit.register(_at_exit)

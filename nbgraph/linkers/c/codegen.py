@@ -1,0 +1,416 @@
+"""Generating one C module for the C-capable nodes of a compiled function.
+
+:func:`node_kernel` turns one Apply node into the text of a kernel function
+(the operands' Types declare and read the arguments, the Op's ``c_code``
+computes); :func:`module_source` joins kernels into a module: the shared
+prelude, each distinct support-code block once, each distinct kernel once
+(structurally equal nodes share one C function, which keeps modules and
+compile times small), and the exported table described in
+:mod:`nbgraph.linkers.c`.
+"""
+
+import hashlib
+
+from nbgraph.core.type import CLinkerType, MethodNotDefined
+from nbgraph.linkers.c import compiler as _compiler
+
+__all__ = ["PRELUDE", "node_kernel", "module_source", "KernelSource", "ERROR_CODES",
+           "operand_layout", "c_supported"]
+
+#: Return codes of kernels and the Python exceptions they become.
+ERROR_CODES = {1: ValueError, 2: TypeError, 3: IndexError, 4: MemoryError, 5: RuntimeError,
+               6: ZeroDivisionError, 7: OverflowError}
+
+ERRLEN = 512
+
+#: The general iterator (see the comment in the C text).
+ITERATOR_C = r"""/* The general (strided / broadcast) iteration of several operands over one
+   shape.  nbg_iter_init takes, per operand k, its dims, byte strides, item
+   size and base pointer; an operand of size 1 along a dimension of the
+   shape is broadcast (stride 0) there.  Dimensions of size 1 are dropped and
+   dimensions every operand walks contiguously are merged; with sort != 0
+   the dimensions are first ordered by operand 0's strides (memory order).
+   Then the caller runs a row (ptr[k]: operand k's row start, n: the row
+   length, inner[k]: its element stride) and nbg_iter_next moves on. */
+typedef struct {
+    int nd, nops;
+    int64_t n;
+    int64_t shape[NBG_MAXDIMS];
+    int64_t idx[NBG_MAXDIMS];
+    int64_t st[NBG_MAXOPS][NBG_MAXDIMS];
+    char *ptr[NBG_MAXOPS];
+    int64_t inner[NBG_MAXOPS];
+} nbg_iter;
+static NBG_NOINLINE int nbg_iter_init(nbg_iter *it, int nd, int nops, const int64_t *shape,
+                         const int64_t *const *dims, const int64_t *const *strides,
+                         const int64_t *items, void *const *bases, int sort, char *err) {
+    int d, k, out;
+    if (nops > NBG_MAXOPS || nd > NBG_MAXDIMS) {
+        nbg_errorf(err, "too many operands or dimensions for the C iterator");
+        return -1;
+    }
+    it->nops = nops;
+    for (d = 0; d < nd; d++) {
+        it->shape[d] = shape[d];
+        for (k = 0; k < nops; k++)
+            it->st[k][d] = (dims[k][d] == 1 && shape[d] != 1) ? 0 : strides[k][d];
+    }
+    if (sort) {
+        int a, b;
+        for (a = 1; a < nd; a++) {
+            for (b = a; b > 0; b--) {
+                int64_t sa = it->st[0][b - 1], sb = it->st[0][b], t;
+                if (sa < 0) sa = -sa;
+                if (sb < 0) sb = -sb;
+                if (sb <= sa) break;
+                t = it->shape[b]; it->shape[b] = it->shape[b - 1]; it->shape[b - 1] = t;
+                for (k = 0; k < nops; k++) {
+                    t = it->st[k][b]; it->st[k][b] = it->st[k][b - 1]; it->st[k][b - 1] = t;
+                }
+            }
+        }
+    }
+    out = 0;
+    for (d = 0; d < nd; d++) {
+        if (it->shape[d] == 1) continue;
+        it->shape[out] = it->shape[d];
+        for (k = 0; k < nops; k++) it->st[k][out] = it->st[k][d];
+        out++;
+    }
+    if (out == 0) {
+        it->shape[0] = 1;
+        for (k = 0; k < nops; k++) it->st[k][0] = 0;
+        out = 1;
+    }
+    nd = out;
+    out = 0;
+    for (d = 1; d < nd; d++) {
+        int merge = 1;
+        for (k = 0; k < nops; k++)
+            if (it->st[k][out] != it->st[k][d] * it->shape[d]) { merge = 0; break; }
+        if (merge) {
+            it->shape[out] *= it->shape[d];
+            for (k = 0; k < nops; k++) it->st[k][out] = it->st[k][d];
+        } else {
+            out++;
+            it->shape[out] = it->shape[d];
+            for (k = 0; k < nops; k++) it->st[k][out] = it->st[k][d];
+        }
+    }
+    it->nd = out + 1;
+    it->n = it->shape[it->nd - 1];
+    for (k = 0; k < nops; k++) {
+        int64_t s = it->st[k][it->nd - 1];
+        if (s % items[k]) {
+            nbg_errorf(err, "an operand has strides that are not a multiple of its item size");
+            return -1;
+        }
+        it->inner[k] = s / items[k];
+        it->ptr[k] = (char *)bases[k];
+    }
+    for (d = 0; d < it->nd; d++) it->idx[d] = 0;
+    return 0;
+}
+static NBG_NOINLINE int nbg_iter_next(nbg_iter *it) {
+    int d, k;
+    for (d = it->nd - 2; d >= 0; d--) {
+        for (k = 0; k < it->nops; k++) it->ptr[k] += it->st[k][d];
+        if (++it->idx[d] < it->shape[d]) return 1;
+        for (k = 0; k < it->nops; k++) it->ptr[k] -= it->st[k][d] * it->shape[d];
+        it->idx[d] = 0;
+    }
+    return 0;
+}
+"""
+
+PRELUDE_HEAD = """/* nbgraph C module (ABI {abi}).  Generated: do not edit. */
+#include <stdint.h>
+#include <stddef.h>
+#include <string.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <math.h>
+#define NBG_ERRLEN {errlen}
+"""
+
+#: C helpers shared by every module (plain text: no formatting is applied).
+PRELUDE = r"""#define NBG_EXPORT __attribute__((visibility("default")))
+#define NBG_NOINLINE __attribute__((noinline))
+#define NBG_VALUE_ERROR 1
+#define NBG_TYPE_ERROR 2
+#define NBG_INDEX_ERROR 3
+#define NBG_MEMORY_ERROR 4
+#define NBG_RUNTIME_ERROR 5
+#define NBG_MAXDIMS 32
+#define NBG_MAXOPS 72
+#define NBG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define NBG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+typedef int (*nbg_kernel)(void **, const int64_t *, char *);
+typedef void (*nbg_freefn)(void *);
+/* Store a message (printf-style) for the Python side. */
+static NBG_NOINLINE void nbg_errorf(char *err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, NBG_ERRLEN, fmt, ap);
+    va_end(ap);
+}
+static NBG_NOINLINE void nbg_set_error(char *err, const char *msg) { nbg_errorf(err, "%s", msg); }
+/* "(3, 4)" into buf. */
+static NBG_NOINLINE const char *nbg_shape_text(char *buf, size_t size, int nd, const int64_t *dims) {
+    size_t used = 0;
+    int d;
+    used += snprintf(buf + used, size - used, "(");
+    for (d = 0; d < nd && used < size; d++)
+        used += snprintf(buf + used, size - used, d ? ", %lld" : "%lld", (long long)dims[d]);
+    if (used < size) snprintf(buf + used, size - used, nd == 1 ? ",)" : ")");
+    return buf;
+}
+static int64_t nbg_size(int nd, const int64_t *dims) {
+    int64_t n = 1;
+    int d;
+    for (d = 0; d < nd; d++) n *= dims[d];
+    return n;
+}
+/* C-contiguous (sizes 1, and arrays with no elements, ignore strides, as in NumPy). */
+static int nbg_contiguous(int nd, const int64_t *dims, const int64_t *strides, int64_t item) {
+    int64_t expect = item;
+    int d;
+    for (d = 0; d < nd; d++) if (dims[d] == 0) return 1;
+    for (d = nd - 1; d >= 0; d--) {
+        if (dims[d] != 1 && strides[d] != expect) return 0;
+        expect *= dims[d];
+    }
+    return 1;
+}
+static int nbg_same_dims(int nd, const int64_t *a, const int64_t *b) {
+    int d;
+    for (d = 0; d < nd; d++) if (a[d] != b[d]) return 0;
+    return 1;
+}
+""" + ITERATOR_C + r"""
+/* Each operand's dims must equal shape's or be 1 (NumPy broadcasting). */
+static NBG_NOINLINE int nbg_check_broadcast(int nd, const int64_t *shape, int n, const int64_t *const *dims,
+                               char *err, const char *what) {
+    int k, d;
+    char b1[200], b2[200];
+    for (k = 0; k < n; k++)
+        for (d = 0; d < nd; d++)
+            if (dims[k][d] != shape[d] && dims[k][d] != 1) {
+                nbg_errorf(err, "%s: operands could not be broadcast together: shape %s does "
+                           "not fit the result shape %s", what,
+                           nbg_shape_text(b1, 200, nd, dims[k]), nbg_shape_text(b2, 200, nd, shape));
+                return -1;
+            }
+    return 0;
+}
+/* The broadcast shape of n operands; -1 (with a message) when they clash. */
+static NBG_NOINLINE int nbg_broadcast_shape(int nd, int n, const int64_t *const *dims, int64_t *shape,
+                               char *err, const char *what) {
+    int k, d;
+    for (d = 0; d < nd; d++) {
+        shape[d] = 1;
+        for (k = 0; k < n; k++) {
+            if (dims[k][d] == 1) continue;
+            if (shape[d] != 1 && shape[d] != dims[k][d]) {
+                nbg_errorf(err, "%s: operands could not be broadcast together (dimension %d: "
+                           "%lld and %lld)", what, d, (long long)shape[d], (long long)dims[k][d]);
+                return -1;
+            }
+            shape[d] = dims[k][d];
+        }
+    }
+    return 0;
+}
+/* Every operand has dims equal to shape and is C-contiguous. */
+static NBG_NOINLINE int nbg_all_contiguous(int nd, const int64_t *shape, int n, const int64_t *const *dims,
+                              const int64_t *const *strides, const int64_t *items) {
+    int k;
+    for (k = 0; k < n; k++)
+        if (!nbg_same_dims(nd, dims[k], shape) || !nbg_contiguous(nd, dims[k], strides[k], items[k]))
+            return 0;
+    return 1;
+}
+/* Operands statically of size 1 must have all dims 1 at run time. */
+static NBG_NOINLINE int nbg_check_ones(int nd, int n, const int64_t *const *dims, char *err, const char *what) {
+    int k, d;
+    char b1[200];
+    for (k = 0; k < n; k++)
+        for (d = 0; d < nd; d++)
+            if (dims[k][d] != 1) {
+                nbg_errorf(err, "%s: an operand of static size 1 has shape %s", what,
+                           nbg_shape_text(b1, 200, nd, dims[k]));
+                return -1;
+            }
+    return 0;
+}
+"""
+
+
+def prelude(info):
+    head = PRELUDE_HEAD.format(abi=_compiler.ABI_VERSION, errlen=ERRLEN)
+    mvec = ""
+    if info is not None and info.mvec:
+        mvec = "/* vector versions of libm functions (glibc libmvec) */\n" + \
+            _compiler._mvec_declarations()
+    return head + mvec + PRELUDE
+
+
+def c_supported(vtype):
+    """True when values of ``vtype`` can be passed to C kernels."""
+    return isinstance(vtype, CLinkerType) and getattr(vtype, "c_arg_kind", None) is not None
+
+
+def operand_layout(node):
+    """[(variable, role, kind, dims offset)] for the node's inputs then outputs.
+
+    ``kind`` is the Type's ``c_arg_kind`` ("tensor", "cdata", "scalar");
+    ``dims offset`` is where its entries start in the kernel's dims array.
+    """
+    layout = []
+    offset = 0
+    for role, variables in (("in", node.inputs), ("out", node.outputs)):
+        for var in variables:
+            kind = var.type.c_arg_kind
+            layout.append((var, role, kind, offset))
+            if kind == "tensor":
+                offset += 2 * var.type.ndim
+    return layout, offset
+
+
+class KernelSource:
+    """The C text of one node's kernel (with a placeholder function name) and
+    what the module needs for it."""
+
+    def __init__(self, body, support, headers, freefuncs):
+        self.body = body
+        self.support = support
+        self.headers = headers
+        self.freefuncs = freefuncs
+        self.digest = hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def node_kernel(node):
+    """The :class:`KernelSource` of ``node`` (raises MethodNotDefined without C code)."""
+    op = node.op
+    layout, ndims = operand_layout(node)
+    decls, extracts, syncs, cleanups = [], [], [], []
+    in_names, out_names = [], []
+    for j, (var, role, kind, off) in enumerate(layout):
+        index = j if role == "in" else j - len(node.inputs)
+        name = ("i%d" if role == "in" else "o%d") % index
+        (in_names if role == "in" else out_names).append(name)
+        if kind == "cdata" and role == "out":
+            slot = "(*(void **)nbg_ptrs[%d])" % j
+        else:
+            slot = "nbg_ptrs[%d]" % j
+        sub = {"slot": slot, "dims": "(nbg_dims + %d)" % off, "fail": "goto nbg_fail;",
+               "err": "nbg_err", "set_error": "nbg_set_error(nbg_err, %s);"}
+        vt = var.type
+        decls.append(vt.c_declare(name, sub))
+        extracts.append(vt.c_init(name, sub))
+        if role == "in":
+            extracts.append(vt.c_extract(name, sub))
+        else:
+            extracts.append(vt.c_extract_out(name, sub))
+            syncs.append(vt.c_sync(name, sub))
+        cleanups.append(vt.c_cleanup(name, sub))
+    sub = {"fail": "goto nbg_fail;", "err": "nbg_err",
+           "set_error": "nbg_set_error(nbg_err, %s);", "ptrs": "nbg_ptrs",
+           "dims": "nbg_dims"}
+    code = op.c_code(node, "node", in_names, out_names, sub)
+    body = "\n".join([
+        "static int NBG_KERNEL_NAME(void **nbg_ptrs, const int64_t *nbg_dims, char *nbg_err) {",
+        "    int nbg_status = NBG_VALUE_ERROR;",
+        "    (void)nbg_dims; (void)nbg_err; (void)nbg_status;",
+        _indent("".join(decls)),
+        _indent("".join(extracts)),
+        "    {",
+        _indent(code, 8),
+        "    }",
+        _indent("".join(syncs)),
+        _indent("".join(reversed(cleanups))),
+        "    return 0;",
+        "nbg_fail:",
+        "    if (!nbg_err[0]) nbg_errorf(nbg_err, \"the C code failed\");",
+        _indent("".join(reversed(cleanups))),
+        "    return nbg_status ? nbg_status : NBG_VALUE_ERROR;",
+        "}",
+    ])
+    support = []
+    try:
+        block = op.c_support_code(node)
+    except TypeError:
+        block = op.c_support_code()
+    if block:
+        support.append(block)
+    headers = list(op.c_headers())
+    freefuncs = []
+    for var in node.inputs + node.outputs:
+        f = getattr(var.type, "freefunc", None)
+        if f and f not in freefuncs:
+            freefuncs.append(f)
+    return KernelSource(body, support, headers, freefuncs)
+
+
+def _indent(text, n=4):
+    pad = " " * n
+    return "\n".join(pad + line if line.strip() else line for line in text.splitlines())
+
+
+def module_source(kernels, info):
+    """The module text for ``kernels`` (a list of KernelSource).
+
+    Returns ``(source, kernel_index, freefuncs)``: ``kernel_index[i]`` is the
+    table position of ``kernels[i]`` (equal kernels share one), ``freefuncs``
+    the free-function names in table order.
+    """
+    headers = []
+    support = []
+    bodies = []
+    positions = {}
+    kernel_index = []
+    freefuncs = []
+    for ks in kernels:
+        for h in ks.headers:
+            if h not in headers:
+                headers.append(h)
+        for block in ks.support:
+            if block not in support:
+                support.append(block)
+        for f in ks.freefuncs:
+            if f not in freefuncs:
+                freefuncs.append(f)
+        pos = positions.get(ks.body)
+        if pos is None:
+            pos = positions[ks.body] = len(bodies)
+            bodies.append(ks.body.replace("NBG_KERNEL_NAME", "nbg_k%d" % pos))
+        kernel_index.append(pos)
+    parts = [prelude(info)]
+    standard = {"stdint.h", "stddef.h", "string.h", "stdarg.h", "stdio.h", "math.h"}
+    parts += ["#include <%s>" % h if not h.startswith(("<", '"')) else "#include %s" % h
+              for h in headers if h not in standard]
+    parts += support
+    parts += bodies
+    table = ", ".join("nbg_k%d" % i for i in range(len(bodies))) or "0"
+    frees = ", ".join("(nbg_freefn)%s" % f for f in freefuncs) or "0"
+    parts.append("""static const nbg_kernel nbg_table[] = { %s };
+static const nbg_freefn nbg_frees[] = { %s };
+NBG_EXPORT int nbg_abi(void) { return %d; }
+NBG_EXPORT int nbg_nkernels(void) { return %d; }
+NBG_EXPORT nbg_kernel nbg_kernel_at(int k) { return nbg_table[k]; }
+NBG_EXPORT int nbg_nfreefns(void) { return %d; }
+NBG_EXPORT nbg_freefn nbg_freefn_at(int k) { return nbg_frees[k]; }
+""" % (table, frees, _compiler.ABI_VERSION, len(bodies), len(freefuncs)))
+    return "\n".join(parts), kernel_index, freefuncs
+
+
+def has_c_kernel(node):
+    """True when ``node`` can become a kernel: its Op has C code and every
+    operand's Type can be passed to C."""
+    op = node.op
+    try:
+        if not op.has_c_code(node):
+            return False
+    except (MethodNotDefined, TypeError, ValueError):
+        return False
+    return all(c_supported(v.type) for v in node.inputs + node.outputs)

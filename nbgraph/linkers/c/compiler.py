@@ -1,0 +1,330 @@
+"""Finding the C compiler, probing its flags once, and building shared libraries.
+
+The probe answers, for one compiler binary on one CPU: does it work, which
+version is it, and which optional flags it accepts (``-march=native``,
+glibc's vector math library ``libmvec``).  The answer is kept in memory for
+the process and in a small JSON record in the cache directory, keyed by the
+compiler's path and file identity and by the CPU's feature flags, so a fresh
+process whose modules are all cached never runs the compiler at all.
+
+Floating-point flags never change a value NumPy would compute:
+``-ffp-contract=off`` keeps ``a*b + c`` as two rounded operations (no fused
+multiply-add), ``-fno-math-errno`` only drops the errno side effect of libm
+calls, and ``-fno-trapping-math`` only drops floating-point exception flags.
+``-ffast-math`` and ``-ffinite-math-only`` are never used: NaN, infinities
+and signed zeros behave exactly as in NumPy.
+"""
+
+import hashlib
+import os
+import shutil
+import threading
+
+__all__ = ["ABI_VERSION", "CompilerInfo", "CompileError", "CompilerUnavailable",
+           "find_compiler", "probe", "build_library", "MVEC_FUNCTIONS"]
+
+#: Version of the calling convention between Python and generated C.  Part
+#: of every module's cache key: bump it whenever generated code changes shape.
+ABI_VERSION = 4
+
+#: Base flags: optimisation, position-independent shared library, C11 with
+#: GNU extensions, IEEE-exact floating point (see the module docstring),
+#: hidden symbols except the module's entry points, and stripped output (so
+#: two builds of one source are byte-identical).
+BASE_FLAGS = ["-O3", "-fPIC", "-shared", "-std=gnu11", "-ffp-contract=off",
+              "-fno-math-errno", "-fno-trapping-math", "-fvisibility=hidden", "-s",
+              "-Werror=implicit-function-declaration", "-Werror=int-conversion",
+              "-Werror=incompatible-pointer-types", "-Werror=return-type"]
+BASE_LIBS = ["-lm"]
+
+#: libm functions with vector versions in glibc's libmvec (double and float).
+MVEC_FUNCTIONS = ("exp", "log", "sin", "cos", "tan", "expm1", "log1p", "tanh")
+MVEC_BINARY = ("pow",)
+
+
+class CompileError(RuntimeError):
+    """The C compiler rejected a generated module (the message shows why)."""
+
+
+class CompilerUnavailable(RuntimeError):
+    """No working C compiler: the C linkers cannot be used."""
+
+
+class CompilerInfo:
+    """What the probe found: ``argv`` (the compiler command), ``version`` (its
+    first ``--version`` line), ``flags`` and ``libs`` to build with, and
+    ``mvec`` (whether vector math functions are declared)."""
+
+    def __init__(self, argv, version, flags, libs, mvec):
+        self.argv = list(argv)
+        self.version = version
+        self.flags = list(flags)
+        self.libs = list(libs)
+        self.mvec = bool(mvec)
+
+    def key_text(self):
+        """The text that enters every module's cache key."""
+        return "\0".join([self.version, " ".join(self.argv), " ".join(self.flags),
+                          " ".join(self.libs), str(int(self.mvec)), str(ABI_VERSION)])
+
+    def as_dict(self):
+        return {"argv": self.argv, "version": self.version, "flags": self.flags,
+                "libs": self.libs, "mvec": self.mvec, "abi": ABI_VERSION}
+
+    def __repr__(self):
+        return "<CompilerInfo %s: %s %s>" % (self.version, " ".join(self.argv),
+                                             " ".join(self.flags))
+
+
+_found = {}
+
+
+def find_compiler():
+    """The compiler command as a list (``$CC`` split, else ``cc``/``gcc``), or None.
+
+    Remembered per (``$CC``, ``$PATH``).
+    """
+    key = (os.environ.get("CC", ""), os.environ.get("PATH", ""))
+    if key not in _found:
+        _found[key] = _find_compiler()
+    found = _found[key]
+    return list(found) if found else None
+
+
+def _find_compiler():
+    cc = os.environ.get("CC", "").strip()
+    if cc:
+        import shlex
+
+        try:
+            words = shlex.split(cc)
+        except ValueError:
+            return None
+        if not words:
+            return None
+        path = shutil.which(words[0])
+        return [path] + words[1:] if path else None
+    path = shutil.which("cc") or shutil.which("gcc")
+    return [path] if path else None
+
+
+_cpu = []
+
+
+def _cpu_identity():
+    """A short hash of this CPU's model and feature flags (for -march=native)."""
+    if not _cpu:
+        _cpu.append(_read_cpu_identity())
+    return _cpu[0]
+
+
+def _read_cpu_identity():
+    try:
+        with open("/proc/cpuinfo", "rb") as f:
+            text = f.read(65536)
+    except OSError:
+        return "unknown"
+    wanted = []
+    for line in text.splitlines():
+        if line.startswith((b"flags", b"model name", b"vendor_id", b"Features",
+                            b"CPU part", b"CPU implementer")):
+            wanted.append(line)
+            if line.startswith((b"flags", b"Features")):
+                break
+    return hashlib.sha256(b"\n".join(wanted)).hexdigest()[:16]
+
+
+def _probe_id(argv):
+    parts = [str(ABI_VERSION), _cpu_identity()]
+    for word in argv[:1]:
+        try:
+            real = os.path.realpath(word)
+            st = os.stat(real)
+            parts += [real, str(st.st_size), str(st.st_mtime_ns), str(st.st_ino)]
+        except OSError:
+            parts.append(word)
+    parts += argv[1:]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+
+
+_probe_lock = threading.Lock()
+_probed = {}
+
+
+def probe(cache=None, argv=None):
+    """The :class:`CompilerInfo` of the compiler (probed once per process).
+
+    ``cache`` is a :class:`~nbgraph.linkers.c.cache.ModuleCache` whose
+    directory remembers the answer between processes.  Raises
+    :class:`CompilerUnavailable` when there is no working compiler.
+    """
+    argv = argv or find_compiler()
+    if not argv:
+        cc = os.environ.get("CC", "").strip()
+        raise CompilerUnavailable(
+            "no C compiler found (%s); install gcc (apt-get install gcc libc6-dev) or set CC"
+            % ("CC=%r is not on PATH" % cc if cc else "neither cc nor gcc is on PATH"))
+    pid = _probe_id(argv)
+    with _probe_lock:
+        found = _probed.get(pid)
+        if found is not None:
+            if isinstance(found, Exception):
+                raise found
+            return found
+        record = cache.read_probe(pid) if cache is not None else None
+        if record is not None:
+            info = CompilerInfo(record["argv"], record["version"], record["flags"],
+                                record["libs"], record["mvec"])
+        else:
+            try:
+                info = _run_probe(argv)
+            except CompilerUnavailable as exc:
+                _probed[pid] = exc
+                raise
+            if cache is not None:
+                cache.write_probe(pid, info.as_dict())
+        _probed[pid] = info
+        return info
+
+
+def _mvec_declarations():
+    lines = []
+    for f in MVEC_FUNCTIONS:
+        lines.append('__attribute__((simd("notinbranch"))) double %s(double);' % f)
+        lines.append('__attribute__((simd("notinbranch"))) float %sf(float);' % f)
+    for f in MVEC_BINARY:
+        lines.append('__attribute__((simd("notinbranch"))) double %s(double, double);' % f)
+        lines.append('__attribute__((simd("notinbranch"))) float %sf(float, float);' % f)
+    return "\n".join(lines) + "\n"
+
+
+_PROBE_SOURCE = """#include <stdint.h>
+#include <math.h>
+%(decls)s
+__attribute__((visibility("default"))) int nbg_probe(int64_t n, double *x, float *y) {
+    int64_t i;
+    for (i = 0; i < n; i++) x[i] = %(dexpr)s;
+    for (i = 0; i < n; i++) y[i] = %(fexpr)s;
+    return 42;
+}
+"""
+
+
+def _probe_source(mvec):
+    dexpr = " + ".join("%s(x[i])" % f for f in MVEC_FUNCTIONS) + " + pow(x[i], x[i])"
+    fexpr = " + ".join("%sf(y[i])" % f for f in MVEC_FUNCTIONS) + " + powf(y[i], y[i])"
+    return _PROBE_SOURCE % {"decls": _mvec_declarations() if mvec else "",
+                            "dexpr": dexpr, "fexpr": fexpr}
+
+
+def _try_build(argv, flags, libs, source, workdir, tag):
+    import subprocess
+
+    src = os.path.join(workdir, "probe_%s.c" % tag)
+    out = os.path.join(workdir, "probe_%s.so" % tag)
+    with open(src, "w") as f:
+        f.write(source)
+    try:
+        proc = subprocess.run(argv + flags + ["-o", out, src] + libs, capture_output=True,
+                              text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, str(exc)
+    if proc.returncode != 0 or not os.path.exists(out):
+        return None, proc.stderr
+    if not _loads_and_runs(out):
+        return None, "the built library could not be loaded and run"
+    return out, ""
+
+
+def _loads_and_runs(path):
+    """dlopen a probe library in a child process and call it (an unsupported
+    instruction must not kill this process)."""
+    import subprocess
+    import sys
+
+    code = ("import cffi, sys\n"
+            "ffi = cffi.FFI()\n"
+            "ffi.cdef('int nbg_probe(int64_t n, double *x, float *y);')\n"
+            "lib = ffi.dlopen(sys.argv[1])\n"
+            "x = ffi.new('double[16]', [0.5] * 16)\n"
+            "y = ffi.new('float[16]', [0.5] * 16)\n"
+            "sys.exit(0 if lib.nbg_probe(16, x, y) == 42 else 1)\n")
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, path], capture_output=True,
+                              timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+def _run_probe(argv):
+    import subprocess
+    import tempfile
+
+    try:
+        proc = subprocess.run(argv + ["--version"], capture_output=True, text=True,
+                              timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CompilerUnavailable("the C compiler %s cannot be run: %s" % (argv[0], exc)) \
+            from None
+    version = (proc.stdout or proc.stderr).strip().splitlines()
+    version = version[0] if version else "unknown"
+    flags = list(BASE_FLAGS)
+    libs = list(BASE_LIBS)
+    with tempfile.TemporaryDirectory(prefix="nbgraph-probe-") as workdir:
+        ok, err = _try_build(argv, flags, libs, _probe_source(False), workdir, "base")
+        if not ok:
+            raise CompilerUnavailable("the C compiler %s does not build a working shared "
+                                      "library: %s" % (" ".join(argv), err.strip()[-2000:]))
+        native, _ = _try_build(argv, flags + ["-march=native"], libs, _probe_source(False),
+                               workdir, "native")
+        if native:
+            flags.append("-march=native")
+        mvec, _ = _try_build(argv, flags, libs + ["-lmvec"], _probe_source(True), workdir,
+                             "mvec")
+        if mvec:
+            libs.append("-lmvec")
+    return CompilerInfo(argv, version, flags, libs, bool(mvec))
+
+
+def build_library(info, source, src_path, out_path):
+    """Compile ``source`` (written to ``src_path``) into the shared library ``out_path``.
+
+    Raises :class:`CompileError` with the compiler's messages on failure.
+    """
+    import shlex
+    import subprocess
+
+    with open(src_path, "w") as f:
+        f.write(source)
+    cmd = info.argv + info.flags + ["-o", out_path, src_path] + info.libs
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CompileError("running the C compiler failed: %s\ncommand: %s" % (
+            exc, " ".join(shlex.quote(c) for c in cmd))) from None
+    if proc.returncode != 0:
+        raise CompileError("the C compiler failed on a generated module (%s):\n%s\n"
+                           "command: %s\nsource: %s" % (
+                               "exit status %d" % proc.returncode, _trim(proc.stderr),
+                               " ".join(shlex.quote(c) for c in cmd), src_path))
+    return out_path
+
+
+def _trim(text, limit=6000):
+    text = text.strip()
+    if len(text) > limit:
+        return text[:limit] + "\n... (%d more characters)" % (len(text) - limit)
+    return text
+
+
+def describe():
+    """A dict describing the probed compiler (for ``python -m nbgraph cache info``)."""
+    argv = find_compiler()
+    return {"compiler": " ".join(argv) if argv else None}
+
+
+def probe_record_text(info):
+    import json
+
+    return json.dumps(info.as_dict(), sort_keys=True)

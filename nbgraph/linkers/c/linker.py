@@ -1,0 +1,267 @@
+"""CLinker: links a FunctionGraph into a Program whose C-capable nodes run compiled kernels.
+
+``CLinker("c")`` runs every node in C and refuses a graph with a node that
+cannot; ``CLinker("cvm")`` runs C where a node can and ``perform`` elsewhere.
+The Program has the interface of :class:`nbgraph.linkers.python.Program`
+(``input_cells``, ``output_cells``, ``run``, ``run_profiled``, ``nodes``,
+``kinds`` with ``"c"`` or ``"py"`` per node), so Function uses it unchanged.
+"""
+
+import os
+
+from nbgraph.core.type import MethodNotDefined
+from nbgraph.linkers.c import background, codegen
+from nbgraph.linkers.c.cache import get_cache
+from nbgraph.linkers.c.compiler import probe
+from nbgraph.linkers.c.runtime import make_c_runner, make_c_thunk
+from nbgraph.linkers.python import Program, PythonLinker
+
+__all__ = ["CLinker", "CLinkerRefusal", "c_capable", "compile_nodes"]
+
+
+class CLinkerRefusal(TypeError):
+    """linker="c" was asked to compile a graph holding a node without C code."""
+
+
+def c_capable(node):
+    """(True, "") when ``node`` can run as a C kernel, else (False, why)."""
+    op = node.op
+    try:
+        if not op.has_c_code(node):
+            return False, "its Op %s (%s) has no C implementation" % (op, type(op).__name__)
+    except (MethodNotDefined, TypeError, ValueError) as exc:
+        return False, "its Op %s cannot say whether it has C code: %s" % (op, exc)
+    for var in node.inputs + node.outputs:
+        if not codegen.c_supported(var.type):
+            return False, "the Type %r of %r has no C calling convention" % (var.type, var)
+    if getattr(op, "c_prepare_outputs", None) is None:
+        for var in node.outputs:
+            if var.type.c_arg_kind == "tensor" and None in var.type.shape:
+                return False, ("its Op %s does not define c_prepare_outputs and output %r "
+                               "has no static shape" % (op, var))
+    return True, ""
+
+
+class ModulePlan:
+    """The module of a list of nodes: its source, cache key and kernel positions."""
+
+    def __init__(self, nodes):
+        self.nodes = list(nodes)
+        self.cache = get_cache()
+        self.info = probe(self.cache)
+        kernels = [codegen.node_kernel(node) for node in self.nodes]
+        self.source, self.index, self.freefuncs = codegen.module_source(kernels, self.info)
+        self.key = self.cache.module_key(self.source, self.info)
+
+    def lookup(self):
+        """The module if it is loaded or published (no compilation), else None."""
+        return self._ready(self.cache.lookup(self.source, self.info, self.key))
+
+    def build(self):
+        """The module, compiling it if needed."""
+        return self._ready(self.cache.get(self.source, self.info))
+
+    def _ready(self, module):
+        if module is not None:
+            module.freefunc_names = self.freefuncs
+        return module
+
+    def kernels(self, module):
+        return [module.kernels[i] for i in self.index]
+
+
+def compile_nodes(nodes):
+    """Compile one module for ``nodes``; returns ``(module, [kernel per node])``."""
+    if not nodes:
+        return None, []
+    plan = ModulePlan(nodes)
+    module = plan.build()
+    return module, plan.kernels(module)
+
+
+class CProgram(Program):
+    """A :class:`~nbgraph.linkers.python.Program` whose C nodes may still be compiling.
+
+    While its module compiles in the background (see
+    :mod:`~nbgraph.linkers.c.background`), every node runs ``perform``; the
+    kernels are installed before the first run after the module is ready.
+    """
+
+    _job = None
+    _plan = None
+
+    def run(self):
+        if self._job is not None:
+            self._poll()
+        Program.run(self)
+
+    def make_fast_run(self):
+        """Set ``self.run`` to straight-line code: each thunk, then the cells it frees.
+
+        Same behaviour as :meth:`run` (errors name the failing node), less
+        interpreter work per call.  Thunks are looked up at call time, so kernels
+        installed later by a background compilation are used.
+        """
+        names = {"P": self, "T": self.thunks}
+        lines = ["def run():", "    if P._job is not None:", "        P._poll()", "    i = 0",
+                 "    try:"]
+        for i, cells in enumerate(self.release):
+            if i:
+                lines.append("        i = %d" % i)
+            lines.append("        T[%d]()" % i)
+            for k, cell in enumerate(cells):
+                name = "R%d_%d" % (i, k)
+                names[name] = cell
+                lines.append("        %s[0] = None" % name)
+        if not self.release:
+            lines.append("        pass")
+        lines += ["    except Exception as exc:", "        P.reraise(exc, i)"]
+        exec(compile("\n".join(lines), "<nbgraph program>", "exec"), names)
+        self.run = names["run"]
+        return self.run
+
+    def reraise(self, exc, i):
+        """Re-raise ``exc`` from node ``i`` the way the Python linker does."""
+        import inspect
+
+        from nbgraph.linkers import python as _python
+
+        reraise = getattr(_python, "_reraise_with_node", None)
+        if reraise is None:
+            raise exc
+        args = [exc, self.nodes[i], self.storage]
+        clear = getattr(self, "_clear", None)
+        if clear is not None:
+            args.append(clear)
+        try:
+            inspect.signature(reraise).bind(*args)
+        except TypeError:
+            try:
+                inspect.signature(reraise).bind(*args[:3])
+                args = args[:3]
+            except TypeError:
+                raise exc from None
+        reraise(*args)
+
+    def run_profiled(self, stats):
+        if self._job is not None:
+            self._poll()
+        Program.run_profiled(self, stats)
+
+    def _poll(self):
+        job = self._job
+        if job.pid != os.getpid():  # a forked child: the parent's worker is gone
+            self._job = background.submit(job.cache, job.source, job.info, job.key, self)
+            return
+        if not job.done.is_set():
+            return
+        self._job = None
+        if job.error is not None:
+            background.report_failure(job, "a function")
+            return
+        self.install(job.module)
+
+    def install(self, module):
+        """Switch the planned nodes to the kernels of ``module``."""
+        plan = self._plan
+        module.freefunc_names = plan.freefuncs
+        kernel_of = dict(zip(plan.nodes, plan.kernels(module)))
+        kinds = list(self.kinds)
+        cells = {var: [None, None] for var in self.storage}
+        for i, node in enumerate(self.nodes):
+            kernel = kernel_of.get(node)
+            if kernel is not None:
+                self.thunks[i] = make_c_thunk(node, kernel, module, self.storage, cells)
+                kinds[i] = "c"
+        self.kinds = kinds
+        self.module = module
+        self._plan = None  # its source text is no longer needed
+
+    def wait_compiled(self, timeout=None):
+        """Wait for a background compilation; True when the C kernels are installed."""
+        job = self._job
+        if job is not None:
+            job.wait(timeout)
+            self._poll()
+        return self._job is None and self.module is not None
+
+    @property
+    def compiling(self):
+        """True while the module is being compiled in the background."""
+        return self._job is not None
+
+
+class CLinker:
+    """Links graphs with compiled C kernels (``mode`` "c" or "cvm")."""
+
+    def __init__(self, mode="cvm", background_compile=None):
+        if mode not in ("c", "cvm"):
+            raise ValueError("CLinker mode must be 'c' or 'cvm', got %r" % (mode,))
+        self.mode = mode
+        self.name = mode
+        self.background_compile = background_compile
+
+    def wants_c(self, node):
+        """Whether this linker runs ``node`` as C (cvm leaves view-only ops to perform)."""
+        ok, why = c_capable(node)
+        if not ok:
+            return False, why
+        if self.mode == "cvm" and getattr(node.op, "c_view_only", False):
+            return False, "view-only"
+        return True, ""
+
+    def link(self, fgraph, keep=()):
+        order = fgraph.toposort()
+        chosen = []
+        for node in order:
+            use_c, why = self.wants_c(node)
+            if self.mode == "c" and not use_c:
+                raise CLinkerRefusal(
+                    "linker='c' runs every node as C, but node %s cannot: %s. Use "
+                    "linker='cvm' to run such nodes in Python." % (_node_text(node), why))
+            chosen.append(use_c)
+        c_nodes = [node for node, use_c in zip(order, chosen) if use_c]
+        # The Python linker lays out storage, thunks and the release schedule;
+        # the C nodes' thunks are then swapped for kernel calls.
+        base = PythonLinker().link(fgraph, keep=keep)
+        if list(base.nodes) != list(order):  # pragma: no cover - toposort is stable
+            raise RuntimeError("the Python linker ordered the graph differently")
+        program = CProgram.__new__(CProgram)
+        program.__dict__.update(base.__dict__)
+        program.kinds = ["py"] * len(order)
+        program.module = None
+        program.linker = self.mode
+        program.make_fast_run()
+        if not c_nodes:
+            return program
+        plan = ModulePlan(c_nodes)
+        program._plan = plan
+        module = plan.lookup()
+        if module is None:
+            use_background = (self.background_compile if self.background_compile is not None
+                              else background.ENABLED)
+            if (use_background and self.mode == "cvm"
+                    and all(_has_perform(node) for node in c_nodes)):
+                program._job = background.submit(plan.cache, plan.source, plan.info, plan.key,
+                                                 program)
+                return program
+            module = plan.build()
+        program.install(module)
+        return program
+
+    def c_runners(self, nodes):
+        """{node: runner(values) -> outputs} for ``nodes`` (all C-capable), one module."""
+        module, kernels = compile_nodes(list(nodes))
+        return {node: make_c_runner(node, kernel, module)
+                for node, kernel in zip(nodes, kernels)}
+
+
+def _has_perform(node):
+    from nbgraph.core.op import Op
+
+    return type(node.op).perform is not Op.perform
+
+
+def _node_text(node):
+    ins = ", ".join(repr(v) for v in node.inputs)
+    return "%s(%s)" % (node.op, ins)

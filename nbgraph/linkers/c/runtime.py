@@ -1,0 +1,354 @@
+"""The Python side of a kernel call: checking and packing arguments, allocating
+outputs with NumPy, calling the kernel, turning error codes into exceptions.
+
+See :mod:`nbgraph.linkers.c` for the calling convention.  cffi's ABI-mode
+calls release the GIL while a kernel runs.
+"""
+
+import numpy as np
+
+from nbgraph.linkers.c import codegen
+
+__all__ = ["make_c_thunk", "make_c_runner", "kernel_error"]
+
+_ndarray = np.ndarray
+
+
+def kernel_error(code, err, ffi, node):
+    """The exception for kernel return ``code`` with the message in ``err``."""
+    msg = ffi.string(err).decode("utf-8", "replace") or "the C code failed"
+    err[0] = b"\0"
+    cls = codegen.ERROR_CODES.get(code, RuntimeError)
+    return cls("%s (C code of %s)" % (msg, node.op))
+
+
+def _tensor_checker(var, node, role, index):
+    """A function(value) -> (value, pointer) for a tensor operand, refusing values
+    the kernel could not read safely and copying misaligned ones."""
+    ttype = var.type
+    dtype = ttype.numpy_dtype
+    ndim = ttype.ndim
+    what = "%s %d of %s" % (role, index, node.op)
+
+    def slow(value, fb, cast):
+        if isinstance(value, np.generic) and ndim == 0 and value.dtype == dtype:
+            value = np.asarray(value)
+        if not isinstance(value, _ndarray):
+            raise TypeError("%s must be a numpy.ndarray of dtype %s, got %s" % (
+                what, dtype, type(value).__name__))
+        if value.dtype != dtype:
+            raise TypeError("%s must have dtype %s, got %s" % (what, dtype, value.dtype))
+        if value.ndim != ndim:
+            raise TypeError("%s must have %d dimensions, got shape %s" % (
+                what, ndim, value.shape))
+        if not value.flags.aligned:
+            if role == "output":
+                raise TypeError("%s is a misaligned array" % what)
+            value = value.copy()
+        try:
+            return value, fb(value)
+        except (ValueError, TypeError, BufferError):
+            addr = value.__array_interface__["data"][0]
+            return value, cast("void *", addr)
+
+    return dtype, ndim, slow
+
+
+class NodeCall:
+    """Calls one kernel on values: ``call(inputs) -> outputs``."""
+
+    def __init__(self, node, kernel, module):
+        self.node = node
+        self.kernel = kernel
+        self.module = module
+        ffi = module.ffi
+        self.ffi = ffi
+        self.err = ffi.new("char[%d]" % codegen.ERRLEN)
+        layout, _ = codegen.operand_layout(node)
+        self.in_kinds = [kind for _, role, kind, _ in layout if role == "in"]
+        self.out_kinds = [kind for _, role, kind, _ in layout if role == "out"]
+        self.in_checks = [
+            _tensor_checker(v, node, "input", i) if k == "tensor" else None
+            for i, (v, k) in enumerate(zip(node.inputs, self.in_kinds))]
+        self.out_checks = [
+            _tensor_checker(v, node, "output", i) if k == "tensor" else None
+            for i, (v, k) in enumerate(zip(node.outputs, self.out_kinds))]
+        prepare = getattr(node.op, "c_prepare_outputs", None)
+        self.prepare = prepare if prepare is not None else _static_prepare
+        self.freefns = []
+        names = getattr(module, "freefunc_names", [])
+        for var in node.outputs:
+            f = getattr(var.type, "freefunc", None)
+            self.freefns.append(module.freefns[names.index(f)] if f else None)
+
+    def pack(self, values, checks, kinds, ptrs, dims):
+        fb = self.ffi.from_buffer
+        cast = self.ffi.cast
+        out = []
+        for v, chk, kind in zip(values, checks, kinds):
+            if kind == "tensor":
+                dtype, ndim, slow = chk
+                if type(v) is _ndarray and v.dtype is dtype and v.ndim == ndim:
+                    try:
+                        if not v.flags.aligned:
+                            raise ValueError
+                        p = fb(v)
+                    except (ValueError, TypeError, BufferError):
+                        v, p = slow(v, fb, cast)
+                else:
+                    v, p = slow(v, fb, cast)
+                ptrs.append(p)
+                if ndim:
+                    dims.extend(v.shape)
+                    dims.extend(v.strides)
+            elif kind == "cdata":
+                if not isinstance(v, self.ffi.CData):
+                    raise TypeError("input of %s must be a cffi pointer, got %s" % (
+                        self.node.op, type(v).__name__))
+                ptrs.append(v)
+            else:  # pragma: no cover - other kinds are not C-capable
+                raise TypeError("cannot pass %r to C" % (v,))
+            out.append(v)
+        return out
+
+    def __call__(self, inputs):
+        ptrs, dims = [], []
+        inputs = self.pack(inputs, self.in_checks, self.in_kinds, ptrs, dims)
+        outs = list(self.prepare(self.node, inputs))
+        cells = []
+        for j, kind in enumerate(self.out_kinds):
+            if kind == "cdata":
+                cell = self.ffi.new("void *[1]")
+                cells.append(cell)
+                outs[j] = cell
+        for o, chk, kind in zip(outs, self.out_checks, self.out_kinds):
+            if kind == "tensor":
+                self.pack([o], [chk], ["tensor"], ptrs, dims)
+            else:
+                ptrs.append(o)
+        code = self.kernel(ptrs, dims, self.err)
+        if code:
+            raise kernel_error(code, self.err, self.ffi, self.node)
+        results = []
+        for j, kind in enumerate(self.out_kinds):
+            if kind == "cdata":
+                p = outs[j][0]
+                if p == self.ffi.NULL:
+                    raise ValueError("the C code of %s returned a NULL pointer for output %d"
+                                     % (self.node.op, j))
+                free = self.freefns[j]
+                results.append(self.ffi.gc(p, free) if free is not None else p)
+            else:
+                results.append(outs[j])
+        return results
+
+
+def _static_prepare(node, inputs):
+    outs = []
+    for var in node.outputs:
+        if var.type.c_arg_kind == "tensor":
+            outs.append(np.empty(var.type.shape, var.type.numpy_dtype))
+        else:
+            outs.append(None)
+    return outs
+
+
+def make_c_runner(node, kernel, module):
+    """A function(input values) -> output values running ``node``'s kernel."""
+    return NodeCall(node, kernel, module)
+
+
+#: Arrays up to this many bytes keep their cffi pointer cached between calls (an
+#: input passed again, or a value one kernel produced and the next one reads, is
+#: not converted again); bigger arrays are never kept alive by the cache.
+POINTER_CACHE_BYTES = 1 << 16
+
+
+def _pointer_of(fb, cast):
+    def pointer(value):
+        try:
+            return fb(value)
+        except (ValueError, TypeError, BufferError):  # not C-contiguous
+            return cast("void *", value.__array_interface__["data"][0])
+    return pointer
+
+
+def _input_checker(var, node, index, cell, fb, cast):
+    """Full check of input ``index``; returns (value, pointer) and fills its pointer cell."""
+    dtype, ndim, slow = _tensor_checker(var, node, "input", index)
+    limit = POINTER_CACHE_BYTES
+
+    def check(value):
+        if type(value) is _ndarray and value.dtype == dtype and value.ndim == ndim \
+                and value.flags.aligned:
+            try:
+                p = fb(value)
+            except (ValueError, TypeError, BufferError):
+                value, p = slow(value, fb, cast)
+        else:
+            value, p = slow(value, fb, cast)
+        if value.nbytes <= limit:
+            cell[0] = value
+            cell[1] = p
+        return value, p
+    return check
+
+
+def _output_checker(var, node, index, fb, cast):
+    dtype, ndim, slow = _tensor_checker(var, node, "output", index)
+
+    def check(value):
+        if type(value) is _ndarray and value.dtype == dtype and value.ndim == ndim \
+                and value.flags.aligned:
+            try:
+                return value, fb(value)
+            except (ValueError, TypeError, BufferError):
+                pass
+        return slow(value, fb, cast)
+    return check
+
+
+_TEMPLATE = """
+def build(K, ARGS, ERR, NULL, fb, empty, fail, prepare, node, bshape, LIMIT, INS, OUTS):
+%(unpack)s
+    def thunk():
+%(body)s
+    return thunk
+"""
+
+
+def _fast_from_buffer(ffi):
+    """A one-argument ``from_buffer`` with as little Python in between as possible."""
+    backend = getattr(ffi, "_backend", None)
+    if backend is None:  # the pre-parsed (out-of-line) FFI: its method is C code
+        return ffi.from_buffer
+    import functools
+
+    return functools.partial(backend.from_buffer, ffi.BCharA)
+
+
+def make_fast_thunk(node, kernel, module, storage, pointer_cells):
+    """A thunk for a node whose operands are all tensors, generated as straight-line
+    Python: type checks, cached pointers, NumPy output allocation, one kernel call."""
+    ffi = module.ffi
+    fb, cast = ffi.from_buffer, ffi.cast
+    raw_fb = _fast_from_buffer(ffi)
+    err = ffi.new("char[%d]" % codegen.ERRLEN)
+    nargs = len(node.inputs) + len(node.outputs)
+    args = ffi.new("void *[%d]" % max(nargs, 1))
+    op = node.op
+
+    def fail(code):
+        raise kernel_error(code, err, ffi, node)
+
+    ins, outs = [], []
+    unpack, body = [], []
+    for k, var in enumerate(node.inputs):
+        cell = pointer_cells[var]
+        ins.append((storage[var], cell, var.type.numpy_dtype,
+                    _input_checker(var, node, k, cell, fb, cast)))
+        unpack.append("ci%d, pi%d, dti%d, chki%d = INS[%d]" % (k, k, k, k, k))
+    for j, var in enumerate(node.outputs):
+        outs.append((storage[var], pointer_cells[var], var.type.numpy_dtype,
+                     _output_checker(var, node, j, fb, cast)))
+        unpack.append("co%d, po%d, dto%d, chko%d = OUTS[%d]" % (j, j, j, j, j))
+    dims = []
+    for k, var in enumerate(node.inputs):
+        nd = var.type.ndim
+        body += ["v%d = ci%d[0]" % (k, k),
+                 "if v%d is pi%d[0] and v%d.dtype is dti%d:" % (k, k, k, k),
+                 "    ARGS[%d] = pi%d[1]" % (k, k),
+                 "else:",
+                 "    v%d, ARGS[%d] = chki%d(v%d)" % (k, k, k, k),
+                 "s%d = v%d.shape" % (k, k),
+                 ("if s%d:" % k) if nd == 0 else ("if len(s%d) != %d:" % (k, nd)),
+                 "    v%d, ARGS[%d] = chki%d(v%d)" % (k, k, k, k)]
+        if nd:
+            dims.append("s%d + v%d.strides" % (k, k))
+    n_in = len(node.inputs)
+    out_nd = node.outputs[0].type.ndim if node.outputs else 0
+    inline_elemwise = (type(op).__name__ == "Elemwise" and not op.inplace_pattern
+                       and node.inputs)
+    small = []
+    for j, var in enumerate(node.outputs):
+        static = var.type.shape
+        small.append(None not in static and
+                     int(np.prod(static, dtype=np.int64)) * var.type.numpy_dtype.itemsize
+                     <= POINTER_CACHE_BYTES)
+    if inline_elemwise:
+        if out_nd == 0:
+            body.append("sh = ()")
+        else:
+            body.append("sh = s0")
+            if n_in > 1:
+                body.append("if %s:" % " or ".join("s%d != sh" % k for k in range(1, n_in)))
+                body.append("    sh = bshape((%s,), node)" % ", ".join("s%d" % k
+                                                                   for k in range(n_in)))
+        for j in range(len(node.outputs)):
+            body += ["o%d = empty(sh, dto%d)" % (j, j),
+                     "ARGS[%d] = q%d = fb(o%d)" % (n_in + j, j, j)]
+            if out_nd:
+                dims.append("sh + o%d.strides" % j)
+    else:
+        body.append("outs = prepare(node, [%s])" % "".join("v%d, " % k for k in range(n_in)))
+        for j, var in enumerate(node.outputs):
+            body += ["o%d, q%d = chko%d(outs[%d])" % (j, j, j, j)]
+            if var.type.ndim:
+                body.append("if len(o%d.shape) != %d:" % (j, var.type.ndim))
+                body.append("    o%d, q%d = chko%d(o%d)" % (j, j, j, j))
+                dims.append("o%d.shape + o%d.strides" % (j, j))
+            body.append("ARGS[%d] = q%d" % (n_in + j, j))
+    body.append("rc = K(ARGS, %s, ERR)" % (" + ".join(dims) if dims else "NULL"))
+    body.append("if rc:")
+    body.append("    fail(rc)")
+    for j in range(len(node.outputs)):
+        body.append("co%d[0] = o%d" % (j, j))
+        if small[j]:
+            body += ["po%d[0] = o%d" % (j, j), "po%d[1] = q%d" % (j, j)]
+        else:
+            body += ["if o%d.nbytes <= LIMIT:" % j,
+                     "    po%d[0] = o%d" % (j, j),
+                     "    po%d[1] = q%d" % (j, j),
+                     "else:",
+                     "    po%d[0] = None" % j]
+    source = _TEMPLATE % {"unpack": "\n".join("    " + line for line in unpack) or "    pass",
+                          "body": "\n".join("        " + line for line in body)}
+    namespace = {}
+    exec(compile(source, "<nbgraph kernel call: %s>" % op, "exec"), namespace)
+    from nbgraph.tensor.c_code.elemwise import broadcast_shape
+
+    def bshape(shapes, node):
+        return broadcast_shape(list(shapes), "operands of %s" % node.op)
+
+    prepare = getattr(op, "c_prepare_outputs", None) or _static_prepare
+    thunk = namespace["build"](kernel, args, err, ffi.NULL, raw_fb, np.empty, fail,
+                               prepare, node, bshape, POINTER_CACHE_BYTES, ins, outs)
+    thunk.source = source
+    return thunk
+
+
+def make_c_thunk(node, kernel, module, storage, pointer_cells=None):
+    """A no-argument thunk reading ``node``'s input cells and filling its output cells."""
+    if pointer_cells is not None and all(
+            getattr(v.type, "c_arg_kind", None) == "tensor" for v in node.inputs + node.outputs):
+        return make_fast_thunk(node, kernel, module, storage, pointer_cells)
+    call = NodeCall(node, kernel, module)
+    in_cells = [storage[v] for v in node.inputs]
+    out_cells = [storage[v] for v in node.outputs]
+    if len(in_cells) == 1 and len(out_cells) == 1:
+        (a,), (z,) = in_cells, out_cells
+
+        def thunk():
+            z[0] = call([a[0]])[0]
+    elif len(in_cells) == 2 and len(out_cells) == 1:
+        (a, b), (z,) = in_cells, out_cells
+
+        def thunk():
+            z[0] = call([a[0], b[0]])[0]
+    else:
+        def thunk():
+            outs = call([c[0] for c in in_cells])
+            for cell, value in zip(out_cells, outs):
+                cell[0] = value
+    thunk.call = call
+    return thunk

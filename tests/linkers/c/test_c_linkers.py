@@ -1,0 +1,363 @@
+"""The "c", "cvm" and "debug" linkers: refusals, errors, custom C Ops, threads."""
+
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import nbgraph as ng
+import nbgraph.tensor as nt
+from nbgraph.core.graph import Apply
+from nbgraph.core.op import Op
+from nbgraph.core.type import CDataType
+from nbgraph.linkers.c import CLinkerRefusal, CompileError, background, default_linker
+from nbgraph.linkers.debug import OutputMismatch
+from nbgraph.tensor.elemwise import Elemwise
+from nbgraph.tensor.scalar import ScalarOp
+from nbgraph.tensor.type import TensorType
+
+pytestmark = pytest.mark.needs_cc
+
+
+def test_default_linker_is_cvm_when_a_compiler_works():
+    assert default_linker() == "cvm"
+    x = nt.dvector("x")
+    f = ng.function([x], x * 2)
+    assert f.linker == "cvm"
+
+
+def test_linker_c_refuses_an_op_without_c_code_and_names_it():
+    a, b = nt.dmatrix("a"), nt.dmatrix("b")
+    with pytest.raises(CLinkerRefusal) as info:
+        ng.function([a, b], nt.dot(a, b) + 1, linker="c")
+    text = str(info.value)
+    assert "Dot" in text and "a, b" in text and "no C implementation" in text
+    assert isinstance(info.value, TypeError)
+
+
+def test_cvm_runs_dot_in_python_and_the_rest_in_c():
+    a, b, v = nt.dmatrix("a"), nt.dmatrix("b"), nt.dvector("v")
+    f = ng.function([a, b, v], nt.tanh(nt.dot(a, b) + v))
+    f.program.wait_compiled()
+    kinds = {type(n.op).__name__: k for n, k in zip(f.program.nodes, f.program.kinds)}
+    assert kinds["Dot"] == "py" and kinds["Elemwise"] == "c"
+    A, B, V = np.ones((3, 2)), np.ones((2, 4)), np.arange(4.0)
+    np.testing.assert_allclose(f(A, B, V), np.tanh(A @ B + V))
+
+
+def test_c_runtime_errors_are_value_errors_naming_the_node():
+    x = nt.dvector("x")
+    f = ng.function([x], nt.specify_shape(x, (3,)) * 2, linker="c")
+    with pytest.raises(ValueError, match=r"SpecifyShape: expected shape \(3,\), got \(4,\)") \
+            as info:
+        f(np.ones(4))
+    assert "Apply node that caused the error" in str(info.value)
+    np.testing.assert_array_equal(f(np.ones(3)), [2, 2, 2])  # still usable after an error
+
+    i, j = nt.lvector("i"), nt.lvector("j")
+    g = ng.function([i, j], i ** j, linker="c")
+    with pytest.raises(ValueError, match="negative integer powers") as info:
+        g(np.array([2, 3]), np.array([1, -1]))
+    assert "pow" in str(info.value)
+
+    y = nt.dvector("y")
+    h = ng.function([x, y], x + y, linker="c", rewrite=None)
+    with pytest.raises(ValueError, match="broadcast") as info:
+        h(np.ones(3), np.ones(4))
+    assert "Elemwise{add}" in str(info.value)
+
+
+def test_kernels_reject_bad_values_instead_of_crashing():
+    x = nt.dvector("x")
+    f = ng.function([x], x + 1, linker="c", trust_input=True)
+    with pytest.raises(TypeError, match="dtype float64"):
+        f(np.ones(3, dtype=np.float32))
+    with pytest.raises(TypeError, match="ndarray"):
+        f([1.0, 2.0])
+    with pytest.raises(TypeError, match="1 dimensions"):
+        f(np.ones((2, 2)))
+    raw = np.zeros(8 * 4 + 1, dtype=np.uint8)[1:].view(np.float64)  # misaligned data
+    raw[:] = [1, 2, 3, 4]
+    np.testing.assert_array_equal(f(raw), [2, 3, 4, 5])
+
+
+class Hypot(ScalarOp):
+    """A user-defined scalar op: nin, impl and c_code only."""
+
+    nin = 2
+
+    def impl(self, a, b):
+        return np.hypot(a, b)
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        return "%s = hypot(%s, %s);" % (outputs[0], inputs[0], inputs[1])
+
+
+def test_a_custom_scalar_op_runs_in_c_and_fuses():
+    x, y = nt.dvector("x"), nt.dvector("y")
+    hyp = Elemwise(Hypot())
+    f = ng.function([x, y], hyp(x, y), linker="c")
+    assert f.program.kinds == ["c"]
+    np.testing.assert_allclose(f(np.array([3.0, 5.0]), np.array([4.0, 12.0])), [5, 13])
+    g = ng.function([x, y], hyp(x, y) * 2 + nt.exp(x), linker="debug")
+    assert len(g.program.nodes) == 1 and "hypot" in str(g.program.nodes[0].op)
+    assert g.program.kinds == ["c"]
+    np.testing.assert_allclose(g(np.array([3.0]), np.array([4.0])), 10 + np.exp(3.0))
+
+
+class WrongInC(ScalarOp):
+    nin = 1
+
+    def impl(self, a):
+        return a + 1
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        return "%s = %s + 2;" % (outputs[0], inputs[0])
+
+
+def test_debug_linker_names_the_op_and_shows_both_values():
+    x = nt.dvector("x")
+    f = ng.function([x], Elemwise(WrongInC())(x), linker="debug")
+    with pytest.raises(OutputMismatch) as info:
+        f(np.array([1.0, 2.0]))
+    text = str(info.value)
+    assert "Elemwise{wronginc}" in text
+    assert "Python (perform) gave" in text and "C gave" in text
+    assert "[2. 3.]" in text and "[3. 4.]" in text
+
+
+class Broken(ScalarOp):
+    nin = 1
+
+    def impl(self, a):
+        return a * 3
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        return "%s = %s * ;" % (outputs[0], inputs[0])
+
+
+def test_a_compile_error_is_clear_and_cvm_falls_back_to_python():
+    x = nt.dvector("x")
+    with pytest.raises(CompileError, match="error"):
+        ng.function([x], Elemwise(Broken())(x), linker="c")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f = ng.function([x], Elemwise(Broken())(x) + 1.5, linker="cvm")
+        np.testing.assert_array_equal(f(np.ones(2)), [4.5, 4.5])
+        f.program.wait_compiled(timeout=120)
+        np.testing.assert_array_equal(f(np.ones(2)), [4.5, 4.5])
+    if f.program.compiling is False and f.program.module is None:
+        assert any("keeps running in Python" in str(w.message) for w in caught)
+    assert set(f.program.kinds) == {"py"}
+
+
+# -- CDataType between two custom C Ops -------------------------------------------
+
+_COUNTER_SUPPORT = """
+#ifndef NBG_TEST_COUNTER
+#define NBG_TEST_COUNTER
+struct counter { int64_t value; int64_t *frees; };
+static void counter_free(struct counter *c) {
+    if (c->frees) c->frees[0] += 1;
+    free(c);
+}
+#endif
+"""
+
+COUNTER = CDataType("struct counter *", freefunc="counter_free")
+
+
+class MakeCounter(Op):
+    """counter = {start, frees}: ``frees`` (an int64 array) counts the releases."""
+
+    __props__ = ()
+
+    def make_node(self, frees, start):
+        frees, start = nt.as_tensor_variable(frees), nt.as_tensor_variable(start)
+        return Apply(self, [frees, start], [COUNTER()])
+
+    def c_support_code(self, node=None):
+        return _COUNTER_SUPPORT
+
+    def c_headers(self):
+        return ["stdlib.h"]
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        frees, start = inputs
+        return """%(o)s = (struct counter *)malloc(sizeof(struct counter));
+if (!%(o)s) { nbg_set_error(nbg_err, "out of memory"); %(fail)s }
+%(o)s->value = *%(start)s;
+%(o)s->frees = %(frees)s;""" % {"o": outputs[0], "start": start, "frees": frees,
+                                "fail": sub["fail"]}
+
+
+class ReadCounter(Op):
+    """10 * counter->value, as an int64 scalar."""
+
+    __props__ = ()
+
+    def make_node(self, c):
+        return Apply(self, [c], [TensorType("int64", ())()])
+
+    def c_support_code(self, node=None):
+        return _COUNTER_SUPPORT
+
+    def c_headers(self):
+        return ["stdlib.h"]
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        return "*%s = %s->value * 10;" % (outputs[0], inputs[0])
+
+
+@pytest.mark.parametrize("linker", ["c", "cvm", "debug"])
+def test_cdata_passes_between_two_c_ops_and_is_freed(linker):
+    frees = nt.lvector("frees")
+    start = nt.lscalar("start")
+    out = ReadCounter()(MakeCounter()(frees, start))
+    f = ng.function([frees, start], out, linker=linker)
+    assert f.program.kinds == ["c", "c"]
+    counts = np.zeros(1, dtype=np.int64)
+    for k in range(3):
+        assert int(f(counts, np.int64(k + 4))) == 10 * (k + 4)
+        if linker != "debug":  # the debug linker hands C copies of the inputs
+            assert counts[0] == k + 1  # released right after its last use: freefunc ran
+
+
+def test_a_cdata_output_returned_to_the_caller_is_freed_when_dropped():
+    import gc
+
+    frees, start = nt.lvector("frees"), nt.lscalar("start")
+    f = ng.function([frees, start], MakeCounter()(frees, start), linker="c")
+    counts = np.zeros(1, dtype=np.int64)
+    value = f(counts, np.int64(1))
+    assert counts[0] == 0
+    del value
+    gc.collect()
+    assert counts[0] == 1
+
+
+# -- the GIL ----------------------------------------------------------------------
+
+class Sleep(Op):
+    """Busy C code: waits ``ms`` milliseconds of wall time, returns its input + 1."""
+
+    __props__ = ("ms",)
+
+    def __init__(self, ms):
+        self.ms = ms
+
+    def make_node(self, x):
+        x = nt.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def c_headers(self):
+        return ["time.h"]
+
+    def c_prepare_outputs(self, node, inputs):
+        return [np.empty(inputs[0].shape, inputs[0].dtype)]
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        return """{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do { clock_gettime(CLOCK_MONOTONIC, &t1); }
+    while ((t1.tv_sec - t0.tv_sec) * 1000.0 + (t1.tv_nsec - t0.tv_nsec) / 1e6 < %d);
+    *%s = *%s + 1;
+}""" % (self.ms, outputs[0], inputs[0])
+
+
+def test_the_gil_is_released_while_a_kernel_runs():
+    x = nt.dscalar("x")
+    f = ng.function([x], Sleep(300)(x), linker="c")
+    g = ng.function([x], Sleep(300)(x), linker="c")  # one Function per thread
+    ticks = [0]
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks[0] += 1
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    start = time.perf_counter()
+    results = {}
+    threads = [threading.Thread(target=lambda h=h, k=k: results.__setitem__(k, h(1.0)))
+               for k, h in ((0, f), (1, g))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - start
+    stop.set()
+    counter.join()
+    assert results == {0: 2.0, 1: 2.0}
+    assert elapsed < 0.55, elapsed  # the two kernels overlapped (serial: >= 0.6 s)
+    assert ticks[0] > 1000  # Python kept running meanwhile
+
+
+# -- programs -----------------------------------------------------------------------
+
+def test_intermediates_are_released_after_their_last_use():
+    x = nt.dvector("x")
+    y = nt.exp(x)
+    z = nt.dot(y, y) + y.sum()
+    f = ng.function([x], z, linker="cvm", rewrite=None)
+    f.program.wait_compiled()
+    f(np.ones(5))
+    storage = f.program.storage
+    outputs = set(f.program.fgraph.outputs) | set(f.program.fgraph.inputs)
+    for var, cell in storage.items():
+        if var.owner is not None and var not in outputs:
+            assert cell[0] is None, var
+
+
+def test_background_compilation_switches_to_c_and_keeps_results():
+    x = nt.dvector("x")
+    k = 1.0 + time.time() % 1.0  # a module no cache has
+    f = ng.function([x], nt.sin(x) * k + 1, linker="cvm")
+    first = f(np.arange(3.0))
+    assert f.program.wait_compiled(timeout=120)
+    assert f.program.kinds == ["c"]
+    np.testing.assert_allclose(f(np.arange(3.0)), first)
+    assert background.wait_all(timeout=120)
+
+
+def test_profile_reports_c_kinds():
+    x = nt.dvector("x")
+    f = ng.function([x], nt.exp(x) + 1, linker="c", profile=True)
+    f(np.ones(10))
+    assert f.profile.kinds == ["c"]
+    assert f.profile.node_calls == [1]
+
+
+def test_without_a_compiler_the_default_is_python_with_one_warning(python_process, tmp_path):
+    code = """
+import warnings, json
+import numpy as np
+import nbgraph as ng, nbgraph.tensor as nt
+from nbgraph.linkers.c import CompilerUnavailable
+x = nt.dvector("x")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    f = ng.function([x], x + 1)
+    g = ng.function([x], x * 2)
+    r = (f(np.ones(2)) + g(np.ones(2))).tolist()
+try:
+    ng.function([x], x + 1, linker="c")
+    refused = None
+except CompilerUnavailable as exc:
+    refused = str(exc)
+print(json.dumps({"linkers": [f.linker, g.linker], "result": r, "refused": refused,
+                  "warnings": [str(w.message) for w in caught]}))
+"""
+    proc = python_process(code, cache_dir=tmp_path, extra_env={"CC": "/nonexistent/cc"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    import json
+
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["linkers"] == ["py", "py"]
+    assert out["result"] == [4.0, 4.0]
+    assert len([w for w in out["warnings"] if "no working C compiler" in w]) == 1
+    assert out["refused"] and "C compiler" in out["refused"]

@@ -1,0 +1,87 @@
+"""Generated modules: compiler flags, vector math, NaN/inf semantics, module layout."""
+
+import numpy as np
+import pytest
+
+import nbgraph as ng
+import nbgraph.tensor as nt
+from nbgraph.linkers.c import codegen
+from nbgraph.linkers.c.cache import get_cache, write_ffi_module
+from nbgraph.linkers.c.compiler import probe
+from nbgraph.linkers.c.linker import ModulePlan
+
+pytestmark = pytest.mark.needs_cc
+
+
+def test_flags_keep_ieee_semantics():
+    info = probe(get_cache())
+    flags = " ".join(info.flags)
+    for forbidden in ("-ffast-math", "-ffinite-math-only", "-Ofast", "-funsafe-math",
+                      "-fno-signed-zeros", "-freciprocal-math", "-fassociative-math"):
+        assert forbidden not in flags
+    assert "-ffp-contract=off" in info.flags  # no fused multiply-add: NumPy rounds each op
+
+
+def test_nan_inf_and_signed_zeros_behave_as_in_numpy():
+    x, y = nt.dvector("x"), nt.dvector("y")
+    outs = [nt.eq(x, x), x * 0.0, nt.maximum(x, y), nt.minimum(x, y), -x, x.sum(), x.max(),
+            nt.exp(x), nt.sqrt(x), x / y, nt.sigmoid(x), nt.tanh(x)]
+    f = ng.function([x, y], outs, linker="c")
+    xv = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 800.0])
+    yv = np.array([1.0, np.nan, 0.0, -0.0, 0.0, np.inf, 2.0, -np.inf])
+    got = f(xv, yv)
+    with np.errstate(all="ignore"):
+        want = [xv == xv, xv * 0.0, np.maximum(xv, yv), np.minimum(xv, yv), -xv, xv.sum(),
+                xv.max(), np.exp(xv), np.sqrt(xv), xv / yv, 1 / (1 + np.exp(-xv)), np.tanh(xv)]
+    for k, (g, w) in enumerate(zip(got, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg="NaN, output %d" % k)
+        np.testing.assert_array_equal(np.isinf(g) & (g > 0), np.isinf(w) & (w > 0))
+        np.testing.assert_array_equal(np.isinf(g) & (g < 0), np.isinf(w) & (w < 0))
+        if g.dtype.kind == "f":
+            finite = np.isfinite(w)
+            np.testing.assert_allclose(g[finite], w[finite], rtol=1e-14)
+            np.testing.assert_array_equal(np.signbit(g[w == 0]), np.signbit(w[w == 0]),
+                                          err_msg="signed zero, output %d" % k)
+        else:
+            np.testing.assert_array_equal(g, w)
+
+
+def test_transcendental_loops_use_vector_math_when_available():
+    info = probe(get_cache())
+    if not info.mvec:
+        pytest.skip("the compiler probe found no libmvec")
+    x = nt.dvector("x")
+    f = ng.function([x], nt.exp(x) * nt.sin(x), linker="c")
+    with open(f.program.module.path, "rb") as lib:
+        data = lib.read()
+    assert b"_ZGV" in data  # a call to a vector variant of exp or sin (libmvec)
+
+
+def test_equal_nodes_share_one_kernel_in_one_module():
+    x, y = nt.dvector("x"), nt.dvector("y")
+    outs = [nt.exp(x), nt.exp(y), nt.exp(x + 1.0) * 2]
+    f = ng.function([x, y], outs, linker="c", rewrite=None)
+    plan_nodes = [n for n in f.program.nodes]
+    plan = ModulePlan(plan_nodes)
+    assert plan.index.count(plan.index[0]) >= 2  # exp(x) and exp(y): one C function
+    assert plan.source.count("static int nbg_k") == len(set(plan.index))
+    assert len({id(f.program.module)}) == 1
+
+
+def test_the_shipped_ffi_module_matches_the_cdef(tmp_path):
+    fresh = write_ffi_module(str(tmp_path / "_ffi.py"))
+    import nbgraph.linkers.c as pkg
+    import os
+
+    shipped = os.path.join(os.path.dirname(pkg.__file__), "_ffi.py")
+    with open(fresh) as a, open(shipped) as b:
+        assert a.read() == b.read(), "regenerate with nbgraph.linkers.c.cache.write_ffi_module()"
+
+
+def test_kernel_source_is_readable():
+    x = nt.dmatrix("x")
+    node = nt.exp(x + 1).owner
+    ks = codegen.node_kernel(node)
+    assert "nbg_iter_init" in ks.body and "exp(" in ks.body
+    assert "NBG_KERNEL_NAME" in ks.body
