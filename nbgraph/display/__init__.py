@@ -14,20 +14,43 @@
 Display only reads graphs; nothing here changes them.
 """
 
+import importlib
+
+from nbgraph.display.hooks import install
 from nbgraph.display.text import dprint, dprint_text
-from nbgraph.display.diagram import diagram
-from nbgraph.display.rich import DiagramUnavailable, install, mimebundle, render_svg
-from nbgraph.display.narrowing import (
-    HistoryView,
-    explain_narrowing,
-    failing_step,
-    history_table,
-    trace_html,
-    trace_text,
-)
-from nbgraph.display.widgets import GraphExplorer  # ipywidgets is imported on first use
 
 install()
+
+# Everything else loads on first use (graphviz, ipywidgets and the rewrite
+# machinery are not needed to import nbgraph): name -> defining module.
+_LAZY = {
+    "diagram": "diagram",
+    "render_svg": "rich",
+    "DiagramUnavailable": "rich",
+    "mimebundle": "rich",
+    "explain_narrowing": "narrowing",
+    "failing_step": "narrowing",
+    "trace_text": "narrowing",
+    "trace_html": "narrowing",
+    "history_table": "narrowing",
+    "HistoryView": "narrowing",
+    "GraphExplorer": "widgets",
+    "GraphView": "view",
+}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError("module 'nbgraph.display' has no attribute %r" % (name,))
+    value = getattr(importlib.import_module("nbgraph.display." + module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "dprint",
@@ -43,4 +66,5 @@ __all__ = [
     "history_table",
     "HistoryView",
     "GraphExplorer",
+    "GraphView",
 ]

@@ -373,47 +373,7 @@ def _hint_html(hint):
 # attaching the methods
 
 
-def _repr_mimebundle_(self, include=None, exclude=None):
-    """Notebook display of this object (installed by nbgraph.display; see nbgraph.display.rich)."""
-    return mimebundle(self, include=include, exclude=exclude)
-
-
-_repr_mimebundle_._nbgraph_display = True
-
-
-def _display_classes():
-    from nbgraph.core.fgraph import FunctionGraph, Replacement
-    from nbgraph.core.graph import Apply, Variable
-    from nbgraph.core.type import NarrowingTrace
-
-    classes = [Variable, Apply, FunctionGraph, Replacement, NarrowingTrace]
-    classes.extend(_linker_classes())
-    return classes
-
-
-def install():
-    """Give every displayable class a ``_repr_mimebundle_`` (idempotent).
-
-    A class that defines its own ``_repr_mimebundle_`` keeps it.  Returns the
-    classes that now use nbgraph's display.
-    """
-    done = []
-    for cls in _display_classes():
-        current = cls.__dict__.get("_repr_mimebundle_")
-        if current is None:
-            setattr(cls, "_repr_mimebundle_", _repr_mimebundle_)
-            done.append(cls)
-        elif getattr(current, "_nbgraph_display", False):
-            done.append(cls)
-    return done
-
-
-def uninstall():
-    """Remove the methods :func:`install` added."""
-    for cls in _display_classes():
-        current = cls.__dict__.get("_repr_mimebundle_")
-        if current is not None and getattr(current, "_nbgraph_display", False):
-            delattr(cls, "_repr_mimebundle_")
+from nbgraph.display.hooks import install, uninstall  # noqa: E402  (re-exported)
 
 
 # ---------------------------------------------------------------------------
