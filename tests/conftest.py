@@ -59,3 +59,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_dot)
         if skip_cc is not None and item.get_closest_marker("needs_cc") is not None:
             item.add_marker(skip_cc)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def c_cache_dir(tmp_path_factory):
+    """One private C module cache for the whole test session.
+
+    Tests never touch the user's cache, and graphs compiled by one test are
+    reused by the next.  Subprocesses inherit it through NBGRAPH_CACHE_DIR.
+    """
+    from nbgraph.config import config
+
+    path = tmp_path_factory.mktemp("nbgraph-c-cache")
+    os.chmod(path, 0o700)
+    old_env = os.environ.get("NBGRAPH_CACHE_DIR")
+    os.environ["NBGRAPH_CACHE_DIR"] = str(path)
+    with config.change(cache_dir=path):
+        yield path
+    if old_env is None:
+        os.environ.pop("NBGRAPH_CACHE_DIR", None)
+    else:
+        os.environ["NBGRAPH_CACHE_DIR"] = old_env

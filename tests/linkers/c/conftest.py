@@ -1,10 +1,8 @@
 """Shared set-up of the C linker tests.
 
-Every test here needs a C compiler (``needs_cc``: skipped without one) and
-uses one private cache directory for the whole session, so the tests never
-touch the user's cache and share compiled modules between them (most graphs
-are compiled once per session).  Subprocesses get the same directory through
-``NBGRAPH_CACHE_DIR``.
+Every test here needs a C compiler (``needs_cc``: skipped without one).  The
+private cache directory of the session (``c_cache_dir``, in tests/conftest.py)
+is shared with subprocesses through ``NBGRAPH_CACHE_DIR``.
 """
 
 import os
@@ -22,23 +20,6 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.needs_cc)
-
-
-@pytest.fixture(scope="session", autouse=True)
-def c_cache_dir(tmp_path_factory):
-    """A private cache directory for the session (config and environment)."""
-    from nbgraph.config import config
-
-    path = tmp_path_factory.mktemp("nbgraph-c-cache")
-    os.chmod(path, 0o700)
-    old_env = os.environ.get("NBGRAPH_CACHE_DIR")
-    os.environ["NBGRAPH_CACHE_DIR"] = str(path)
-    with config.change(cache_dir=path):
-        yield path
-    if old_env is None:
-        os.environ.pop("NBGRAPH_CACHE_DIR", None)
-    else:
-        os.environ["NBGRAPH_CACHE_DIR"] = old_env
 
 
 def run_python(code, cache_dir, timeout=120, extra_env=None):
