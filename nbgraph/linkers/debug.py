@@ -195,7 +195,10 @@ def _check_outputs(node, impl, inputs, before, outputs):
                                  "neither view_map (%r) nor destroy_map (%r) declares it" % (
                                      op, impl, j, i, node.inputs[i], op.view_map,
                                      op.destroy_map))
+        default = getattr(op, "default_output", None)
         for k in range(j):
+            if default is not None and default in (j, k):
+                continue  # a visible output may live in a hidden output's buffer
             if var.type.may_share_memory(value, outputs[k]):
                 raise BadViewMap("%s (%s): outputs %d and %d share memory" % (op, impl, k, j))
 

@@ -226,12 +226,14 @@ class Function:
                                                          fgraph.outputs[n_out:])]
         # An output is copied before it is returned when its array lives on
         # after the call: a constant's data, an input's value, a value that an
-        # update stores in a shared variable, or the same variable returned
-        # at an earlier position (two results must not be one array).
+        # update stores in a shared variable, the same variable returned
+        # at an earlier position (two results must not be one array), or the
+        # visible output of a node with hidden outputs (it may be a view of
+        # the node's private buffer, which the next call reuses).
         graph_outs = fgraph.outputs
         self._constant_outputs = [
             isinstance(v, Constant) or v in fgraph.inputs or v in graph_outs[:i]
-            or v in graph_outs[n_out:]
+            or v in graph_outs[n_out:] or _has_hidden_siblings(v)
             for i, v in enumerate(graph_outs[:n_out])]
         # Cells emptied after each call: never a constant's (it holds the data).
         self._cleared_cells = [cell for v, cell in zip(graph_outs, out_cells)
@@ -386,6 +388,13 @@ class Function:
 
 
 _MISSING = object()
+
+
+def _has_hidden_siblings(var):
+    """True when ``var`` comes from a node whose Op hides other outputs."""
+    node = var.owner
+    return (node is not None and len(node.outputs) > 1
+            and getattr(node.op, "default_output", None) is not None)
 
 
 def _value_text(value):
