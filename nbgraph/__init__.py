@@ -8,13 +8,27 @@ from nbgraph.config import config
 from nbgraph.core import FunctionGraph, grad
 from nbgraph.display.text import dprint
 from nbgraph.linkers import Function, function
-from nbgraph.tensor.variable import shared
 from nbgraph.testing import verify_grad
 
 __version__ = "0.1.0"
 
 __all__ = ["config", "FunctionGraph", "Function", "function", "grad", "dprint", "shared",
            "verify_grad", "load_ipython_extension", "unload_ipython_extension", "__version__"]
+
+
+def __getattr__(name):
+    # ``shared`` lives in nbgraph.tensor, imported on first use: ``import nbgraph``
+    # stays light (the tensor package is most of nbgraph's import time).
+    if name == "shared":
+        from nbgraph.tensor.variable import shared
+
+        globals()["shared"] = shared
+        return shared
+    raise AttributeError("module 'nbgraph' has no attribute %r" % (name,))
+
+
+def __dir__():
+    return sorted(set(globals()) | {"shared"})
 
 
 def load_ipython_extension(ipython):

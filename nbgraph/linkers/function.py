@@ -241,7 +241,12 @@ class Function:
         self.profile = ProfileStats(self) if profile else None
         self._run = self.program.run
         self._nargs = n_in
-        self._fast = self._make_fast_call()
+        self._fast, call = self._make_fast_call()
+        # Each Function gets its own subclass whose __call__ is the generated
+        # code itself: one Python frame per call instead of two.
+        self.__class__ = type(Function.__name__, (Function,),
+                              {"__call__": call, "__module__": Function.__module__,
+                               "__doc__": Function.__doc__, "__slots__": ()})
 
     def __call__(self, *args, **kwargs):
         if not kwargs and len(args) == self._nargs and self.profile is None:
@@ -255,15 +260,26 @@ class Function:
         hands over to :meth:`_call`, which reports the error.
         """
         names = {"RUN": self._run, "SLOW": self._call, "ndarray": np.ndarray}
-        params = ["a%d" % i for i in range(self._nargs)]
+        params = ["_nbg_arg%d" % i for i in range(self._nargs)]
         body = []
         for i, cell in enumerate(self._arg_cells):
             names["c%d" % i] = cell
             if self.trust_input:
-                body.append("c%d[0] = a%d" % (i, i))
+                body.append("c%d[0] = _nbg_arg%d" % (i, i))
             else:
-                names["F%d" % i] = self._input_types[i].filter
-                body.append("c%d[0] = F%d(a%d)" % (i, i, i))
+                ttype = self._input_types[i]
+                names["F%d" % i] = ttype.filter
+                spec = getattr(ttype, "filter_fast_path", lambda: None)()
+                if spec is not None:
+                    # the values the type's filter returns unchanged, accepted inline
+                    names["D%d" % i], ndim = spec
+                    body += ["if type(%s) is ndarray and %s.dtype is D%d and %s.ndim == %d:"
+                             % (params[i], params[i], i, params[i], ndim),
+                             "    c%d[0] = _nbg_arg%d" % (i, i),
+                             "else:",
+                             "    c%d[0] = F%d(_nbg_arg%d)" % (i, i, i)]
+                    continue
+                body.append("c%d[0] = F%d(_nbg_arg%d)" % (i, i, i))
         if not self.trust_input and self._arg_cells:
             body = (["try:"] + ["    " + line for line in body] +
                     ["except (TypeError, ValueError):"] +
@@ -299,8 +315,20 @@ class Function:
             body.append("return [%s]" % ", ".join(results))
         source = "def fast(%s):\n%s\n" % (", ".join(params),
                                            "\n".join("    " + line for line in body))
+        # The same body as the class's __call__: positional arguments bound
+        # directly; anything else (keywords, a wrong count, profiling) goes to _call.
+        names["MISSING"], names["SLOWCALL"] = _MISSING, _slow_call
+        # (names no input's keyword can collide with)
+        guard = ["_nbg_rest", "_nbg_kw"] + (["%s is MISSING" % params[-1]] if params else []) \
+            + ["_nbg_self.profile is not None"]
+        call_body = ["if %s:" % " or ".join(guard),
+                     "    return SLOWCALL(_nbg_self, (%s) + _nbg_rest, _nbg_kw)"
+                     % "".join(p + ", " for p in params)] + body
+        source += "\ndef call(_nbg_self, %s*_nbg_rest, **_nbg_kw):\n%s\n" % (
+            "".join(p + "=MISSING, " for p in params),
+            "\n".join("    " + line for line in call_body))
         exec(compile(source, "<nbgraph function call>", "exec"), names)
-        return names["fast"]
+        return names["fast"], names["call"]
 
     def _call(self, args, kwargs):
         if kwargs:
@@ -388,6 +416,11 @@ class Function:
 
 
 _MISSING = object()
+
+
+def _slow_call(function, args, kwargs):
+    """The generated __call__'s way out: every case but plain positional calls."""
+    return function._call(tuple(a for a in args if a is not _MISSING), kwargs)
 
 
 def _has_hidden_siblings(var):

@@ -327,6 +327,17 @@ class DimShuffle(Op):
             shape.insert(i, 1)
         output_storage[0][0] = res.reshape(shape) if (self.augment or self.dropped) else res
 
+    def make_py_thunk(self, node, in_cells, out_cells):
+        """A transpose-only DimShuffle as one ``ndarray.transpose`` call (else None)."""
+        if not self.is_transpose_only:
+            return None
+        (a,), (o,) = in_cells, out_cells
+        order = self.shuffle
+
+        def thunk():
+            o[0] = a[0].transpose(order)
+        return thunk
+
     def infer_shape(self, node, input_shapes):
         from nbgraph.tensor.basic import constant_shape_entry
 
@@ -349,39 +360,79 @@ class DimShuffle(Op):
 
 
 class SumToShape(Op):
-    """Sum ``g`` over the dimensions where ``like`` has size 1 and ``g`` does not.
+    """Sum ``g`` over the dimensions where the target shape is 1 and ``g``'s is not.
 
     The gradient of a broadcast input: undoes broadcasting at run time, so it
-    stays right when a dimension of unknown size turns out to be 1.  When
-    nothing needs summing the output is ``g`` itself, hence the view_map.
+    stays right when a dimension of unknown size turns out to be 1.  The
+    target shape comes in one of two forms:
+
+    * ``SumToShape()(g, like)`` -- a template of ``g``'s ndim, whose shape is
+      read at run time (what gradients build: no extra nodes);
+    * ``SumToShape()(g, *shape)`` -- int64 scalar entries, one per dimension
+      (what the ``sum_to_shape_entries`` rewrite makes when the template is
+      computed only for its shape, so ``shape_i_lift`` can drop it).
+
+    When nothing needs summing the output is ``g`` itself, hence the view_map.
     """
 
     __props__ = ()
     view_map = {0: [0]}
 
-    def make_node(self, g, like):
-        g, like = as_tensor_variable(g), as_tensor_variable(like)
-        if g.ndim != like.ndim:
-            raise TypeError("SumToShape needs equal ndim, got %d and %d" % (g.ndim, like.ndim))
-        return Apply(self, [g, like], [TensorType(g.dtype, like.type.shape)()])
+    def make_node(self, g, *shape):
+        from nbgraph.tensor.basic import _static_int, as_shape_entries
+
+        g = as_tensor_variable(g)
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            like = as_tensor_variable(shape[0])
+            if like.ndim == g.ndim:
+                return Apply(self, [g, like], [TensorType(g.dtype, like.type.shape)()])
+            if like.ndim != 0:
+                raise TypeError("SumToShape needs equal ndim, got %d and %d" % (
+                    g.ndim, like.ndim))
+        entries = as_shape_entries(shape, "SumToShape shape") if shape else []
+        if len(entries) != g.ndim:
+            raise TypeError("SumToShape needs equal ndim, got %d and %d" % (
+                g.ndim, len(entries)))
+        static = tuple(_static_int(e) for e in entries)
+        for d, (gs, s) in enumerate(zip(g.type.shape, static)):
+            if gs is not None and s is not None and s != 1 and gs != s:
+                raise ValueError("SumToShape: dimension %d of size %d cannot be reduced to "
+                                 "size %d" % (d, gs, s))
+        return Apply(self, [g] + list(entries), [TensorType(g.dtype, static)()])
+
+    @staticmethod
+    def takes_template(node):
+        """True for the ``(g, like)`` form, False for ``(g, *shape)``."""
+        return len(node.inputs) == 2 and node.inputs[1].ndim == node.inputs[0].ndim
+
+    @staticmethod
+    def target_shape(inputs):
+        """The target shape from run-time input values (either form)."""
+        g = inputs[0]
+        if len(inputs) == 2 and np.ndim(inputs[1]) == np.ndim(g):
+            return tuple(np.shape(inputs[1]))
+        return tuple(int(s) for s in inputs[1:])
 
     def perform(self, node, inputs, output_storage):
-        g, like = inputs
-        axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, like.shape)) if b == 1 and a != 1)
+        g = inputs[0]
+        target = self.target_shape(inputs)
+        axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, target)) if b == 1 and a != 1)
         out = g.sum(axis=axes, keepdims=True, dtype=g.dtype) if axes else g
-        if out.shape != like.shape:
+        if out.shape != target:
             raise ValueError("SumToShape: gradient of shape %s cannot be reduced to shape %s" % (
-                g.shape, like.shape))
+                g.shape, target))
         output_storage[0][0] = np.asarray(out)
 
     def infer_shape(self, node, input_shapes):
-        return [input_shapes[1]]
+        if self.takes_template(node):
+            return [input_shapes[1]]
+        return [tuple(node.inputs[1:])]
 
     def grad(self, inputs, output_grads):
         from nbgraph.tensor.basic import alloc_like
 
-        g, like = inputs
-        return [alloc_like(output_grads[0], g), None]
+        g = inputs[0]
+        return [alloc_like(output_grads[0], g)] + [None] * (len(inputs) - 1)
 
 
 def sum_to_shape(g, like):

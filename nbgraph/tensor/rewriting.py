@@ -19,8 +19,9 @@ from nbgraph.core.rewriting import (
     EquilibriumRewriter, MergeRewriter, RewriteRegistry, SequentialRewriter, node_rewriter,
 )
 from nbgraph.tensor import scalar as ps
-from nbgraph.tensor.basic import ShapeI, SpecifyShape, constant_shape_entry, shape_i
+from nbgraph.tensor.basic import Alloc, ShapeI, SpecifyShape, constant_shape_entry, shape_i
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise, SumToShape
+from nbgraph.tensor.shape_keys import shape_keys
 from nbgraph.tensor.type import FLOAT_DTYPES, TensorType
 from nbgraph.tensor.variable import TensorConstant
 
@@ -159,9 +160,111 @@ def useless_shape_ops(fgraph, node):
         if x.type == out.type:
             return [x]
         return None
-    like = node.inputs[1]
-    if x.type.shape == like.type.shape and all(s is not None for s in x.type.shape):
+    if x.type.shape == out.type.shape and all(s is not None for s in x.type.shape):
         return [x]
+    return None
+
+
+@register_rewrite("sum_to_shape_same_shape", "fast", "canonicalize", position=25)
+@node_rewriter([SumToShape])
+def sum_to_shape_same_shape(fgraph, node):
+    """``SumToShape(g, shape) -> g`` when ``g``'s shape provably equals the target shape.
+
+    The proof is symbolic (:mod:`nbgraph.tensor.shape_keys`): each dimension of
+    ``g`` has the same size expression as the target's, so at run time both are
+    equal whatever sizes (1 included) the unknown dimensions take, nothing is
+    summed, and the node would return ``g`` itself.
+    """
+    g, out = node.inputs[0], node.outputs[0]
+    if g.type.dtype != out.type.dtype or not out.type.is_super(g.type):
+        return None
+    if shape_keys(fgraph, g) != shape_keys(fgraph, out):
+        return None
+    return [g]
+
+
+def _only_shape_is_used(fgraph, var):
+    """True when every client of ``var`` reads only its shape (ShapeI, a SumToShape template)."""
+    clients = fgraph.clients.get(var)
+    if not clients:
+        return False
+    for client, i in clients:
+        if client == "output":
+            return False
+        if isinstance(client.op, ShapeI):
+            continue
+        if isinstance(client.op, SumToShape) and i == 1 and SumToShape.takes_template(client):
+            continue
+        return False
+    return True
+
+
+@register_rewrite("sum_to_shape_entries", "fast", "canonicalize", position=26)
+@node_rewriter([SumToShape])
+def sum_to_shape_entries(fgraph, node):
+    """``SumToShape(g, like) -> SumToShape(g, *like.shape)`` when ``like`` is computed only
+    for its shape: ``shape_i_lift`` then reads the sizes from earlier variables and
+    ``like`` (a forward value, often) is not computed at all."""
+    if not SumToShape.takes_template(node):
+        return None
+    like = node.inputs[1]
+    if like.owner is None or like.ndim == 0 or not _only_shape_is_used(fgraph, like):
+        return None
+    return [SumToShape()(node.inputs[0], *[shape_i(like, d) for d in range(like.ndim)])]
+
+
+@register_rewrite("alloc_to_broadcast", "fast", "canonicalize", position=25)
+@node_rewriter([Elemwise])
+def alloc_to_broadcast(fgraph, node):
+    """Feed an Elemwise the Alloc'ed value itself, letting broadcasting fill it in.
+
+    ``f(alloc(v, *shape), y) -> f(v, y)`` when ``y`` (the other operands)
+    provably has ``shape`` in every dimension where ``v`` is not statically 1,
+    so the broadcast result has the same shape and the same elements.  The
+    proof uses symbolic shape keys, never the assumption that an unknown size
+    differs from 1.  One Alloc per visit; the rewritten node is visited again.
+    """
+    if node.op.inplace_pattern:
+        return None
+    inputs = node.inputs
+    for i, inp in enumerate(inputs):
+        owner = inp.owner
+        if owner is None or not isinstance(owner.op, Alloc):
+            continue
+        value = owner.inputs[0]
+        if not isinstance(value.type, TensorType) or value.type.dtype != inp.type.dtype:
+            continue
+        akeys = shape_keys(fgraph, inp)
+        pad = inp.ndim - value.ndim
+        vkeys = shape_keys(fgraph, value)
+        others = [(o, shape_keys(fgraph, o)) for j, o in enumerate(inputs) if j != i]
+        ok = True
+        for d, k in enumerate(akeys):
+            if d >= pad and value.type.shape[d - pad] != 1 and vkeys[d - pad] != k:
+                ok = False
+                break
+            covered = k == 1
+            for o, okeys in others:
+                if o.type.shape[d] == 1:
+                    continue
+                if okeys[d] != k:
+                    ok = False
+                    break
+                covered = True
+            if not ok or not covered:
+                ok = False
+                break
+        if not ok:
+            continue
+        new_value = value
+        if pad:
+            new_value = DimShuffle(value.ndim, ("x",) * pad + tuple(range(value.ndim)))(value)
+        new_inputs = list(inputs)
+        new_inputs[i] = new_value
+        new_outs = node.op.make_node(*new_inputs).outputs
+        if any(a.type != b.type for a, b in zip(new_outs, node.outputs)):
+            continue
+        return new_outs
     return None
 
 
@@ -180,6 +283,19 @@ def shape_i_lift(fgraph, node):
     owner = x.owner
     if owner is None:
         return None
+    if isinstance(owner.op, Elemwise):
+        # inputs that set this size (not statically 1), one per distinct size
+        distinct = {}
+        for inp in owner.inputs:
+            if inp.type.shape[i] != 1:
+                distinct.setdefault(shape_keys(fgraph, inp)[i], inp)
+        if len(distinct) == 1:  # all provably equal: read it from one of them
+            entry = shape_i(next(iter(distinct.values())), i)
+            return [entry] if entry.type == node.outputs[0].type else None
+        if not _only_shape_is_used(fgraph, x):
+            # x is computed anyway: reading its shape is cheaper than the
+            # switch(size == 1, ...) graph of the broadcast size
+            return None
     in_shapes = [tuple(shape_i(inp, d) for d in range(inp.type.ndim))
                  if isinstance(inp.type, TensorType) else None for inp in owner.inputs]
     try:

@@ -143,6 +143,15 @@ class TensorType(CLinkerType, Type):
                     self, s, i, arr.shape))
         return arr
 
+    def filter_fast_path(self):
+        """``(dtype, ndim)`` when :meth:`filter` returns every ``numpy.ndarray`` whose
+        dtype is that very dtype object and whose ndim is ``ndim`` unchanged (no
+        static sizes to check, filter not overridden), else None.  Function's
+        call path accepts such arguments without calling :meth:`filter`."""
+        if self._static_dims or type(self).filter is not TensorType.filter:
+            return None
+        return self.numpy_dtype, self.ndim
+
     def _convert(self, data, allow_downcast):
         from_python = not isinstance(data, (np.ndarray, np.generic))
         try:

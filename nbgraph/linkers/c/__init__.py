@@ -105,7 +105,11 @@ Each C node gets a thunk generated as straight-line Python
 cells, check type/dtype/ndim (a pointer already made for the same array
 object, by the producing kernel or an earlier call, is reused for arrays up
 to 64 KiB), allocate outputs with ``np.empty`` (Elemwise shapes are
-computed inline), one kernel call, store.  The program's ``run`` is
+computed inline), one kernel call, store.  An Elemwise output of at most
+64 KiB whose array from the previous call nobody references any more (the
+caller dropped it: ``sys.getrefcount`` sees only the thunk's own cell) is
+written again instead of allocating; an array the caller, a view or another
+cell still holds is never reused.  The program's ``run`` is
 straight-line code too.  Nodes with opaque-pointer operands go through the
 generic :class:`~nbgraph.linkers.c.runtime.NodeCall`.
 

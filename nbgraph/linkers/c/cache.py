@@ -29,13 +29,13 @@ Rules:
   load, is rebuilt and republished, never trusted.
 """
 
-import hashlib
 import json
 import os
 import stat
 import threading
 
 from nbgraph.linkers.c import compiler as _compiler
+from nbgraph.linkers.c.compiler import sha256
 
 __all__ = ["ModuleCache", "CacheSecurityError", "LoadedModule", "get_cache", "cache_info",
            "clear_cache", "STATS"]
@@ -220,7 +220,7 @@ class ModuleCache:
 
     # -- modules -----------------------------------------------------------
     def module_key(self, source, info):
-        h = hashlib.sha256()
+        h = sha256()
         h.update(source.encode())
         h.update(b"\0")
         h.update(info.key_text().encode())
@@ -285,7 +285,7 @@ class ModuleCache:
         except (OSError, ValueError):
             return False
         return (isinstance(meta, dict) and meta.get("size") == len(data) == st.st_size
-                and meta.get("sha256") == hashlib.sha256(data).hexdigest())
+                and meta.get("sha256") == sha256(data).hexdigest())
 
     def _load_published(self, key):
         so_path, _ = self._paths(key)
@@ -320,7 +320,7 @@ class ModuleCache:
             os.chmod(out, 0o700)
             with open(out, "rb") as f:
                 data = f.read()
-            meta = json.dumps({"size": len(data), "sha256": hashlib.sha256(data).hexdigest(),
+            meta = json.dumps({"size": len(data), "sha256": sha256(data).hexdigest(),
                                "abi": _compiler.ABI_VERSION, "compiler": info.version},
                               sort_keys=True).encode()
             # Load our own build first (its unique path is never reused), then

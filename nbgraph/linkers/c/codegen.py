@@ -9,10 +9,10 @@ compile times small), and the exported table described in
 :mod:`nbgraph.linkers.c`.
 """
 
-import hashlib
 
 from nbgraph.core.type import CLinkerType, MethodNotDefined
 from nbgraph.linkers.c import compiler as _compiler
+from nbgraph.linkers.c.compiler import sha256
 
 __all__ = ["PRELUDE", "node_kernel", "module_source", "KernelSource", "ERROR_CODES",
            "operand_layout", "c_supported"]
@@ -286,7 +286,7 @@ class KernelSource:
         self.support = support
         self.headers = headers
         self.freefuncs = freefuncs
-        self.digest = hashlib.sha256(body.encode()).hexdigest()[:16]
+        self.digest = sha256(body.encode()).hexdigest()[:16]
 
 
 def node_kernel(node):

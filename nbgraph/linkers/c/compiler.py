@@ -15,10 +15,16 @@ calls, and ``-fno-trapping-math`` only drops floating-point exception flags.
 and signed zeros behave exactly as in NumPy.
 """
 
-import hashlib
 import os
-import shutil
 import threading
+
+try:  # CPython's built-in SHA-256: importing hashlib loads OpenSSL (~3-4 ms)
+    from _sha2 import sha256
+except ImportError:  # pragma: no cover - Python < 3.12 or another implementation
+    try:
+        from _sha256 import sha256
+    except ImportError:
+        from hashlib import sha256
 
 __all__ = ["ABI_VERSION", "CompilerInfo", "CompileError", "CompilerUnavailable",
            "find_compiler", "probe", "build_library", "MVEC_FUNCTIONS"]
@@ -102,10 +108,25 @@ def _find_compiler():
             return None
         if not words:
             return None
-        path = shutil.which(words[0])
+        path = _which(words[0])
         return [path] + words[1:] if path else None
-    path = shutil.which("cc") or shutil.which("gcc")
+    path = _which("cc") or _which("gcc")
     return [path] if path else None
+
+
+def _which(name):
+    """The executable ``name`` on PATH (or the path itself if it has a slash), else None.
+
+    The POSIX part of ``shutil.which``, without importing shutil (and its
+    compression modules) in every process that uses the C linker.
+    """
+    if os.path.dirname(name):
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(directory or os.curdir, name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
 
 
 _cpu = []
@@ -131,7 +152,7 @@ def _read_cpu_identity():
             wanted.append(line)
             if line.startswith((b"flags", b"Features")):
                 break
-    return hashlib.sha256(b"\n".join(wanted)).hexdigest()[:16]
+    return sha256(b"\n".join(wanted)).hexdigest()[:16]
 
 
 def _probe_id(argv):
@@ -144,7 +165,7 @@ def _probe_id(argv):
         except OSError:
             parts.append(word)
     parts += argv[1:]
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+    return sha256("\0".join(parts).encode()).hexdigest()[:24]
 
 
 _probe_lock = threading.Lock()

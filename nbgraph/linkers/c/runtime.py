@@ -5,6 +5,8 @@ See :mod:`nbgraph.linkers.c` for the calling convention.  cffi's ABI-mode
 calls release the GIL while a kernel runs.
 """
 
+import sys
+
 import numpy as np
 
 from nbgraph.linkers.c import codegen
@@ -208,8 +210,13 @@ def _output_checker(var, node, index, fb, cast):
     return check
 
 
+#: References a reusable output has at the reuse check: the pointer cell's
+#: slot, the cffi buffer made from it, the thunk's local name, and
+#: ``sys.getrefcount``'s own argument.
+_REUSE_REFS = 4
+
 _TEMPLATE = """
-def build(K, ARGS, ERR, NULL, fb, empty, fail, prepare, node, bshape, LIMIT, INS, OUTS):
+def build(K, ARGS, ERR, NULL, fb, empty, fail, prepare, node, bshape, LIMIT, INS, OUTS, refs):
 %(unpack)s
     def thunk():
 %(body)s
@@ -285,8 +292,17 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells):
                 body.append("    sh = bshape((%s,), node)" % ", ".join("s%d" % k
                                                                    for k in range(n_in)))
         for j in range(len(node.outputs)):
-            body += ["o%d = empty(sh, dto%d)" % (j, j),
-                     "ARGS[%d] = q%d = fb(o%d)" % (n_in + j, j, j)]
+            # A small output of the previous call that nobody but this
+            # program's pointer cell still references (the caller dropped it)
+            # is reused: no allocation, no pointer conversion.  Any other
+            # reference (the caller's, a view's base, another cell) blocks it.
+            body += ["o%d = po%d[0]" % (j, j),
+                     "if o%d is not None and refs(o%d) == %d and o%d.shape == sh:"
+                     % (j, j, _REUSE_REFS, j),
+                     "    ARGS[%d] = q%d = po%d[1]" % (n_in + j, j, j),
+                     "else:",
+                     "    o%d = empty(sh, dto%d)" % (j, j),
+                     "    ARGS[%d] = q%d = fb(o%d)" % (n_in + j, j, j)]
             if out_nd:
                 dims.append("sh + o%d.strides" % j)
     else:
@@ -322,7 +338,8 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells):
 
     prepare = getattr(op, "c_prepare_outputs", None) or _static_prepare
     thunk = namespace["build"](kernel, args, err, ffi.NULL, raw_fb, np.empty, fail,
-                               prepare, node, bshape, POINTER_CACHE_BYTES, ins, outs)
+                               prepare, node, bshape, POINTER_CACHE_BYTES, ins, outs,
+                               sys.getrefcount)
     thunk.source = source
     return thunk
 

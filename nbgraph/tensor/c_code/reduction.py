@@ -392,7 +392,7 @@ def bind_fused_reduce(cls):
 
 
 def sum_to_shape_c_code(self, node, name, inputs, outputs, sub):
-    """Sum ``g`` over the dimensions where the output (``like``'s shape) is 1."""
+    """Sum ``g`` over the dimensions where the output (the target shape) is 1."""
     g = node.inputs[0]
     nd = g.type.ndim
     dtype = g.type.dtype
@@ -437,15 +437,12 @@ if (nbg_n > 0 && nbg_size(%(nd)d, %(g)s_dims) > 0) {
 
 
 def sum_to_shape_prepare_outputs(self, node, inputs):
-    g, like = inputs
-    if g.ndim != like.ndim:
+    g = inputs[0]
+    target = self.target_shape(inputs)
+    if g.ndim != len(target) or any(a != b and b != 1 for a, b in zip(g.shape, target)):
         raise ValueError("SumToShape: gradient of shape %s cannot be reduced to shape %s" % (
-            g.shape, like.shape))
-    for a, b in zip(g.shape, like.shape):
-        if a != b and b != 1:
-            raise ValueError("SumToShape: gradient of shape %s cannot be reduced to shape %s"
-                             % (g.shape, like.shape))
-    return [np.empty(like.shape, node.outputs[0].type.numpy_dtype)]
+            g.shape, target))
+    return [np.empty(target, node.outputs[0].type.numpy_dtype)]
 
 
 def sum_to_shape_has_c_code(self, node):

@@ -361,3 +361,29 @@ print(json.dumps({"linkers": [f.linker, g.linker], "result": r, "refused": refus
     assert out["result"] == [4.0, 4.0]
     assert len([w for w in out["warnings"] if "no working C compiler" in w]) == 1
     assert out["refused"] and "C compiler" in out["refused"]
+
+
+@pytest.mark.parametrize("linker", ["c", "cvm"])
+def test_small_outputs_are_reused_only_when_nobody_holds_them(linker):
+    x, y = nt.dvector("x"), nt.dvector("y")
+    f = ng.function([x, y], [x + y, (x * y).dimshuffle("x", 0)], linker=linker)
+    if hasattr(f.program, "wait_compiled"):
+        f.program.wait_compiled()
+    a, b = np.arange(3.0), np.ones(3)
+    first = f(a, b)
+    kept = [r.copy() for r in first]
+    view = first[1][0, 1:]  # a view keeps its base alive: its buffer is never reused
+    held = first[0]
+    del first
+    for k in range(5):
+        out = f(a * (k + 2), b)
+        np.testing.assert_array_equal(out[0], a * (k + 2) + 1)
+        np.testing.assert_array_equal(out[1], (a * (k + 2))[None, :])
+        assert not np.shares_memory(out[0], held) and not np.shares_memory(out[1], view)
+        np.testing.assert_array_equal(held, kept[0])
+        np.testing.assert_array_equal(view, kept[1][0, 1:])
+    # a dropped result may be reused; the new value is right either way
+    del out
+    again = f(a, b)
+    np.testing.assert_array_equal(again[0], a + 1)
+    np.testing.assert_array_equal(again[1], a[None, :])
