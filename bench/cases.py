@@ -114,7 +114,9 @@ def elementwise_1(linker):
     f = ng.function([x, y, z], x + y * 2.0 - z, linker=linker)
     rng = np.random.default_rng(0)
     a, b, c = rng.random(n), rng.random(n), rng.random(n)
-    ne = (lambda: numexpr.evaluate("a + b * 2.0 - c")) if numexpr else None
+    ne = None
+    if numexpr is not None:
+        ne = lambda: numexpr.evaluate("a + b * 2.0 - c", local_dict={"a": a, "b": b, "c": c})
     return (lambda: f(a, b, c)), (lambda: a + b * 2.0 - c), ne
 
 
@@ -125,7 +127,9 @@ def elementwise_2(linker):
     f = ng.function([x, y], nt.exp(-x ** 2 / 2) * nt.sin(y) + x * y, linker=linker)
     rng = np.random.default_rng(0)
     a, b = rng.random(n), rng.random(n)
-    ne = (lambda: numexpr.evaluate("exp(-a**2/2)*sin(b) + a*b")) if numexpr else None
+    ne = None
+    if numexpr is not None:
+        ne = lambda: numexpr.evaluate("exp(-a**2/2)*sin(b) + a*b", local_dict={"a": a, "b": b})
     return (lambda: f(a, b)), (lambda: np.exp(-a ** 2 / 2) * np.sin(b) + a * b), ne
 
 
