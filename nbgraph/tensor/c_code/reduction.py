@@ -23,6 +23,9 @@ integer sums and products wrap.
 import numpy as np
 
 from nbgraph.tensor.c_code.elemwise import (
+    elemwise_c_code_cache_version,
+    elemwise_c_headers,
+    elemwise_c_support_code,
     _C_TYPES,
     LoopInput,
     _literal_of,
@@ -362,30 +365,15 @@ def fused_reduce_has_c_code(self, node):
         return False
 
 
-def fused_reduce_c_support_code(self, node=None):
-    try:
-        return self.scalar_op.c_support_code(scalar_node(self, node) if node else None)
-    except TypeError:
-        return self.scalar_op.c_support_code()
-
-
-def fused_reduce_c_headers(self):
-    return list(self.scalar_op.c_headers())
-
-
-def fused_reduce_version(self):
-    inner = self.scalar_op.c_code_cache_version()
-    return (1, inner) if inner else ()
-
-
 def bind_fused_reduce(cls):
     """Install the C hooks on ``cls`` (FusedReduce)."""
     cls.c_code = fused_reduce_c_code
     cls.c_prepare_outputs = fused_reduce_prepare_outputs
     cls.has_c_code = fused_reduce_has_c_code
-    cls.c_support_code = fused_reduce_c_support_code
-    cls.c_headers = fused_reduce_c_headers
-    cls.c_code_cache_version = fused_reduce_version
+    # Both classes reach their scalar code through ``self.scalar_op``.
+    cls.c_support_code = elemwise_c_support_code
+    cls.c_headers = elemwise_c_headers
+    cls.c_code_cache_version = elemwise_c_code_cache_version
 
 
 # -- SumToShape ----------------------------------------------------------------
