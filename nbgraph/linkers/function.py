@@ -8,6 +8,7 @@ array(28.4)
 """
 
 import warnings
+import weakref
 
 import numpy as np
 
@@ -207,7 +208,7 @@ class Function:
         self.single = single
         self.name = name
         self.linker = linker
-        self.trust_input = trust_input
+        self._trust_input = bool(trust_input)
         self.shared_inputs = shared_inputs
         self.updates = updates
         n_in, n_out = len(inputs), len(outputs)
@@ -241,12 +242,76 @@ class Function:
         self.profile = ProfileStats(self) if profile else None
         self._run = self.program.run
         self._nargs = n_in
-        self._fast, call = self._make_fast_call()
-        # Each Function gets its own subclass whose __call__ is the generated
-        # code itself: one Python frame per call instead of two.
+        # Each Function gets its own subclass whose __call__ is generated code:
+        # one Python frame per call instead of two.
         self.__class__ = type(Function.__name__, (Function,),
-                              {"__call__": call, "__module__": Function.__module__,
+                              {"__module__": Function.__module__,
                                "__doc__": Function.__doc__, "__slots__": ()})
+        self._install_call_path()
+
+    @property
+    def trust_input(self):
+        """When True, arguments are used as given, without any check (for hot loops)."""
+        return self._trust_input
+
+    @trust_input.setter
+    def trust_input(self, value):
+        self._trust_input = bool(value)
+        if hasattr(self, "_nargs"):  # after __init__: regenerate the call path
+            self._install_call_path()
+
+    def _install_call_path(self):
+        """Generate ``__call__`` for the current trust_input setting."""
+        self._fast, call = self._make_fast_call()
+        type(self).__call__ = call
+        if self._trust_input and getattr(self.program, "direct_call", None) is not None:
+            if self.program.module is not None:
+                self._install_direct()
+            elif self.program.compiling:
+                # the kernel is still compiling: keep the generic call until it is in
+                ref = weakref.ref(self)
+                self.program.on_install = [lambda program: ref() and ref()._install_direct()]
+
+    def _install_direct(self):
+        """With trust_input, when the graph is one C kernel whose inputs are the
+        function's inputs and whose outputs are its outputs: make ``__call__`` call
+        that kernel directly (no cells, no Program.run).  Otherwise do nothing."""
+        direct = self.program.direct_call()
+        if not self._trust_input or direct is None or self.profile is not None or self._shared_cells \
+                or self._update_cells or any(self._constant_outputs):
+            return
+        fgraph = self.fgraph
+        node = self.program.nodes[0]
+        graph_ins = fgraph.inputs
+        if len(graph_ins) != self._nargs or list(fgraph.outputs) != list(node.outputs) \
+                or not all(v in graph_ins for v in node.inputs):
+            return
+        params = ["_nbg_arg%d" % i for i in range(self._nargs)]
+        names = {"DIRECT": direct, "P": self.program, "MISSING": _MISSING,
+                 "SLOWCALL": _slow_call}
+        args = ", ".join(params[graph_ins.index(v)] for v in node.inputs)
+        ret = "DIRECT(%s)" % args
+        if not self.single and len(node.outputs) == 1:
+            ret = "[%s]" % ret
+        failed = []
+        for i, cell in enumerate(self._arg_cells):
+            names["c%d" % i] = cell
+            failed.append("c%d[0] = %s" % (i, params[i]))  # for the error's input listing
+        body = ["try:", "    return " + ret, "except Exception as exc:"] + \
+            ["    " + line for line in failed] + ["    P.reraise(exc, 0)"]
+        guard = ["_nbg_rest", "_nbg_kw"] + (["%s is MISSING" % params[-1]] if params else []) \
+            + ["_nbg_self.profile is not None"]
+        call_body = ["if %s:" % " or ".join(guard),
+                     "    return SLOWCALL(_nbg_self, (%s) + _nbg_rest, _nbg_kw)"
+                     % "".join(p + ", " for p in params)] + body
+        source = "def fast(%s):\n%s\n" % (", ".join(params),
+                                           "\n".join("    " + line for line in body))
+        source += "\ndef call(_nbg_self, %s*_nbg_rest, **_nbg_kw):\n%s\n" % (
+            "".join(p + "=MISSING, " for p in params),
+            "\n".join("    " + line for line in call_body))
+        exec(compile(source, "<nbgraph direct call>", "exec"), names)
+        self._fast = names["fast"]
+        type(self).__call__ = names["call"]
 
     def __call__(self, *args, **kwargs):
         if not kwargs and len(args) == self._nargs and self.profile is None:

@@ -461,3 +461,16 @@ def test_rewrite_none_leaves_the_graph_as_built():
     value = np.array([0.0, 1.0, -2.0])
     np.testing.assert_allclose(plain(value), fast(value))
     np.testing.assert_allclose(fast(value), value + 2 * np.exp(value))
+
+
+def test_trust_input_can_be_switched_after_compiling():
+    x = nt.dvector("x")
+    f = function([x], x * 2)
+    with pytest.raises(TypeError, match="bad argument 0"):
+        f("not an array")
+    f.trust_input = True
+    np.testing.assert_array_equal(f(np.arange(3.0)), [0.0, 2.0, 4.0])
+    f.trust_input = False
+    with pytest.raises(TypeError, match="bad argument 0"):
+        f("not an array")
+    np.testing.assert_array_equal(f([1.0]), [2.0])

@@ -13,7 +13,7 @@ from nbgraph.core.type import MethodNotDefined
 from nbgraph.linkers.c import background, codegen
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.compiler import probe
-from nbgraph.linkers.c.runtime import make_c_runner, make_c_thunk
+from nbgraph.linkers.c.runtime import make_c_runner, make_c_thunk, make_fast_thunk
 from nbgraph.linkers.python import Program, PythonLinker
 
 __all__ = ["CLinker", "CLinkerRefusal", "c_capable", "compile_nodes"]
@@ -176,6 +176,27 @@ class CProgram(Program):
         self.kinds = kinds
         self.module = module
         self._plan = None  # its source text is no longer needed
+        self._pointer_cells = cells
+        self._kernel_of = kernel_of
+        for callback in self.on_install:
+            callback(self)
+
+    #: Functions called with the Program once its kernels are installed.
+    on_install = ()
+
+    def direct_call(self):
+        """For a Program that is one kernel over tensors, once installed: a function
+        (node's input values) -> output value(s) running it with no storage cells
+        (see :func:`~nbgraph.linkers.c.runtime.make_fast_thunk`); else None."""
+        if self._job is not None or self.module is None or len(self.nodes) != 1:
+            return None
+        node = self.nodes[0]
+        kernel = self._kernel_of.get(node)
+        if kernel is None or not all(getattr(v.type, "c_arg_kind", None) == "tensor"
+                                     for v in node.inputs + node.outputs):
+            return None
+        return make_fast_thunk(node, kernel, self.module, self.storage, self._pointer_cells,
+                               direct=True)
 
     def wait_compiled(self, timeout=None):
         """Wait for a background compilation; True when the C kernels are installed."""

@@ -218,7 +218,7 @@ _REUSE_REFS = 4
 _TEMPLATE = """
 def build(K, ARGS, ERR, NULL, fb, empty, fail, prepare, node, bshape, LIMIT, INS, OUTS, refs):
 %(unpack)s
-    def thunk():
+    def thunk(%(params)s):
 %(body)s
     return thunk
 """
@@ -234,9 +234,15 @@ def _fast_from_buffer(ffi):
     return functools.partial(backend.from_buffer, ffi.BCharA)
 
 
-def make_fast_thunk(node, kernel, module, storage, pointer_cells):
+def make_fast_thunk(node, kernel, module, storage, pointer_cells, direct=False):
     """A thunk for a node whose operands are all tensors, generated as straight-line
-    Python: type checks, cached pointers, NumPy output allocation, one kernel call."""
+    Python: type checks, cached pointers, NumPy output allocation, one kernel call.
+
+    With ``direct=True`` the function takes the node's input values as arguments
+    and returns its output (a list when the node has several) instead of reading
+    and filling storage cells: a compiled function that is this one node calls it
+    as its whole body.  It shares the thunk's pointer cells, so both may be used.
+    """
     ffi = module.ffi
     fb, cast = ffi.from_buffer, ffi.cast
     raw_fb = _fast_from_buffer(ffi)
@@ -262,8 +268,9 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells):
     dims = []
     for k, var in enumerate(node.inputs):
         nd = var.type.ndim
-        body += ["v%d = ci%d[0]" % (k, k),
-                 "if v%d is pi%d[0] and v%d.dtype is dti%d:" % (k, k, k, k),
+        if not direct:
+            body.append("v%d = ci%d[0]" % (k, k))
+        body += ["if v%d is pi%d[0] and v%d.dtype is dti%d:" % (k, k, k, k),
                  "    ARGS[%d] = pi%d[1]" % (k, k),
                  "else:",
                  "    v%d, ARGS[%d] = chki%d(v%d)" % (k, k, k, k),
@@ -318,7 +325,8 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells):
     body.append("if rc:")
     body.append("    fail(rc)")
     for j in range(len(node.outputs)):
-        body.append("co%d[0] = o%d" % (j, j))
+        if not direct:
+            body.append("co%d[0] = o%d" % (j, j))
         if small[j]:
             body += ["po%d[0] = o%d" % (j, j), "po%d[1] = q%d" % (j, j)]
         else:
@@ -327,8 +335,15 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells):
                      "    po%d[1] = q%d" % (j, j),
                      "else:",
                      "    po%d[0] = None" % j]
+    params = ""
+    if direct:
+        n_out = len(node.outputs)
+        body.append("return o0" if n_out == 1 else
+                    "return [%s]" % ", ".join("o%d" % j for j in range(n_out)))
+        params = ", ".join("v%d" % k for k in range(n_in))
     source = _TEMPLATE % {"unpack": "\n".join("    " + line for line in unpack) or "    pass",
-                          "body": "\n".join("        " + line for line in body)}
+                          "body": "\n".join("        " + line for line in body),
+                          "params": params}
     namespace = {}
     exec(compile(source, "<nbgraph kernel call: %s>" % op, "exec"), namespace)
     from nbgraph.tensor.c_code.elemwise import broadcast_shape

@@ -387,3 +387,50 @@ def test_small_outputs_are_reused_only_when_nobody_holds_them(linker):
     again = f(a, b)
     np.testing.assert_array_equal(again[0], a + 1)
     np.testing.assert_array_equal(again[1], a[None, :])
+
+
+def _direct(f):
+    return "<nbgraph direct call>" == type(f).__call__.__code__.co_filename
+
+
+def test_trust_input_single_kernel_calls_it_directly():
+    x, y = nt.dscalar("x"), nt.dscalar("y")
+    f = ng.function([x, y], x + y, linker="c", trust_input=True)
+    assert _direct(f)
+    a, b = np.array(1.5), np.array(2.5)
+    r1 = f(a, b)
+    r2 = f(a, b)
+    r3 = f(np.array(3.0), b)
+    assert r1 is not r2 and r2 is not r3
+    assert float(r1) == 4.0 and float(r2) == 4.0 and float(r3) == 5.5
+    f(a, b)  # a dropped result may be reused; held ones never are
+    assert float(r1) == 4.0 and float(r3) == 5.5
+    assert f(x=a, y=np.array(1.0)) == 2.5  # keywords still work
+    with pytest.raises(TypeError):
+        f(a)
+    with pytest.raises(TypeError, match="dtype float64"):
+        f(np.array(1.0, dtype=np.float32), b)
+    g = ng.function([x, y], [x + y], linker="c", trust_input=True)
+    out = g(a, b)
+    assert isinstance(out, list) and float(out[0]) == 4.0
+    u, v = nt.dvector("u"), nt.dvector("v")
+    h = ng.function([u, v], u * v, linker="c", trust_input=True)
+    assert _direct(h)
+    np.testing.assert_array_equal(h(np.arange(3.0), np.ones(3) * 2), np.arange(3.0) * 2)
+    with pytest.raises(ValueError, match="Elemwise") as info:
+        h(np.ones(3), np.ones(4))
+    assert "Apply node that caused the error" in str(info.value)
+
+
+def test_trust_input_direct_call_installed_after_background_compile():
+    x, y = nt.dscalar("x"), nt.dscalar("y")
+    k = 1.0 + time.time() % 1.0  # a module no cache has
+    f = ng.function([x, y], x * y + k, linker="cvm", trust_input=True)
+    if f.program.compiling:
+        assert not _direct(f)
+        assert float(f(np.array(2.0), np.array(3.0))) == 6.0 + k
+    assert f.program.wait_compiled(timeout=120)
+    f(np.array(2.0), np.array(3.0))
+    assert _direct(f)
+    assert float(f(np.array(2.0), np.array(4.0))) == 8.0 + k
+    assert background.wait_all(timeout=120)
