@@ -52,28 +52,24 @@ def broadcast_shapes(*shapes, names=None):
 def promote_weak_tensors(inputs):
     """Replace weak (Python-number) constants by constants of NumPy's NEP 50 dtype.
 
-    A weak value that does not fit (300 into int8) raises ValueError.
+    The dtype comes from the rule the scalar layer uses
+    (:func:`nbgraph.tensor.scalar.weak_promotion_dtype`): a weak integer that
+    does not fit (300 into int8) raises ValueError; a float too large for
+    float32 becomes inf, as in NumPy.
     """
     weak = [isinstance(v, TensorConstant) and v.weak for v in inputs]
     if not any(weak):
         return list(inputs)
-    strong = [v.type.numpy_dtype for v, w in zip(inputs, weak) if not w]
+    strong = [v.type.dtype for v, w in zip(inputs, weak) if not w]
     values = [v.data.item() for v, w in zip(inputs, weak) if w]
-    target = np.result_type(*strong, *values)
+    target = ps.weak_promotion_dtype(strong, values)
     out = []
     for var, is_weak in zip(inputs, weak):
         if not is_weak:
             out.append(var)
             continue
-        value = var.data.item()
-        try:
-            with np.errstate(over="raise", invalid="ignore"):
-                arr = np.asarray(np.array(value, dtype=target))
-            if target.kind in "iu" and int(arr) != value:
-                raise OverflowError
-        except (OverflowError, FloatingPointError) as exc:
-            raise ValueError("the Python number %r does not fit the dtype %s of the other "
-                             "operands" % (value, target)) from exc
+        with np.errstate(all="ignore"):
+            arr = np.asarray(var.data.item()).astype(target)
         out.append(TensorConstant(TensorType(target, ()), arr))
     return out
 

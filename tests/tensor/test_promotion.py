@@ -301,3 +301,15 @@ def test_static_conflict_message_names_the_inputs():
         x + y
     text = str(info.value)
     assert "dimension 1" in text and "x" in text and "y" in text
+
+
+def test_a_python_float_too_large_for_float32_becomes_inf_as_in_numpy():
+    import nbgraph as ng
+
+    v = nt.fvector("v")
+    out = v * 1e40
+    assert out.dtype == "float32"
+    f = ng.function([v], out, linker="py")
+    with np.errstate(over="ignore"):
+        expected = np.array([1.0, -2.0], dtype="float32") * 1e40
+    np.testing.assert_array_equal(f(np.array([1.0, -2.0], dtype="float32")), expected)
