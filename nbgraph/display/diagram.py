@@ -47,6 +47,7 @@ import graphviz
 
 from nbgraph.core.fgraph import FunctionGraph
 from nbgraph.core.graph import Apply, Constant, Variable
+from nbgraph.display.text import _outputs_of
 
 __all__ = ["diagram", "STYLES", "COLORS", "LINKER_NAMES"]
 
@@ -149,23 +150,8 @@ class _GraphSource:
 
     @classmethod
     def of(cls, obj):
-        if isinstance(obj, Variable):
-            return cls([obj], None)
-        if isinstance(obj, Apply):
-            return cls(list(obj.outputs), None)
         if isinstance(obj, FunctionGraph):
             return cls(list(obj.outputs), list(obj.inputs), fgraph=obj)
-        if isinstance(obj, (list, tuple)):
-            outputs = []
-            for i, item in enumerate(obj):
-                if isinstance(item, Variable):
-                    outputs.append(item)
-                elif isinstance(item, Apply):
-                    outputs.extend(item.outputs)
-                else:
-                    raise TypeError("diagram expects %s; item %d of the %s is %s" % (
-                        _EXPECTED, i, type(obj).__name__, type(item).__name__))
-            return cls(outputs, None)
         fgraph = getattr(obj, "fgraph", None)
         if isinstance(fgraph, FunctionGraph):
             kinds = None
@@ -175,7 +161,7 @@ class _GraphSource:
             if nodes is not None and node_kinds is not None:
                 kinds = {node: kind for node, kind in zip(nodes, node_kinds)}
             return cls(list(fgraph.outputs), list(fgraph.inputs), kinds, fgraph)
-        raise TypeError("diagram expects %s; got %s" % (_EXPECTED, type(obj).__name__))
+        return cls(_outputs_of(obj, who="diagram", expected=_EXPECTED), None)
 
 
 class _Walk:

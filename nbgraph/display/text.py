@@ -141,8 +141,12 @@ def dprint_text(obj, **kwargs):
 # helpers
 
 
-def _outputs_of(obj):
-    """The Variables to print for ``obj``, in order, or a TypeError."""
+def _outputs_of(obj, who="dprint", expected=_EXPECTED):
+    """The Variables to show for ``obj``, in order, or a TypeError.
+
+    Shared with :mod:`nbgraph.display.diagram`; ``who`` and ``expected`` word
+    the error for the calling function.
+    """
     if isinstance(obj, Variable):
         return [obj]
     if isinstance(obj, Apply):
@@ -157,14 +161,15 @@ def _outputs_of(obj):
             elif isinstance(item, Apply):
                 outputs.extend(item.outputs)
             else:
-                raise TypeError("dprint expects %s; item %d of the %s is %s %s" % (
-                    _EXPECTED, i, type(obj).__name__, type(item).__name__, _short(item)))
+                raise TypeError("%s expects %s; item %d of the %s is %s %s" % (
+                    who, expected, i, type(obj).__name__, type(item).__name__,
+                    _short(item)))
         return outputs
     fgraph = getattr(obj, "fgraph", None)
     if isinstance(fgraph, FunctionGraph):
         return list(fgraph.outputs)
-    raise TypeError("dprint expects %s; got %s %s" % (_EXPECTED, type(obj).__name__,
-                                                      _short(obj)))
+    raise TypeError("%s expects %s; got %s %s" % (who, expected, type(obj).__name__,
+                                                  _short(obj)))
 
 
 def _short(obj, limit=60):

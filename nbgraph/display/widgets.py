@@ -44,7 +44,7 @@ import time
 
 import numpy as np
 
-from nbgraph.display.history import graph_of, replay_rewrites
+from nbgraph.display.history import _one_line, _text, graph_of, replay_rewrites
 
 __all__ = ["GraphExplorer"]
 
@@ -446,17 +446,6 @@ def _result_text(fn, result):
 
 # ---------------------------------------------------------------------------
 # small helpers
-
-
-def _text(obj):
-    try:
-        return repr(obj)
-    except Exception:
-        return "<%s>" % type(obj).__name__
-
-
-def _one_line(exc):
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _h(obj):

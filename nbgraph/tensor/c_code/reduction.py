@@ -23,6 +23,7 @@ integer sums and products wrap.
 import numpy as np
 
 from nbgraph.tensor.c_code.elemwise import (
+    MAXDIMS,
     elemwise_c_code_cache_version,
     elemwise_c_headers,
     elemwise_c_support_code,
@@ -356,7 +357,7 @@ def fused_reduce_prepare_outputs(self, node, inputs):
 def fused_reduce_has_c_code(self, node):
     if node is None:
         return bool(self.scalar_op.has_c_code(None))
-    if node.inputs and node.inputs[0].type.ndim > 32:
+    if node.inputs and node.inputs[0].type.ndim > MAXDIMS:
         return False
     try:
         snode = scalar_node(self, node)
