@@ -75,9 +75,11 @@ $(LAB_STAMP): $(STAMP)
 	$(PIP) -e '.[test,lab]'
 	@touch $@
 
-# numexpr is optional: the benchmarks compare against it only when present.
+# numexpr and PyTensor (the peer the issue's anchors were measured with) are
+# optional: the benchmarks compare against them only when present.
 $(BENCH_STAMP): $(STAMP)
 	@$(PIP) -e '.[test,bench]' || echo "==> numexpr could not be installed; benchmarks run without it"
+	@$(PIP) 'pytensor==3.0.7' || echo "==> PyTensor could not be installed; benchmarks run without it"
 	@touch $@
 
 test: setup

@@ -7,7 +7,7 @@ numexpr's when it is installed).  Timings are the best of several repeats.
 import argparse
 import sys
 
-from bench.cases import CASES, run_case
+from bench.cases import CASES, HEADER, run_case
 
 
 def main(argv=None) -> int:
@@ -15,8 +15,8 @@ def main(argv=None) -> int:
     parser.add_argument("-k", default="", help="run only cases whose name contains this")
     parser.add_argument("--linker", default=None, help="linker to benchmark (default: config)")
     args = parser.parse_args(argv)
-    print("%-44s %12s %12s %8s %12s" % ("case", "nbgraph", "numpy", "ratio", "numexpr"))
-    print("-" * 92)
+    print(HEADER)
+    print("-" * len(HEADER))
     for case in CASES:
         if args.k and args.k not in case.name:
             continue

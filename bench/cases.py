@@ -7,20 +7,39 @@ import timeit
 
 import numpy as np
 
+from bench import peers
+
 try:
     import numexpr
 except ImportError:  # optional
     numexpr = None
 
 
-class Case:
-    """One benchmark: ``setup(linker)`` returns (nbgraph_callable, numpy_callable, numexpr)."""
+try:
+    import pytensor
+except ImportError:  # optional; `make bench` tries to install it
+    pytensor = None
 
-    def __init__(self, name, setup, number=None, self_timed=False):
+
+class Case:
+    """One benchmark.
+
+    ``setup(linker)`` returns (nbgraph_callable, numpy_callable, numexpr_callable);
+    ``peer()``, when given and PyTensor is installed, returns PyTensor's callable
+    for the same work.  ``target`` is the issue's goal: seconds, or with
+    ``per_numpy`` a ratio to NumPy's time.
+    """
+
+    def __init__(self, name, setup, number=None, self_timed=False, peer=None, target=None,
+                 per_numpy=False, repeat=5):
         self.name = name
+        self.repeat = repeat
         self.setup = setup
         self.number = number
-        self.self_timed = self_timed  # the callable returns its own duration in seconds
+        self.self_timed = self_timed  # the callables return their own duration in seconds
+        self.peer = peer
+        self.target = target
+        self.per_numpy = per_numpy
 
 
 def best_time(fn, number=None, repeat=5):
@@ -42,19 +61,45 @@ def _fmt(seconds):
     return "%.2f s" % seconds
 
 
+HEADER = "%-44s %11s %11s %7s %11s %11s %11s" % (
+    "case", "nbgraph", "numpy", "ratio", "numexpr", "pytensor", "target")
+
+
+def _time(fn, case):
+    if fn is None:
+        return None
+    if case.self_timed:
+        return min(fn() for _ in range(case.repeat))
+    return best_time(fn, case.number, case.repeat)
+
+
+def _target_text(case, t_ours, t_np):
+    if case.target is None:
+        return "-"
+    if case.per_numpy:
+        if not t_np:
+            return "-"
+        met = t_ours <= case.target * t_np
+        text = "<=%.2fx" % case.target
+    else:
+        met = t_ours <= case.target
+        text = "<=" + _fmt(case.target).replace(" ", "")
+    return text + (" ok" if met else " MISS")
+
+
 def run_case(case, linker):
     """Time one case; return its printed row."""
     ours, theirs, ne = case.setup(linker)
+    peer = case.peer() if case.peer is not None and pytensor is not None else None
     _wait_for_compilers()
-    if case.self_timed:
-        t_ours = min(ours() for _ in range(5))
-    else:
-        t_ours = best_time(ours, case.number)
-    t_np = best_time(theirs, case.number) if theirs is not None else None
-    t_ne = best_time(ne, case.number) if ne is not None else None
+    t_ours = _time(ours, case)
+    t_np = _time(theirs, case)
+    t_ne = _time(ne, case)
+    t_pt = _time(peer, case)
     ratio = "%.2fx" % (t_ours / t_np) if t_np else "-"
-    return "%-44s %12s %12s %8s %12s" % (case.name, _fmt(t_ours), _fmt(t_np), ratio,
-                                        _fmt(t_ne))
+    return "%-44s %11s %11s %7s %11s %11s %11s" % (
+        case.name, _fmt(t_ours), _fmt(t_np), ratio, _fmt(t_ne), _fmt(t_pt),
+        _target_text(case, t_ours, t_np))
 
 
 def _wait_for_compilers():
@@ -184,6 +229,36 @@ def mlp_compile(linker):
     return build, None, None
 
 
+def mlp_cold_process(linker):
+    """A fresh interpreter with an empty C cache: function() of the MLP until its
+    C code is compiled and installed."""
+    code = """import time, numpy as np, nbgraph as ng, nbgraph.tensor as nt
+t = time.perf_counter()
+rng = np.random.default_rng(0)
+x = nt.dmatrix("x")
+h, params = x, []
+for i in range(12):
+    w = ng.shared(rng.standard_normal((16, 16)) * 0.1, name="W%d" % i)
+    b = ng.shared(np.zeros(16), name="b%d" % i)
+    params += [w, b]
+    h = nt.tanh(nt.dot(h, w) + b)
+cost = (h ** 2).mean()
+f = ng.function([x], [cost] + ng.grad(cost, params), linker=LINKER)
+getattr(f.program, "wait_compiled", lambda: None)()
+print(time.perf_counter() - t)
+"""
+
+    def run():
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, NBGRAPH_CACHE_DIR=cache)
+            out = subprocess.run([sys.executable, "-c", code.replace("LINKER", repr(linker))],
+                                 capture_output=True, text=True, check=True, env=env)
+        return float(out.stdout.strip().splitlines()[-1])
+    return run, None, None
+
+
 def import_time(linker):
     code = "import time; t = time.perf_counter(); import nbgraph; print(time.perf_counter() - t)"
 
@@ -218,18 +293,32 @@ def warm_cache_process(linker):
     return run, None, None
 
 
-CASES = [
-    Case("call overhead x + y, 0-d", scalar_add(False)),
-    Case("call overhead x + y, 0-d, trust_input", scalar_add(True)),
-    Case("cached eval, small vector graph", cached_eval),
-    Case("new graph, build to first result", new_graph, number=5),
-    Case("x + y*2.0 - z, float64, N=1e7", elementwise_1, number=3),
-    Case("exp(-x**2/2)*sin(y) + x*y, N=1e6", elementwise_2, number=10),
-    Case("sum((x - y)**2), N=1e7", sum_sq_diff, number=3),
-    Case("dot(A, B) + b, 500x500", dot_plus_bias, number=20),
-    Case("logistic-regression grad, X 1000x100", logreg_grad, number=200),
-    Case("12-layer tanh MLP + grad, function()", mlp_compile, number=1),
-    Case("same graph, fresh process, disk cache warm", warm_cache_process, self_timed=True),
-    Case("import nbgraph (fresh process)", import_time, self_timed=True),
-]
+_US, _MS = 1e-6, 1e-3
 
+CASES = [
+    Case("call overhead x + y, 0-d", scalar_add(False), peer=peers.scalar_add(False),
+         target=2.0 * _US),
+    Case("call overhead x + y, 0-d, trust_input", scalar_add(True), peer=peers.scalar_add(True),
+         target=0.6 * _US),
+    Case("cached eval, small vector graph", cached_eval),
+    Case("new graph, build to first result", new_graph, number=5, peer=peers.new_graph,
+         target=60 * _MS, repeat=3),
+    Case("x + y*2.0 - z, float64, N=1e7", elementwise_1, number=3, peer=peers.elementwise_1,
+         target=10 * _MS),
+    Case("exp(-x**2/2)*sin(y) + x*y, N=1e6", elementwise_2, number=10,
+         peer=peers.elementwise_2, target=5 * _MS),
+    Case("sum((x - y)**2), N=1e7", sum_sq_diff, number=3, peer=peers.sum_sq_diff,
+         target=4.5 * _MS),
+    Case("dot(A, B) + b, 500x500", dot_plus_bias, number=20, peer=peers.dot_plus_bias,
+         target=1.05, per_numpy=True),
+    Case("logistic-regression grad, X 1000x100", logreg_grad, number=200,
+         peer=peers.logreg_grad, target=30 * _US),
+    Case("12-layer tanh MLP + grad, function()", mlp_compile, number=1, peer=peers.mlp_compile,
+         target=0.3),
+    Case("same MLP, fresh process, empty C cache", mlp_cold_process, self_timed=True,
+         peer=peers.mlp_cold_process, target=2.0, repeat=2),
+    Case("same graph, fresh process, disk cache warm", warm_cache_process, self_timed=True,
+         peer=peers.warm_cache_process, target=15 * _MS),
+    Case("import nbgraph (fresh process)", import_time, self_timed=True, peer=peers.import_time,
+         target=100 * _MS),
+]
