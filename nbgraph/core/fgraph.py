@@ -15,7 +15,7 @@ from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.core.type import NarrowingTrace
 
 __all__ = ["FunctionGraph", "MissingInputError", "Replacement", "Feature", "path_to",
-           "order_destroyers"]
+           "order_destroyers", "memory_source", "memory_versions"]
 
 
 class MissingInputError(ValueError):
@@ -411,37 +411,74 @@ class FunctionGraph:
         return item in self.variables or item in self.apply_nodes
 
 
+def memory_source(node, j):
+    """The input of ``node`` whose memory output ``j`` uses (``destroy_map``, else
+    ``view_map``), or None when the output is fresh memory."""
+    op = node.op
+    for kind in (op.destroy_map, op.view_map):
+        ins = kind.get(j) if kind else None
+        if ins:
+            return node.inputs[ins[0]]
+    return None
+
+
+def memory_versions(order):
+    """``(root, version)`` dicts for the variables of ``order`` that alias another.
+
+    ``root[v]`` is the variable that owns ``v``'s memory (followed back through
+    ``view_map`` and ``destroy_map``); ``version[v]`` is the value that memory
+    holds when ``v`` is read: the output of the last destroyer on the way back,
+    or the root.  Variables missing from a dict are their own root/version.
+    """
+    root, version = {}, {}
+    for node in order:
+        destroyed = node.op.destroy_map
+        for j, out in enumerate(node.outputs):
+            src = memory_source(node, j)
+            if src is None:
+                continue
+            root[out] = root.get(src, src)
+            version[out] = out if destroyed.get(j) else version.get(src, src)
+    return root, version
+
+
 def order_destroyers(fgraph, order):
     """``order`` changed so each destroying node runs after the other readers of its victim.
 
-    The victim is the destroyed input followed back through ``view_map`` and
-    ``destroy_map`` to the value that owns the memory.  Raises ValueError
-    naming the Op when the victim is a graph input, output or a constant (the
-    caller's data), when two nodes destroy the same value, or when no order
-    can satisfy the readers.
+    The victim is the value the destroyed input holds (see
+    :func:`memory_versions`): every other node reading it, directly or through a
+    view, must run first.  A destroyer may overwrite the output of an earlier
+    one (a chain of in-place ops).  Raises ValueError naming the Op when the
+    memory belongs to a graph input or a constant (the caller's data), when a
+    graph output holds the victim (itself or a view of it), when two nodes
+    destroy the same value, or when no order can satisfy the readers.
     """
-    base = {}
-
-    def owner_of_memory(var):
-        return base.get(var, var)
-
+    root, version = memory_versions(order)
+    inputs = set(fgraph.inputs)
+    returned = {}
+    for out in fgraph.outputs:
+        returned.setdefault(version.get(out, out), out)
     victims = {}
     for node in order:
-        for kind in ("view_map", "destroy_map"):
-            for out_index, in_indices in getattr(node.op, kind).items():
-                if out_index is not None and in_indices:
-                    base[node.outputs[out_index]] = owner_of_memory(node.inputs[in_indices[0]])
         for in_indices in node.op.destroy_map.values():
             for i in in_indices:
-                victim = owner_of_memory(node.inputs[i])
-                if victim in fgraph.inputs or victim in fgraph.outputs \
-                        or isinstance(victim, Constant):
-                    what = ("a constant" if isinstance(victim, Constant) else
-                            "an input" if victim in fgraph.inputs else "an output")
+                var = node.inputs[i]
+                mem, victim = root.get(var, var), version.get(var, var)
+                shown = returned.get(victim)
+                what = None
+                if isinstance(mem, Constant):
+                    what = "a constant"
+                elif mem in inputs:
+                    what = "an input"
+                elif shown is not None:
+                    mem = victim
+                    what = "an output" if shown is victim else "viewed by %r, an output" % (
+                        shown,)
+                if what is not None:
                     raise ValueError(
                         "%s overwrites %r, which is %s of the graph: an Op with a destroy_map "
                         "may only overwrite intermediate values (apply it to a copy)"
-                        % (node.op, victim, what))
+                        % (node.op, mem, what))
                 if victims.get(victim, node) is not node:
                     raise ValueError("%r is overwritten by two nodes, %s and %s" % (
                         victim, victims[victim].op, node.op))
@@ -451,7 +488,7 @@ def order_destroyers(fgraph, order):
     readers = {}
     for node in order:
         for var in node.inputs:
-            readers.setdefault(owner_of_memory(var), []).append(node)
+            readers.setdefault(version.get(var, var), []).append(node)
     before = {node: set() for node in order}
     for node in order:
         for var in node.inputs:

@@ -125,8 +125,8 @@ class Elemwise(Op):
 
     def perform(self, node, inputs, output_storage):
         if self.nfunc is not None:
-            if self.inplace_pattern and len(node.outputs) == 1:
-                target = inputs[self.inplace_pattern[0][1]]
+            target = self._inplace_target(node, inputs)
+            if target is not None:
                 results = [self.nfunc(*inputs, out=target)]
             else:
                 results = self.nfunc(*inputs)
@@ -139,6 +139,28 @@ class Elemwise(Op):
             if type(value) is not np.ndarray or value.dtype != dtype:
                 value = np.asarray(value, dtype=dtype)
             cell[0] = value
+
+    def _inplace_target(self, node, inputs):
+        """The input array a single-output in-place node writes into, or None.
+
+        None (a fresh result: ``destroy_map`` permits overwriting, it does not
+        require it) when the array is not a writeable ndarray of the output's
+        shape.
+        """
+        if not self.inplace_pattern or len(node.outputs) != 1:
+            return None
+        target = inputs[self.inplace_pattern[0][1]]
+        if type(target) is not np.ndarray or not target.flags.writeable \
+                or target.dtype != node.outputs[0].type.numpy_dtype:
+            return None
+        shapes = [np.shape(i) for i in inputs]
+        if any(s != target.shape for s in shapes):
+            try:
+                if np.broadcast_shapes(*shapes) != target.shape:
+                    return None
+            except ValueError:
+                return None  # NumPy's own error comes from the fresh computation
+        return target
 
     def make_py_thunk(self, node, in_cells, out_cells):
         """A lean thunk calling the NumPy ufunc directly when its dtypes already match.

@@ -3,7 +3,8 @@
 Rewrites live in :data:`rewrites`, a registry (registering a name again
 replaces the old entry).  The "fast" pipeline runs merge, then one fixed
 point of canonicalisation and constant folding, merge again, elementwise
-fusion (:mod:`nbgraph.tensor.fusion`, tagged "fusion"), and a last merge.  Every
+fusion (:mod:`nbgraph.tensor.fusion`, tagged "fusion"), a last merge, and
+the in-place stage (:mod:`nbgraph.tensor.inplace`, tagged "inplace").  Every
 rewrite here keeps NumPy's results: no ``x * 0 -> 0`` (NaN and inf must
 survive), no ``x + 0 -> x`` for floats (it would turn -0.0 into itself
 instead of +0.0), no ``exp(log(x)) -> x`` (equal only up to rounding), and
@@ -313,9 +314,11 @@ def fast_pipeline():
 
     Merge, canonicalisation and constant folding to a fixed point, merge, then
     the graph rewriters tagged "fusion" (elementwise and reduction fusion,
-    registered by :mod:`nbgraph.tensor.fusion`), then merge again.
+    registered by :mod:`nbgraph.tensor.fusion`), merge again, and last those
+    tagged "inplace" (:mod:`nbgraph.tensor.inplace`).
     """
     import nbgraph.tensor.fusion  # noqa: F401  (registers the "fusion" stage)
+    import nbgraph.tensor.inplace  # noqa: F401  (registers the "inplace" stage)
 
     node_rewriters = rewrites.query("fast")
     return SequentialRewriter(
@@ -324,6 +327,7 @@ def fast_pipeline():
         MergeRewriter(),
         *rewrites.query("fusion"),
         MergeRewriter(),
+        *rewrites.query("inplace"),
         name="fast",
     )
 

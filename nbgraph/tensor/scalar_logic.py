@@ -191,7 +191,7 @@ class Switch(BuiltinScalarOp):
 
     name = "switch"
     nin = 3
-    nfunc = np.where
+    nfunc = with_out(np.where)
 
     def promote_inputs(self, inputs):
         cond, a, b = [as_scalar(x) for x in inputs]

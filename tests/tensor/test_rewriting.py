@@ -59,14 +59,15 @@ SPECIAL = np.array([-np.inf, -2.5, -1.0, -0.0, 0.0, 1e-300, 1.0, 3.0, np.inf, np
 
 @pytest.fixture
 def no_fusion(monkeypatch):
-    """Switch off the graph rewriters tagged "fusion" (the last stage of "fast").
+    """Switch off the graph rewriters tagged "fusion" and "inplace" (the last stages of "fast").
 
     Tests that look at the structure canonicalisation leaves use it: fusion
-    would then merge the remaining elementwise nodes into one Composite.
+    would then merge the remaining elementwise nodes into one Composite, and
+    the in-place stage would rename ops (``Elemwise{exp, inplace}``).
     Tests of results run the whole pipeline.
     """
-    rewriting.fast_pipeline()  # imports (and so registers) the fusion stage, if any
-    for rewriter in rewrites.query("fusion"):
+    rewriting.fast_pipeline()  # imports (and so registers) the later stages
+    for rewriter in rewrites.query("fusion", "inplace"):
         monkeypatch.setattr(rewriter, "rewrite", lambda fgraph: 0)
 
 
