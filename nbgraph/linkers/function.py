@@ -239,7 +239,7 @@ class Function:
         # Cells emptied after each call: never a constant's (it holds the data).
         self._cleared_cells = [cell for v, cell in zip(graph_outs, out_cells)
                                if not isinstance(v, Constant)]
-        self.profile = ProfileStats(self) if profile else None
+        self._profile = ProfileStats(self) if profile else None
         self._run = self.program.run
         self._nargs = n_in
         # Each Function gets its own subclass whose __call__ is generated code:
@@ -260,11 +260,24 @@ class Function:
         if hasattr(self, "_nargs"):  # after __init__: regenerate the call path
             self._install_call_path()
 
+    @property
+    def profile(self):
+        """A ProfileStats collecting per-node times, or None (setting it regenerates
+        the call path)."""
+        return self._profile
+
+    @profile.setter
+    def profile(self, value):
+        self._profile = value
+        if hasattr(self, "_nargs"):
+            self._install_call_path()
+
     def _install_call_path(self):
-        """Generate ``__call__`` for the current trust_input setting."""
+        """Generate ``__call__`` for the current trust_input and profile settings."""
+        self._drop_c_call()
         self._fast, call = self._make_fast_call()
         type(self).__call__ = call
-        if self._trust_input and getattr(self.program, "direct_call", None) is not None:
+        if getattr(self.program, "direct_call", None) is not None:
             if self.program.module is not None:
                 self._install_direct()
             elif self.program.compiling:
@@ -272,26 +285,83 @@ class Function:
                 ref = weakref.ref(self)
                 self.program.on_install = [lambda program: ref() and ref()._install_direct()]
 
+    def _drop_c_call(self):
+        call = self.__dict__.pop("_c_call", None)
+        if call is not None:
+            call.reset()  # its previous outputs are not kept alive any longer
+
+    def __del__(self):
+        self._drop_c_call()
+
     def _install_direct(self):
-        """With trust_input, when the graph is one C kernel whose inputs are the
-        function's inputs and whose outputs are its outputs: make ``__call__`` call
-        that kernel directly (no cells, no Program.run).  Otherwise do nothing."""
-        direct = self.program.direct_call()
-        if not self._trust_input or direct is None or self.profile is not None or self._shared_cells \
-                or self._update_cells or any(self._constant_outputs):
+        """When the graph is one C kernel whose inputs are the function's inputs and
+        whose outputs are its outputs: make ``__call__`` call it with no cells and
+        no Program.run.  With the C call path (:mod:`nbgraph.linkers.c.fastcall`),
+        ``__call__`` is a C ``Kernel`` object, for trusted calls and for untrusted
+        ones whose checks it can do itself (every input's Type accepts exact
+        ndarrays of one dtype and ndim unchanged); anything else it hands to the
+        generated Python call.  Without it, trusted calls get generated Python."""
+        program = self.program
+        if self.profile is not None or self._shared_cells or self._update_cells \
+                or any(self._constant_outputs) or len(program.nodes) != 1:
             return
         fgraph = self.fgraph
-        node = self.program.nodes[0]
+        node = program.nodes[0]
         graph_ins = fgraph.inputs
-        if len(graph_ins) != self._nargs or list(fgraph.outputs) != list(node.outputs) \
-                or not all(v in graph_ins for v in node.inputs):
+        if len(graph_ins) != self._nargs or list(fgraph.outputs) != list(node.outputs):
             return
+        argmap, consts = [], []  # argument k, or constant k - nargs
+        for var in node.inputs:
+            if var in graph_ins:
+                argmap.append(graph_ins.index(var))
+            elif isinstance(var, Constant):
+                argmap.append(self._nargs + len(consts))
+                consts.append(program.storage[var][0])
+            else:
+                return
+        if self._trust_input and not consts:
+            direct = program.direct_call()
+            if direct is None:
+                return
+            self._install_python_direct(direct, argmap, len(node.outputs))
+        elif not self._trust_input and not self._c_checks_suffice(argmap):
+            return
+        fallback = type(self).__call__
+        cells, single = self._arg_cells, self.single
+
+        def on_error(code, message, args):
+            from nbgraph.linkers.c.runtime import error_from_message
+
+            exc = error_from_message(code, message, node)
+            for cell, value in zip(cells, args):
+                cell[0] = value  # for the error's input listing
+            program.reraise(exc, 0)
+
+        call = program.kernel_call(fallback, on_error, argmap, self._nargs,
+                                   aslist=not single, consts=consts)
+        if call is not None:
+            self._c_call = call
+            type(self).__call__ = call
+
+    def _c_checks_suffice(self, argmap):
+        """True when checking "exact ndarray of the node input's dtype and ndim" is
+        all that the input Types' filters would do with the arguments."""
+        if sorted({k for k in argmap if k < self._nargs}) != list(range(self._nargs)):
+            return False  # an unused argument still has to be filtered
+        for ttype in self._input_types:
+            spec = getattr(ttype, "filter_fast_path", lambda: None)()
+            if spec is None or getattr(ttype, "c_arg_kind", None) != "tensor" \
+                    or spec != (ttype.numpy_dtype, ttype.ndim):
+                return False
+        return True
+
+    def _install_python_direct(self, direct, argmap, n_outputs):
+        """Generated Python for a trusted call of the program's single kernel."""
         params = ["_nbg_arg%d" % i for i in range(self._nargs)]
         names = {"DIRECT": direct, "P": self.program, "MISSING": _MISSING,
                  "SLOWCALL": _slow_call}
-        args = ", ".join(params[graph_ins.index(v)] for v in node.inputs)
-        ret = "DIRECT(%s)" % args
-        if not self.single and len(node.outputs) == 1:
+        ret = "DIRECT(%s)" % ", ".join(params[k] for k in argmap)
+        if not self.single and n_outputs == 1:
             ret = "[%s]" % ret
         failed = []
         for i, cell in enumerate(self._arg_cells):
@@ -299,8 +369,7 @@ class Function:
             failed.append("c%d[0] = %s" % (i, params[i]))  # for the error's input listing
         body = ["try:", "    return " + ret, "except Exception as exc:"] + \
             ["    " + line for line in failed] + ["    P.reraise(exc, 0)"]
-        guard = ["_nbg_rest", "_nbg_kw"] + (["%s is MISSING" % params[-1]] if params else []) \
-            + ["_nbg_self.profile is not None"]
+        guard = _call_guard(self, params)
         call_body = ["if %s:" % " or ".join(guard),
                      "    return SLOWCALL(_nbg_self, (%s) + _nbg_rest, _nbg_kw)"
                      % "".join(p + ", " for p in params)] + body
@@ -324,7 +393,8 @@ class Function:
         It does exactly what :meth:`_call` does; when an argument is refused it
         hands over to :meth:`_call`, which reports the error.
         """
-        names = {"RUN": self._run, "SLOW": self._call, "ndarray": np.ndarray}
+        # (a weak reference: the generated code must not keep the Function alive)
+        names = {"RUN": self._run, "SELF": weakref.ref(self), "ndarray": np.ndarray}
         params = ["_nbg_arg%d" % i for i in range(self._nargs)]
         body = []
         for i, cell in enumerate(self._arg_cells):
@@ -349,7 +419,7 @@ class Function:
             body = (["try:"] + ["    " + line for line in body] +
                     ["except (TypeError, ValueError):"] +
                     ["    c%d[0] = None" % i for i in range(self._nargs)] +
-                    ["    return SLOW((%s), None)" % "".join(p + ", " for p in params)])
+                    ["    return SELF()._call((%s), None)" % "".join(p + ", " for p in params)])
         for k, (cell, container) in enumerate(self._shared_cells):
             names["s%d" % k], names["S%d" % k] = cell, container
             body.append("s%d[0] = S%d[0]" % (k, k))
@@ -384,8 +454,7 @@ class Function:
         # directly; anything else (keywords, a wrong count, profiling) goes to _call.
         names["MISSING"], names["SLOWCALL"] = _MISSING, _slow_call
         # (names no input's keyword can collide with)
-        guard = ["_nbg_rest", "_nbg_kw"] + (["%s is MISSING" % params[-1]] if params else []) \
-            + ["_nbg_self.profile is not None"]
+        guard = _call_guard(self, params)
         call_body = ["if %s:" % " or ".join(guard),
                      "    return SLOWCALL(_nbg_self, (%s) + _nbg_rest, _nbg_kw)"
                      % "".join(p + ", " for p in params)] + body
@@ -486,6 +555,14 @@ _MISSING = object()
 def _slow_call(function, args, kwargs):
     """The generated __call__'s way out: every case but plain positional calls."""
     return function._call(tuple(a for a in args if a is not _MISSING), kwargs)
+
+
+def _call_guard(function, params):
+    """The conditions sending a generated ``__call__`` to :meth:`Function._call`
+    (a profiled function always goes there; setting ``profile`` regenerates it)."""
+    if function.profile is not None:
+        return ["True"]
+    return ["_nbg_rest", "_nbg_kw"] + (["%s is MISSING" % params[-1]] if params else [])
 
 
 def _has_hidden_siblings(var):

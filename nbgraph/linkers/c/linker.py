@@ -13,7 +13,12 @@ from nbgraph.core.type import MethodNotDefined
 from nbgraph.linkers.c import background, codegen
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.compiler import probe
-from nbgraph.linkers.c.runtime import make_c_runner, make_c_thunk, make_fast_thunk
+from nbgraph.linkers.c.runtime import (
+    make_c_runner,
+    make_c_thunk,
+    make_fast_thunk,
+    make_kernel_call,
+)
 from nbgraph.linkers.python import Program, PythonLinker
 
 __all__ = ["CLinker", "CLinkerRefusal", "c_capable", "compile_nodes"]
@@ -184,19 +189,38 @@ class CProgram(Program):
     #: Functions called with the Program once its kernels are installed.
     on_install = ()
 
-    def direct_call(self):
-        """For a Program that is one kernel over tensors, once installed: a function
-        (node's input values) -> output value(s) running it with no storage cells
-        (see :func:`~nbgraph.linkers.c.runtime.make_fast_thunk`); else None."""
+    def _single_kernel(self):
+        """(node, kernel) when this Program is one installed kernel over tensors."""
         if self._job is not None or self.module is None or len(self.nodes) != 1:
-            return None
+            return None, None
         node = self.nodes[0]
         kernel = self._kernel_of.get(node)
         if kernel is None or not all(getattr(v.type, "c_arg_kind", None) == "tensor"
                                      for v in node.inputs + node.outputs):
+            return None, None
+        return node, kernel
+
+    def direct_call(self):
+        """For a Program that is one kernel over tensors, once installed: a function
+        (node's input values) -> output value(s) running it with no storage cells
+        (see :func:`~nbgraph.linkers.c.runtime.make_fast_thunk`); else None."""
+        node, kernel = self._single_kernel()
+        if node is None:
             return None
         return make_fast_thunk(node, kernel, self.module, self.storage, self._pointer_cells,
                                direct=True)
+
+    def kernel_call(self, fallback, on_error, argmap, nargs, aslist, consts=()):
+        """Like :meth:`direct_call`, as a C ``Kernel`` object to install as a class's
+        ``__call__`` (it receives the instance first and passes every call it does
+        not handle itself to ``fallback``); None without the C call path.  Input
+        ``i`` is argument ``argmap[i]``, or ``consts[argmap[i] - nargs]``."""
+        node, kernel = self._single_kernel()
+        if node is None:
+            return None
+        return make_kernel_call(node, kernel, self.module, fallback, on_error,
+                                argmap=tuple(argmap), nargs=nargs, method=True,
+                                aslist=aslist, consts=tuple(consts))
 
     def wait_compiled(self, timeout=None):
         """Wait for a background compilation; True when the C kernels are installed."""
@@ -265,6 +289,9 @@ class CLinker:
                     and all(_has_perform(node) for node in c_nodes)):
                 program._job = background.submit(plan.cache, plan.source, plan.info, plan.key,
                                                  program)
+                from nbgraph.linkers.c import fastcall
+
+                fastcall.prefetch()  # the C call path's extension builds meanwhile, if needed
                 return program
             module = plan.build()
         program.install(module)

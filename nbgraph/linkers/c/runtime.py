@@ -11,15 +11,22 @@ import numpy as np
 
 from nbgraph.linkers.c import codegen
 
-__all__ = ["make_c_thunk", "make_c_runner", "kernel_error"]
+__all__ = ["make_c_thunk", "make_c_runner", "kernel_error", "error_from_message",
+           "make_kernel_call"]
 
 _ndarray = np.ndarray
 
 
 def kernel_error(code, err, ffi, node):
     """The exception for kernel return ``code`` with the message in ``err``."""
-    msg = ffi.string(err).decode("utf-8", "replace") or "the C code failed"
+    msg = ffi.string(err)
     err[0] = b"\0"
+    return error_from_message(code, msg, node)
+
+
+def error_from_message(code, message, node):
+    """The exception for kernel return ``code`` with ``message`` (bytes) from ``node``."""
+    msg = message.decode("utf-8", "replace") or "the C code failed"
     cls = codegen.ERROR_CODES.get(code, RuntimeError)
     return cls("%s (C code of %s)" % (msg, node.op))
 
@@ -384,3 +391,42 @@ def make_c_thunk(node, kernel, module, storage, pointer_cells=None):
                 cell[0] = value
     thunk.call = call
     return thunk
+
+
+def _inline_elemwise(node):
+    """True for an Elemwise (not in place) whose outputs have the broadcast shape
+    of its inputs, all of one ndim: its outputs need no Python hook."""
+    op = node.op
+    if type(op).__name__ != "Elemwise" or op.inplace_pattern or not node.inputs:
+        return False
+    return len({v.type.ndim for v in node.inputs + node.outputs}) == 1
+
+
+def make_kernel_call(node, kernel, module, fallback, on_error, **options):
+    """A ``_fastcall.Kernel`` running ``node``'s kernel (see :mod:`~nbgraph.linkers.c.fastcall`),
+    or None when the extension is unavailable or an operand is not a tensor.
+
+    Arguments it does not handle itself go to ``fallback`` unchanged;
+    ``on_error(code, message, args)`` raises the exception of a failed kernel.
+    ``options``: ``argmap``/``nargs``/``method``/``aslist`` (called with
+    arguments) or ``in_cells``/``out_cells`` (a thunk over storage cells).
+    """
+    if not all(getattr(v.type, "c_arg_kind", None) == "tensor"
+               for v in node.inputs + node.outputs):
+        return None
+    from nbgraph.linkers.c import fastcall
+
+    ext = fastcall.get()
+    if ext is None:
+        return None
+    ins = tuple((v.type.numpy_dtype.num, v.type.ndim) for v in node.inputs)
+    outs = tuple((v.type.numpy_dtype.num, v.type.ndim) for v in node.outputs)
+    prepare = None
+    if not _inline_elemwise(node):
+        import functools
+
+        hook = getattr(node.op, "c_prepare_outputs", None)
+        prepare = functools.partial(hook, node) if hook is not None else \
+            functools.partial(_static_prepare, node)
+    address = int(module.ffi.cast("uintptr_t", kernel))
+    return ext.Kernel(address, module, ins, outs, prepare, on_error, fallback, **options)

@@ -1,0 +1,242 @@
+"""Building and loading ``_fastcall``, the small CPython extension that calls kernels.
+
+:func:`get` returns the extension module (``Kernel`` is its one type, see
+``_fastcall.c``), compiling it on first use with the probed compiler and
+Python's and NumPy's headers; or None when it cannot be had (no headers, a
+compile error, ``NBGRAPH_C_FASTCALL=0``), and the cffi path is used instead.
+
+The library is cached beside the compiled modules (same directory, same
+safety checks): ``nbg-fastcall-<key>.so`` and its sidecar ``.meta`` (size
+and SHA-256, checked before loading), where ``key`` hashes the C source,
+the Python version and ABI, NumPy's version and the compiler.  It is built
+in a private temporary directory, loaded from there, and published by an
+atomic rename; a file that fails its check is rebuilt, never loaded.
+"""
+
+import os
+import sys
+import threading
+
+from nbgraph.linkers.c import compiler as _compiler
+
+__all__ = ["get", "prefetch", "ENABLED", "FastcallUnavailable"]
+
+#: False (or ``NBGRAPH_C_FASTCALL=0``): never use the extension.
+ENABLED = os.environ.get("NBGRAPH_C_FASTCALL", "1").strip().lower() not in (
+    "0", "no", "false", "off")
+
+#: The extension's version this Python side expects (``_fastcall.VERSION``).
+VERSION = 1
+
+_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_fastcall.c")
+_NAME = "nbgraph.linkers.c._fastcall"
+
+_lock = threading.Lock()
+_state = {"module": None, "failed": None, "thread": None, "atexit": False}
+
+#: Counters for tests: builds and loads from disk in this process.
+STATS = {"builds": 0, "disk_loads": 0, "rebuilt_corrupt": 0}
+
+
+class FastcallUnavailable(RuntimeError):
+    """The extension cannot be built or loaded here."""
+
+
+def get():
+    """The ``_fastcall`` module (built and cached on first use), or None."""
+    module = _state["module"]
+    if module is not None:
+        return module
+    if not ENABLED:
+        return None
+    with _lock:  # waits for a build prefetch() started
+        if _state["module"] is None and _state["failed"] is None:
+            _obtain()
+        return _state["module"]
+
+
+def prefetch():
+    """Start building the extension on a thread if it is not loaded or on disk yet
+    (called when a module compiles in the background, so both build at once)."""
+    if not ENABLED or _state["module"] is not None or _state["thread"] is not None:
+        return
+    with _lock:
+        if _state["module"] is not None or _state["failed"] is not None \
+                or _state["thread"] is not None:
+            return
+        thread = threading.Thread(target=_get_in_thread, name="nbgraph-fastcall", daemon=True)
+        _state["thread"] = thread
+        if not _state["atexit"]:
+            import atexit
+
+            atexit.register(_join_at_exit)  # no half-built temporary left behind
+            _state["atexit"] = True
+        thread.start()
+
+
+def _get_in_thread():
+    with _lock:
+        try:
+            if _state["module"] is None and _state["failed"] is None:
+                _obtain()
+        finally:
+            _state["thread"] = None
+
+
+def _join_at_exit():
+    thread = _state["thread"]
+    if thread is not None:
+        thread.join(10)
+
+
+def _after_fork_in_child():
+    """A forked child: the parent's build thread is not here, and may have held the lock."""
+    global _lock
+    _lock = threading.Lock()
+    _state["thread"] = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _obtain():
+    """Load or build the module into ``_state`` (called with the lock held)."""
+    try:
+        _state["module"] = load_or_build()
+    except Exception as exc:  # any failure means: use the cffi path
+        _state["failed"] = exc
+        import logging
+
+        logging.getLogger("nbgraph").debug("nbgraph: the C call path is unavailable, calls "
+                                           "use cffi: %s", exc)
+
+
+def _reset_for_tests():
+    """Forget the loaded module and any failure (the next :func:`get` looks again)."""
+    with _lock:
+        _state.update(module=None, failed=None)
+
+
+def cache_key(source, info):
+    """The hash naming the library: C source, Python version/ABI, NumPy, compiler."""
+    import numpy
+
+    h = _compiler.sha256()
+    for part in (source, sys.version, sys.implementation.cache_tag or "",
+                 getattr(sys, "abiflags", ""), str(sys.maxsize), numpy.__version__,
+                 info.key_text()):
+        h.update(part.encode() if isinstance(part, str) else part)
+        h.update(b"\0")
+    return h.hexdigest()[:40]
+
+
+def load_or_build(cache=None):
+    """The extension module: from the cache directory, or compiled into it."""
+    from nbgraph.linkers.c.cache import get_cache
+
+    cache = cache or get_cache()
+    info = _compiler.probe(cache)
+    with open(_SOURCE, "rb") as f:
+        source = f.read()
+    key = cache_key(source, info)
+    cache.ensure_directory()
+    so_path, meta_path = _paths(cache, key)
+    if os.path.exists(so_path):
+        if _verified(cache, so_path, meta_path):
+            try:
+                module = _load(so_path)
+                STATS["disk_loads"] += 1
+                return module
+            except (ImportError, OSError, FastcallUnavailable):
+                pass
+        STATS["rebuilt_corrupt"] += 1
+    return _build(cache, info, key, source)
+
+
+def _paths(cache, key):
+    base = os.path.join(cache.directory, "nbg-fastcall-" + key)
+    return base + ".so", base + ".meta"
+
+
+def _verified(cache, so_path, meta_path):
+    """True when the library matches its sidecar (raises CacheSecurityError if unsafe)."""
+    import json
+
+    st = cache._check_file(so_path, "compiled extension")
+    if st is None or cache._check_file(meta_path, "extension sidecar") is None:
+        return False
+    try:
+        with open(meta_path) as f:
+            meta = json.load(f)
+        with open(so_path, "rb") as f:
+            data = f.read()
+    except (OSError, ValueError):
+        return False
+    return (isinstance(meta, dict) and meta.get("size") == len(data) == st.st_size
+            and meta.get("sha256") == _compiler.sha256(data).hexdigest())
+
+
+def _load(path):
+    from importlib.machinery import ExtensionFileLoader, ModuleSpec
+
+    loader = ExtensionFileLoader(_NAME, path)
+    spec = ModuleSpec(_NAME, loader, origin=path)
+    module = loader.create_module(spec)
+    loader.exec_module(module)
+    from nbgraph.linkers.c import codegen
+
+    if getattr(module, "VERSION", None) != VERSION or \
+            getattr(module, "ERRLEN", 0) < codegen.ERRLEN:
+        raise FastcallUnavailable("the extension at %s is not the expected version" % path)
+    return module
+
+
+def _build(cache, info, key, source):
+    """Compile into a private temporary directory, load, then publish by rename."""
+    import json
+    import shutil
+    import subprocess
+    import sysconfig
+    import tempfile
+
+    import numpy
+
+    include = sysconfig.get_paths()["include"]
+    if not os.path.exists(os.path.join(include, "Python.h")):
+        raise FastcallUnavailable("Python's C headers are not installed (no %s)"
+                                  % os.path.join(include, "Python.h"))
+    workdir = tempfile.mkdtemp(dir=cache.directory, prefix=".build-")
+    try:
+        src = os.path.join(workdir, "_fastcall.c")
+        out = os.path.join(workdir, "_fastcall.so")
+        with open(src, "wb") as f:
+            f.write(source)
+        extra = ["-I" + include, "-I" + numpy.get_include(), "-fno-strict-aliasing"]
+        if sys.platform == "darwin":
+            extra += ["-undefined", "dynamic_lookup"]
+        cmd = info.argv + info.flags + extra + ["-o", out, src]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise FastcallUnavailable("running the C compiler failed: %s" % exc) from None
+        if proc.returncode != 0 or not os.path.exists(out):
+            raise FastcallUnavailable("the C compiler failed on _fastcall.c:\n%s"
+                                      % proc.stderr.strip()[-3000:])
+        STATS["builds"] += 1
+        os.chmod(out, 0o700)
+        with open(out, "rb") as f:
+            data = f.read()
+        module = _load(out)  # our own build first: its path is never reused
+        so_path, meta_path = _paths(cache, key)
+        if not _verified(cache, so_path, meta_path):
+            meta_tmp = os.path.join(workdir, "meta")
+            with open(meta_tmp, "w") as f:
+                json.dump({"size": len(data), "sha256": _compiler.sha256(data).hexdigest(),
+                           "compiler": info.version}, f, sort_keys=True)
+            os.chmod(meta_tmp, 0o600)
+            os.rename(meta_tmp, meta_path)
+            os.rename(out, so_path)
+        return module
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
