@@ -29,6 +29,18 @@ CPU, see :mod:`~nbgraph.linkers.c.compiler`) and loaded in cffi's ABI mode
 compiled against Python's headers.  Modules are cached in memory and on disk
 (:mod:`~nbgraph.linkers.c.cache`).
 
+Big loops use several cores through a small runtime library in plain C
+(:mod:`~nbgraph.linkers.c.threads`): a process-wide pool of
+``NBGRAPH_NUM_THREADS`` threads (default: the CPUs this process may use; the
+calling thread is one of them), built once with the probed compiler and
+cached beside the modules (``runtime-<key>.so``).  Each module is bound to
+it after loading; a module never bound (one thread, or no runtime) runs
+every loop serially.  A loop is split only above a size that depends on the
+cost of its element; a call made while the pool is busy (another Python
+thread) runs serially; a forked child starts its own workers.  Elementwise
+results never depend on the thread count, and neither do reductions (fixed
+blocks merged in a fixed order: bit-identical to the serial code).
+
 Calling convention (ABI version :data:`~nbgraph.linkers.c.compiler.ABI_VERSION`)
 =================================================================================
 
@@ -82,7 +94,13 @@ statements over those names; ``sub["fail"]`` aborts the kernel (after
 ``nbg_status = NBG_TYPE_ERROR;`` first picks another exception class).
 ``c_support_code(node)`` and ``c_headers()`` add definitions and includes
 (each distinct block once per module); ``c_code_cache_version()`` versions
-the code.
+the code.  Code that must run as a separate function (the tasks of a
+parallel loop) appends its definitions to the list ``sub["helpers"]``,
+named with the prefix ``sub["kernel"]`` (unique per kernel); they are
+emitted just before the kernel.  The prelude gives them
+``nbg_parallel(task, ctx, n, grain, min_n)`` (``task(ctx, begin, end)``
+over ``[0, n)``, split across the pool when ``n >= min_n``) and
+``nbg_fail_once`` (the first failing task's status and message).
 
 The module exports, besides its static kernels::
 
@@ -91,6 +109,7 @@ The module exports, besides its static kernels::
     nbg_kernel nbg_kernel_at(int k);
     int nbg_nfreefns(void);
     nbg_freefn nbg_freefn_at(int k);        /* the CDataType freefuncs */
+    int nbg_bind_runtime(const void *rt);   /* the pool's table, or NULL */
 
 so one cdef serves every module (shipped pre-parsed in ``_ffi.py``, so
 pycparser is never imported).  cffi releases the GIL during each kernel

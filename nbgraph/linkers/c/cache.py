@@ -7,6 +7,9 @@ On disk, the directory ``config.cache_dir`` (``NBGRAPH_CACHE_DIR``) holds
     compiler's version, the flags and :data:`~nbgraph.linkers.c.compiler.ABI_VERSION`;
 ``<key>.meta``
     its sidecar: size and SHA-256 of the library, checked before loading;
+``runtime-<key>.so`` / ``.meta``
+    the thread-pool runtime library (:mod:`~nbgraph.linkers.c.threads`),
+    built and checked like a module; every module loaded is bound to it;
 ``probe-<id>.json``
     what the compiler probe found for one compiler on one CPU.
 
@@ -41,7 +44,8 @@ __all__ = ["ModuleCache", "CacheSecurityError", "LoadedModule", "get_cache", "ca
            "clear_cache", "STATS"]
 
 #: Counters for tests and diagnostics: compiles, disk loads, memory hits.
-STATS = {"compiles": 0, "disk_loads": 0, "memory_hits": 0, "rebuilt_corrupt": 0}
+STATS = {"compiles": 0, "disk_loads": 0, "memory_hits": 0, "rebuilt_corrupt": 0,
+         "runtime_builds": 0, "runtime_loads": 0}
 
 _FFI = None
 _ffi_lock = threading.Lock()
@@ -54,6 +58,12 @@ int nbg_nkernels(void);
 nbg_kernel nbg_kernel_at(int);
 int nbg_nfreefns(void);
 nbg_freefn nbg_freefn_at(int);
+int nbg_bind_runtime(void *);
+int nbg_rt_version(void);
+void *nbg_rt_get(void);
+int nbg_rt_nthreads(void);
+int nbg_rt_running(void);
+int nbg_rt_configure(int, long);
 """
 
 
@@ -103,9 +113,12 @@ class CacheSecurityError(PermissionError):
 
 class LoadedModule:
     """A loaded C module: ``kernels[i]`` is the i-th kernel (a cffi function
-    pointer), ``freefns[j]`` the j-th free function; ``path`` and ``key``."""
+    pointer), ``freefns[j]`` the j-th free function; ``path`` and ``key``.
 
-    def __init__(self, lib, key, path):
+    ``runtime`` (the thread pool's table, or NULL: serial) is bound at once,
+    before any kernel can run."""
+
+    def __init__(self, lib, key, path, runtime=None):
         ffi = get_ffi()
         self.lib = lib
         self.key = key
@@ -114,6 +127,9 @@ class LoadedModule:
         if abi != _compiler.ABI_VERSION:
             raise OSError("module %s has ABI %d, expected %d" % (path, abi,
                                                                  _compiler.ABI_VERSION))
+        if lib.nbg_bind_runtime(ffi.NULL if runtime is None else runtime) != 0:
+            raise OSError("module %s rejected the thread-pool runtime" % path)
+        self.parallel = runtime is not None and runtime != ffi.NULL
         self.kernels = [lib.nbg_kernel_at(i) for i in range(lib.nbg_nkernels())]
         self.freefns = [lib.nbg_freefn_at(i) for i in range(lib.nbg_nfreefns())]
         self.ffi = ffi
@@ -232,31 +248,53 @@ class ModuleCache:
         found = self.lookup(source, info, key)
         if found is not None:
             return found
-        with self._build_lock(key):
-            found = self.lookup(source, info, key)
-            if found is not None:
-                return found
-            module = self._build(key, source, info)
-            self._memory[key] = module
-            return module
+        return self._get_built(key, source, info, (), self._module_loader(info))
 
     def lookup(self, source, info, key=None):
-        """The module for ``source`` if it is loaded or published (never compiles), else None."""
+        """The module for ``source`` if it is loaded or published (never compiles a
+        module; may build the small thread-pool runtime once), else None."""
         key = key or self.module_key(source, info)
         found = self._memory.get(key)
         if found is not None:
             STATS["memory_hits"] += 1
             return found
+        return self._lookup_published(key, self._module_loader(info))
+
+    def get_runtime(self, source, info, flags):
+        """The thread-pool runtime library (a cffi lib) built from ``source`` with
+        the extra ``flags``: from memory, disk, or a new build."""
+        key = "runtime-" + self.module_key(source + "\0" + " ".join(flags), info)
+        found = self._memory.get(key) or self._lookup_published(key, _runtime_loader)
+        if found is not None:
+            return found
+        return self._get_built(key, source, info, flags, _runtime_loader)
+
+    def _module_loader(self, info):
+        from nbgraph.linkers.c import threads
+
+        runtime = threads.runtime_table(self, info)  # outside our locks: it may build
+        return lambda lib, key, path: LoadedModule(lib, key, path, runtime)
+
+    def _lookup_published(self, key, loader):
         with self._lock:
             found = self._memory.get(key)
             if found is not None:
                 STATS["memory_hits"] += 1
                 return found
             self.ensure_directory()
-            module = self._load_published(key)
-            if module is not None:
-                self._memory[key] = module
-            return module
+            found = self._load_published(key, loader)
+            if found is not None:
+                self._memory[key] = found
+            return found
+
+    def _get_built(self, key, source, info, flags, loader):
+        with self._build_lock(key):
+            found = self._lookup_published(key, loader)
+            if found is not None:
+                return found
+            found = self._build(key, source, info, flags, loader)
+            self._memory[key] = found
+            return found
 
     def _build_lock(self, key):
         with self._lock:
@@ -287,7 +325,7 @@ class ModuleCache:
         return (isinstance(meta, dict) and meta.get("size") == len(data) == st.st_size
                 and meta.get("sha256") == sha256(data).hexdigest())
 
-    def _load_published(self, key):
+    def _load_published(self, key, loader):
         so_path, _ = self._paths(key)
         if not os.path.exists(so_path):
             return None
@@ -296,14 +334,14 @@ class ModuleCache:
             return None
         try:
             lib = get_ffi().dlopen(so_path)
-            module = LoadedModule(lib, key, so_path)
+            found = loader(lib, key, so_path)
         except (OSError, AttributeError):
             STATS["rebuilt_corrupt"] += 1
             return None
-        STATS["disk_loads"] += 1
-        return module
+        STATS["runtime_loads" if key.startswith("runtime-") else "disk_loads"] += 1
+        return found
 
-    def _build(self, key, source, info):
+    def _build(self, key, source, info, flags, loader):
         import shutil
         import tempfile
 
@@ -312,11 +350,11 @@ class ModuleCache:
             src = os.path.join(workdir, "nbg_%s.c" % key)
             out = os.path.join(workdir, "nbg_%s.so" % key)
             try:
-                _compiler.build_library(info, source, src, out)
+                _compiler.build_library(info, source, src, out, flags)
             except _compiler.CompileError as exc:
                 exc.source = source
                 raise
-            STATS["compiles"] += 1
+            STATS["runtime_builds" if flags else "compiles"] += 1
             os.chmod(out, 0o700)
             with open(out, "rb") as f:
                 data = f.read()
@@ -326,7 +364,7 @@ class ModuleCache:
             # Load our own build first (its unique path is never reused), then
             # publish it unless a valid library is already there.
             lib = get_ffi().dlopen(out)
-            module = LoadedModule(lib, key, out)
+            found = loader(lib, key, out)
             so_path, meta_path = self._paths(key)
             if not self._verified(key):
                 meta_tmp = os.path.join(workdir, "meta")
@@ -335,8 +373,9 @@ class ModuleCache:
                 os.chmod(meta_tmp, 0o600)
                 os.rename(meta_tmp, meta_path)
                 os.rename(out, so_path)
-                module.path = so_path
-            return module
+                if isinstance(found, LoadedModule):
+                    found.path = so_path
+            return found
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
@@ -349,7 +388,7 @@ class ModuleCache:
         except FileNotFoundError:
             return out
         for name in sorted(names):
-            if name.endswith(".so") and not name.startswith("."):
+            if name.endswith(".so") and not name.startswith((".", "runtime-")):
                 try:
                     out.append((name[:-3], os.path.getsize(os.path.join(self.directory, name))))
                 except OSError:
@@ -397,6 +436,11 @@ class ModuleCache:
                 _unlink(path)
             removed += 1
         return removed
+
+
+def _runtime_loader(lib, key, path):
+    lib.nbg_rt_version()  # AttributeError (a corrupt entry) unless it is the runtime
+    return lib
 
 
 def _tree_size(path):

@@ -6,13 +6,16 @@ computes); :func:`module_source` joins kernels into a module: the shared
 prelude, each distinct support-code block once, each distinct kernel once
 (structurally equal nodes share one C function, which keeps modules and
 compile times small), and the exported table described in
-:mod:`nbgraph.linkers.c`.
+:mod:`nbgraph.linkers.c`.  A kernel's helper functions (``sub["helpers"]``,
+e.g. the tasks of a parallel loop) are part of its text, so they are shared
+and renamed with it.
 """
 
 
 from nbgraph.core.type import CLinkerType, MethodNotDefined
 from nbgraph.linkers.c import compiler as _compiler
 from nbgraph.linkers.c.compiler import sha256
+from nbgraph.linkers.c.threads import RUNTIME_VERSION
 
 __all__ = ["PRELUDE", "node_kernel", "module_source", "KernelSource", "ERROR_CODES",
            "operand_layout", "c_supported"]
@@ -31,7 +34,9 @@ ITERATOR_C = r"""/* The general (strided / broadcast) iteration of several opera
    dimensions every operand walks contiguously are merged; with sort != 0
    the dimensions are first ordered by operand 0's strides (memory order).
    Then the caller runs a row (ptr[k]: operand k's row start, n: the row
-   length, inner[k]: its element stride) and nbg_iter_next moves on. */
+   length, inner[k]: its element stride) and nbg_iter_next moves on.
+   Parallel loops keep the iterator constant and walk rows with their own
+   idx/ptr (nbg_iter_seek, nbg_iter_step) or a restricted copy (nbg_iter_sub). */
 typedef struct {
     int nd, nops;
     int64_t n;
@@ -39,6 +44,7 @@ typedef struct {
     int64_t idx[NBG_MAXDIMS];
     int64_t st[NBG_MAXOPS][NBG_MAXDIMS];
     char *ptr[NBG_MAXOPS];
+    char *base[NBG_MAXOPS];
     int64_t inner[NBG_MAXOPS];
 } nbg_iter;
 static NBG_NOINLINE int nbg_iter_init(nbg_iter *it, int nd, int nops, const int64_t *shape,
@@ -106,21 +112,107 @@ static NBG_NOINLINE int nbg_iter_init(nbg_iter *it, int nd, int nops, const int6
             return -1;
         }
         it->inner[k] = s / items[k];
-        it->ptr[k] = (char *)bases[k];
+        it->ptr[k] = it->base[k] = (char *)bases[k];
     }
     for (d = 0; d < it->nd; d++) it->idx[d] = 0;
     return 0;
 }
-static NBG_NOINLINE int nbg_iter_next(nbg_iter *it) {
+static NBG_NOINLINE int nbg_iter_step(const nbg_iter *it, int64_t *idx, char **ptr) {
     int d, k;
     for (d = it->nd - 2; d >= 0; d--) {
-        for (k = 0; k < it->nops; k++) it->ptr[k] += it->st[k][d];
-        if (++it->idx[d] < it->shape[d]) return 1;
-        for (k = 0; k < it->nops; k++) it->ptr[k] -= it->st[k][d] * it->shape[d];
-        it->idx[d] = 0;
+        for (k = 0; k < it->nops; k++) ptr[k] += it->st[k][d];
+        if (++idx[d] < it->shape[d]) return 1;
+        for (k = 0; k < it->nops; k++) ptr[k] -= it->st[k][d] * it->shape[d];
+        idx[d] = 0;
     }
     return 0;
 }
+static int nbg_iter_next(nbg_iter *it) { return nbg_iter_step(it, it->idx, it->ptr); }
+/* The number of rows (the product of the outer dimensions). */
+static int64_t nbg_iter_rows(const nbg_iter *it) {
+    int64_t r = 1;
+    int d;
+    for (d = 0; d < it->nd - 1; d++) r *= it->shape[d];
+    return r;
+}
+/* Position idx/ptr at the start of row `row`. */
+static NBG_NOINLINE void nbg_iter_seek(const nbg_iter *it, int64_t row, int64_t *idx, char **ptr) {
+    int d, k;
+    for (k = 0; k < it->nops; k++) ptr[k] = it->base[k];
+    for (d = it->nd - 2; d >= 0; d--) {
+        int64_t i = row % it->shape[d];
+        row /= it->shape[d];
+        idx[d] = i;
+        for (k = 0; k < it->nops; k++) ptr[k] += i * it->st[k][d];
+    }
+}
+/* dst = src restricted to [lo, hi) along dimension d, at its start. */
+static NBG_NOINLINE void nbg_iter_sub(const nbg_iter *src, nbg_iter *dst, int d, int64_t lo,
+                                      int64_t hi) {
+    int e, k;
+    dst->nd = src->nd;
+    dst->nops = src->nops;
+    for (e = 0; e < src->nd; e++) {
+        dst->shape[e] = src->shape[e];
+        dst->idx[e] = 0;
+    }
+    dst->shape[d] = hi - lo;
+    dst->n = dst->shape[dst->nd - 1];
+    for (k = 0; k < src->nops; k++) {
+        for (e = 0; e < src->nd; e++) dst->st[k][e] = src->st[k][e];
+        dst->inner[k] = src->inner[k];
+        dst->base[k] = dst->ptr[k] = src->base[k] + lo * src->st[k][d];
+    }
+}
+"""
+
+#: The module's side of the thread pool (nbgraph.linkers.c.threads) and the
+#: non-temporal stores of big contiguous outputs.
+PARALLEL_C = r"""/* The thread pool, bound by nbg_bind_runtime after loading (NULL: serial). */
+typedef void (*nbg_task)(void *, int64_t, int64_t);
+typedef struct {
+    int version;
+    int (*nthreads)(void);
+    int64_t (*parallel_for)(nbg_task, void *, int64_t, int64_t);
+} nbg_runtime;
+static const nbg_runtime *nbg_rt;
+static int nbg_threads(void) { return nbg_rt ? nbg_rt->nthreads() : 1; }
+/* fn(ctx, begin, end) over [0, n): split across the pool (chunks that are
+   multiples of grain) when n >= min_n, else on this thread. */
+static NBG_NOINLINE void nbg_parallel(nbg_task fn, void *ctx, int64_t n, int64_t grain,
+                                      int64_t min_n) {
+    if (n <= 0) return;
+    if (nbg_rt && n >= min_n) nbg_rt->parallel_for(fn, ctx, n, grain);
+    else fn(ctx, 0, n);
+}
+/* The first failure of a parallel loop (its status and message win). */
+typedef struct { int failed, status; char *err; } nbg_fails;
+static NBG_NOINLINE void nbg_fail_once(nbg_fails *f, int status, const char *msg) {
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&f->failed, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        f->status = status;
+        snprintf(f->err, NBG_ERRLEN, "%s", msg[0] ? msg : "the C code failed");
+    }
+}
+/* Non-temporal stores: a big output (at least NBG_STREAM_MIN bytes) is
+   written tile by tile around the caches, which saves reading it first. */
+#define NBG_STREAM_MIN (16LL << 20)
+#define NBG_TILE_BYTES 256
+#if defined(__x86_64__) && defined(__SSE2__)
+#include <emmintrin.h>
+#define NBG_STREAM_OK 1
+static inline void nbg_stream(void *dst, const void *src, int64_t bytes) {
+    int64_t j;
+    for (j = 0; j < bytes; j += 16)
+        _mm_stream_si128((__m128i *)((char *)dst + j), _mm_load_si128((const __m128i *)((const char *)src + j)));
+}
+#define NBG_SFENCE() _mm_sfence()
+#else
+#define NBG_STREAM_OK 0
+static inline void nbg_stream(void *dst, const void *src, int64_t bytes) { memcpy(dst, src, bytes); }
+#define NBG_SFENCE() ((void)0)
+#endif
 """
 
 PRELUDE_HEAD = """/* nbgraph C module (ABI {abi}).  Generated: do not edit. */
@@ -131,6 +223,7 @@ PRELUDE_HEAD = """/* nbgraph C module (ABI {abi}).  Generated: do not edit. */
 #include <stdio.h>
 #include <math.h>
 #define NBG_ERRLEN {errlen}
+#define NBG_RT_VERSION {rt_version}
 """
 
 #: C helpers shared by every module (plain text: no formatting is applied).
@@ -147,7 +240,7 @@ PRELUDE = r"""#define NBG_EXPORT __attribute__((visibility("default")))
 #define NBG_UNLIKELY(x) __builtin_expect(!!(x), 0)
 typedef int (*nbg_kernel)(void **, const int64_t *, char *);
 typedef void (*nbg_freefn)(void *);
-/* Store a message (printf-style) for the Python side. */
+""" + PARALLEL_C + r"""/* Store a message (printf-style) for the Python side. */
 static NBG_NOINLINE void nbg_errorf(char *err, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -247,7 +340,8 @@ static NBG_NOINLINE int nbg_check_ones(int nd, int n, const int64_t *const *dims
 
 
 def prelude(info):
-    head = PRELUDE_HEAD.format(abi=_compiler.ABI_VERSION, errlen=ERRLEN)
+    head = PRELUDE_HEAD.format(abi=_compiler.ABI_VERSION, errlen=ERRLEN,
+                               rt_version=RUNTIME_VERSION)
     mvec = ""
     if info is not None and info.mvec:
         mvec = "/* vector versions of libm functions (glibc libmvec) */\n" + \
@@ -316,9 +410,9 @@ def node_kernel(node):
         cleanups.append(vt.c_cleanup(name, sub))
     sub = {"fail": "goto nbg_fail;", "err": "nbg_err",
            "set_error": "nbg_set_error(nbg_err, %s);", "ptrs": "nbg_ptrs",
-           "dims": "nbg_dims"}
+           "dims": "nbg_dims", "kernel": "NBG_KERNEL_NAME", "helpers": []}
     code = op.c_code(node, "node", in_names, out_names, sub)
-    body = "\n".join([
+    body = "\n".join(sub["helpers"] + [
         "static int NBG_KERNEL_NAME(void **nbg_ptrs, const int64_t *nbg_dims, char *nbg_err) {",
         "    int nbg_status = NBG_VALUE_ERROR;",
         "    (void)nbg_dims; (void)nbg_err; (void)nbg_status;",
@@ -400,6 +494,12 @@ NBG_EXPORT int nbg_nkernels(void) { return %d; }
 NBG_EXPORT nbg_kernel nbg_kernel_at(int k) { return nbg_table[k]; }
 NBG_EXPORT int nbg_nfreefns(void) { return %d; }
 NBG_EXPORT nbg_freefn nbg_freefn_at(int k) { return nbg_frees[k]; }
+NBG_EXPORT int nbg_bind_runtime(const void *rt) {
+    const nbg_runtime *r = (const nbg_runtime *)rt;
+    if (r && r->version != NBG_RT_VERSION) return -1;
+    nbg_rt = r;
+    return 0;
+}
 """ % (table, frees, _compiler.ABI_VERSION, len(bodies), len(freefuncs)))
     return "\n".join(parts), kernel_index, freefuncs
 

@@ -31,7 +31,7 @@ __all__ = ["ABI_VERSION", "CompilerInfo", "CompileError", "CompilerUnavailable",
 
 #: Version of the calling convention between Python and generated C.  Part
 #: of every module's cache key: bump it whenever generated code changes shape.
-ABI_VERSION = 4
+ABI_VERSION = 5
 
 #: Base flags: optimisation, position-independent shared library, C11 with
 #: GNU extensions, IEEE-exact floating point (see the module docstring),
@@ -308,8 +308,9 @@ def _run_probe(argv):
     return CompilerInfo(argv, version, flags, libs, bool(mvec))
 
 
-def build_library(info, source, src_path, out_path):
-    """Compile ``source`` (written to ``src_path``) into the shared library ``out_path``.
+def build_library(info, source, src_path, out_path, extra_flags=()):
+    """Compile ``source`` (written to ``src_path``) into the shared library ``out_path``
+    (``extra_flags`` after the probed ones).
 
     Raises :class:`CompileError` with the compiler's messages on failure.
     """
@@ -318,7 +319,7 @@ def build_library(info, source, src_path, out_path):
 
     with open(src_path, "w") as f:
         f.write(source)
-    cmd = info.argv + info.flags + ["-o", out_path, src_path] + info.libs
+    cmd = info.argv + info.flags + list(extra_flags) + ["-o", out_path, src_path] + info.libs
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except (OSError, subprocess.TimeoutExpired) as exc:

@@ -12,7 +12,9 @@ One kernel per node, with two paths:
   contiguously are merged), then an odometer runs the outer dimensions and
   a strided inner loop the last one.
 
-Shape checks run in C and come back as ValueError naming the node.
+Big loops of either path are split across the thread pool
+(:mod:`~nbgraph.tensor.c_code.parallel`).  Shape checks run in C and come
+back as ValueError naming the node.
 :func:`broadcast_loop` is the reusable loop builder (Alloc and the copy of
 Reshape use it too).
 """
@@ -46,7 +48,7 @@ class LoopInput:
         self.scalar = scalar or literal is not None
 
 
-def broadcast_loop(nd, inputs, outputs, element, restrict=True, what="operands"):
+def broadcast_loop(nd, inputs, outputs, element, restrict=True, what="operands", sub=None):
     """C statements running ``element`` over the broadcast shape of ``outputs[0]``.
 
     ``inputs``: :class:`LoopInput` list; ``outputs``: ``[(cname, ctype)]``,
@@ -54,6 +56,8 @@ def broadcast_loop(nd, inputs, outputs, element, restrict=True, what="operands")
     block for one element.  Each array input's dims must equal the output's
     or be 1 (checked; a mismatch fails with NumPy's wording).  The fast path
     is one flat loop; the general path runs rows of the prelude's iterator.
+    Given the kernel's ``sub`` (with ``"helpers"``), big loops are split
+    across the thread pool (:mod:`~nbgraph.tensor.c_code.parallel`).
     """
     out0 = outputs[0][0]
     arrays = [(k, x) for k, x in enumerate(inputs) if not x.scalar]
@@ -89,6 +93,11 @@ def broadcast_loop(nd, inputs, outputs, element, restrict=True, what="operands")
         L.append("(void)nbg_n;")
         L.append("}")
         return "\n".join(L)
+    if sub is not None and "helpers" in sub:
+        from nbgraph.tensor.c_code.parallel import parallel_loop
+
+        return parallel_loop(nd, inputs, arrays, scalar_names, outputs, element, restrict,
+                             sub, "\n".join(L)) + "\n}"
     ops = [(x.cname, x.ctype, "nbg_p%d" % k, True) for k, x in arrays]
     ops += [(cname, ctype, "nbg_q%d" % j, False) for j, (cname, ctype) in enumerate(outputs)]
     nops = len(ops)
@@ -237,7 +246,7 @@ def elemwise_c_code(self, node, name, inputs, outputs, sub):
 
     restrict = not self.inplace_pattern
     return broadcast_loop(nd, loop_inputs, loop_outputs, element, restrict=restrict,
-                          what=c_str(str(self)))
+                          what=c_str(str(self)), sub=sub)
 
 
 def elemwise_c_support_code(self, node=None):
@@ -253,7 +262,7 @@ def elemwise_c_headers(self):
 
 def elemwise_c_code_cache_version(self):
     inner = self.scalar_op.c_code_cache_version()
-    return (1, inner) if inner else ()
+    return (2, inner) if inner else ()
 
 
 def broadcast_shape(shapes, what="operands"):

@@ -2,7 +2,7 @@
 FusedReduce (a reduction whose input is an elementwise expression of several
 broadcast inputs, read once, no temporary), and SumToShape.
 
-:func:`reduction_loop` is the generator all three use.  The iteration space
+:func:`reduction_loop` is the generator of the first two.  The iteration space
 is the broadcast shape of the inputs; every operand (the output too, with
 stride 0 along reduced dimensions) gets element strides in that space; the
 dimensions are ordered by the first input's strides (memory order) and
@@ -14,6 +14,10 @@ coalesced.  Then either
   into its output element; or
 * it is kept: the run is combined element by element into a row of the
   output (vectorisable).
+
+Big reductions are split across the thread pool, with results bit-identical
+to the serial loop whatever the thread count (see
+:mod:`~nbgraph.tensor.c_code.parallel_reduce`).
 
 max/min propagate NaN like ``np.max``; a reduction over an empty axis
 fails like NumPy's (ValueError) for max/min and gives 0 / 1 for sum / prod;
@@ -34,6 +38,7 @@ from nbgraph.tensor.c_code.elemwise import (
     c_str,
     scalar_node,
 )
+from nbgraph.tensor.c_code.parallel_reduce import reduce_rows
 
 __all__ = ["reduction_loop", "reduce_c_code", "fused_reduce_c_code", "sum_to_shape_c_code",
            "bind_reduce", "bind_fused_reduce", "bind_sum_to_shape"]
@@ -77,7 +82,7 @@ def _combine(kind, dtype, a, b):
     return "((%s %s %s) ? %s : %s)" % (b, cmp, a, b, a)
 
 
-def reduction_loop(nd, axis, inputs, output, kind, acc_dtype, element, what):
+def reduction_loop(nd, axis, inputs, output, kind, acc_dtype, element, what, sub):
     """C statements reducing an elementwise value over ``axis``.
 
     ``inputs``: :class:`~nbgraph.tensor.c_code.elemwise.LoopInput` list (all
@@ -85,7 +90,9 @@ def reduction_loop(nd, axis, inputs, output, kind, acc_dtype, element, what):
     output tensor (``nd - len(axis)`` dims, C-contiguous, of ``acc_dtype``);
     ``element(in_exprs, target)``: C block setting ``target`` (a variable of
     ``acc_dtype``) to one element's value from the input expressions;
-    ``what``: the op's name for messages (a C string body).
+    ``what``: the op's name for messages (a C string body); ``sub``: the
+    kernel's substitutions (the loop's helpers go to ``sub["helpers"]``, see
+    :mod:`~nbgraph.tensor.c_code.parallel_reduce`).
     """
     act = _C_TYPES[acc_dtype]
     kept = [d for d in range(nd) if d not in axis]
@@ -161,105 +168,12 @@ def reduction_loop(nd, axis, inputs, output, kind, acc_dtype, element, what):
     L.append("if (NBG_UNLIKELY(nbg_iter_init(&nbg_it, %d, %d, nbg_full, nbg_dl, nbg_sl, "
              "nbg_items, nbg_bases, 1, nbg_err))) { nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }"
              % (nd, nops))
-    L.append("do {")
-    for m, (cname, ctype, p) in enumerate(ops):
-        L.append("const %s *%s = (const %s *)nbg_it.ptr[%d];" % (ctype, p, ctype, m))
-        L.append("const int64_t %s_s = nbg_it.inner[%d];" % (p, m))
-    L.append("%s *nbg_q = (%s *)nbg_it.ptr[%d];" % (act, act, nops - 1))
-    L.append("const int64_t nbg_q_s = nbg_it.inner[%d];" % (nops - 1))
-    L.append("const int64_t nbg_inner = nbg_it.n;")
-
-    def exprs(index, unit):
-        if unit:
-            return [scalar_names[k] if x.scalar else "nbg_p%d[%s]" % (k, index)
-                    for k, x in enumerate(inputs)]
-        return [scalar_names[k] if x.scalar else "nbg_p%d[(%s) * nbg_p%d_s]" % (k, index, k)
-                for k, x in enumerate(inputs)]
-
     comb = lambda a, b: _combine(kind, acc_dtype, a, b)  # noqa: E731
-    pairwise = kind == "sum" and np.dtype(acc_dtype).kind == "f"
-
-    def reduce_row(unit):
-        if pairwise:
-            return _PAIRWISE % {"t": act, "elem8": element(exprs("nbg_i + nbg_u", unit), "nbg_val"),
-                                "elem1": element(exprs("nbg_i", unit), "nbg_val")}
-        return "\n".join([
-            "%s nbg_acc = %s;" % (act, _identity(kind, acc_dtype)),
-            "int64_t nbg_i;",
-            "for (nbg_i = 0; nbg_i < nbg_inner; nbg_i++) {",
-            "%s nbg_val;" % act,
-            element(exprs("nbg_i", unit), "nbg_val"),
-            "nbg_acc = %s;" % comb("nbg_acc", "nbg_val"),
-            "}",
-            "*nbg_q = %s;" % comb("*nbg_q", "nbg_acc")])
-
-    def kept_row(unit):
-        q = "nbg_q[nbg_i]" if unit else "nbg_q[nbg_i * nbg_q_s]"
-        return "\n".join([
-            "int64_t nbg_i;",
-            "for (nbg_i = 0; nbg_i < nbg_inner; nbg_i++) {",
-            "%s nbg_val;" % act,
-            element(exprs("nbg_i", unit), "nbg_val"),
-            "%s = %s;" % (q, comb(q, "nbg_val")),
-            "}"])
-
-    unit_test = " && ".join(["nbg_p%d_s == 1" % k for k, _ in arrays]) or "1"
-    L.append("const int nbg_unit = %s;" % unit_test)
-    L.append("if (nbg_q_s == 0) {")
-    L.append("if (nbg_unit) {")
-    L.append(reduce_row(True))
-    L.append("} else {")
-    L.append(reduce_row(False))
-    L.append("}")
-    L.append("} else if (nbg_unit && nbg_q_s == 1) {")
-    L.append(kept_row(True))
-    L.append("} else {")
-    L.append(kept_row(False))
-    L.append("}")
-    L.append("} while (nbg_iter_next(&nbg_it));")
+    L.append(reduce_rows(inputs, arrays, scalar_names, act, kind, acc_dtype, element,
+                         _identity(kind, acc_dtype), comb, sub, nops))
     L.append("}")
     L.append("}")
     return "\n".join(L)
-
-
-#: A float sum of one row: blocks of 128 values summed with 8 accumulators, the
-#: block sums merged as a binary cascade (pairwise summation without recursion).
-_PAIRWISE = """%(t)s nbg_stack[64]; int nbg_level[64]; int nbg_top = 0;
-int64_t nbg_b;
-%(t)s nbg_acc = 0;
-for (nbg_b = 0; nbg_b < nbg_inner; nbg_b += 128) {
-    const int64_t nbg_e = nbg_b + 128 < nbg_inner ? nbg_b + 128 : nbg_inner;
-    %(t)s nbg_r[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    %(t)s nbg_blk;
-    int64_t nbg_i = nbg_b;
-    int nbg_lvl = 0;
-    for (; nbg_i + 8 <= nbg_e; nbg_i += 8) {
-        int nbg_u;
-        for (nbg_u = 0; nbg_u < 8; nbg_u++) {
-            %(t)s nbg_val;
-            %(elem8)s
-            nbg_r[nbg_u] = nbg_r[nbg_u] + nbg_val;
-        }
-    }
-    nbg_blk = ((nbg_r[0] + nbg_r[1]) + (nbg_r[2] + nbg_r[3])) +
-              ((nbg_r[4] + nbg_r[5]) + (nbg_r[6] + nbg_r[7]));
-    for (; nbg_i < nbg_e; nbg_i++) {
-        %(t)s nbg_val;
-        %(elem1)s
-        nbg_blk = nbg_blk + nbg_val;
-    }
-    while (nbg_top > 0 && nbg_level[nbg_top - 1] == nbg_lvl) {
-        nbg_blk = nbg_stack[--nbg_top] + nbg_blk;
-        nbg_lvl++;
-    }
-    nbg_stack[nbg_top] = nbg_blk;
-    nbg_level[nbg_top++] = nbg_lvl;
-}
-if (nbg_top > 0) {
-    nbg_acc = nbg_stack[--nbg_top];
-    while (nbg_top > 0) nbg_acc = nbg_stack[--nbg_top] + nbg_acc;
-}
-*nbg_q = *nbg_q + nbg_acc;"""
 
 
 def _what(op):
@@ -284,7 +198,7 @@ def reduce_c_code(self, node, name, inputs, outputs, sub):
     inp = LoopInput(inputs[0], _C_TYPES[x.type.dtype], literal,
                     literal is not None or all(s == 1 for s in x.type.shape))
     return reduction_loop(x.type.ndim, self.axis, [inp], outputs[0], self.kind, out.type.dtype,
-                          _cast_element(x.type.dtype, out.type.dtype), _what(self))
+                          _cast_element(x.type.dtype, out.type.dtype), _what(self), sub)
 
 
 def reduce_prepare_outputs(self, node, inputs):
@@ -299,7 +213,7 @@ def reduce_has_c_code(self, node):
 
 
 def _version(self):
-    return (1,)
+    return (2,)
 
 
 def bind_reduce(cls):
@@ -345,7 +259,7 @@ def fused_reduce_c_code(self, node, name, inputs, outputs, sub):
         return "\n".join(lines)
 
     return reduction_loop(nd, self.axis, loop_inputs, outputs[0], self.kind, acc, element,
-                          _what(self))
+                          _what(self), sub)
 
 
 def fused_reduce_prepare_outputs(self, node, inputs):

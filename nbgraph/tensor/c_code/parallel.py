@@ -1,0 +1,231 @@
+"""Elementwise loops split across the thread pool (see :mod:`nbgraph.linkers.c.threads`).
+
+The loop becomes three helper functions emitted before the kernel (through
+``sub["helpers"]``, named after ``sub["kernel"]``): a context struct, a *row*
+function running the element code over one row (unit strides: a
+vectorisable loop over restrict pointers; other strides: a strided loop) and
+a *task* running the rows of a range of the flat iteration space.  The
+kernel fills the context and calls ``nbg_parallel``: the range is split
+across the pool when it has at least :func:`min_parallel` elements, else the
+task runs on the calling thread.  Each element is computed by exactly one
+thread with the same code, so results never depend on the thread count.
+
+A big contiguous output (``NBG_STREAM_MIN`` bytes) of a cheap element is
+written with non-temporal stores, tile by tile (the element loop fills a
+256-byte tile in L1, the tile is streamed out), which saves reading the
+output's cache lines before writing them.
+"""
+
+import re
+
+__all__ = ["element_weight", "min_parallel", "parallel_loop", "helper_prefix"]
+
+#: Calls that cost tens of cycles per element (even vectorised by libmvec).
+_HEAVY = re.compile(r"\b(?:exp|expm1|exp2|log|log1p|log2|log10|sin|cos|tan|sinh|cosh|tanh|"
+                    r"asin|acos|atan|atan2|asinh|acosh|atanh|pow|erf|erfc|erfinv|lgamma|tgamma|"
+                    r"cbrt|hypot|fmod|nbg_ipow)f?\s*\(")
+_MEDIUM = re.compile(r"\bsqrtf?\s*\(|[^/*]/[^/*=]|%")
+
+#: Elements below which a loop of weight 1 (a memory-bound add) stays on one
+#: thread: a job costs ~1 us with the pool spinning, ~5-20 us when it sleeps.
+MIN_PARALLEL = 65536
+#: Never split fewer elements than this, however costly each one is.
+MIN_PARALLEL_FLOOR = 2048
+
+
+def element_weight(code):
+    """A rough cost of one element of C ``code``: 1 for arithmetic, more per
+    transcendental call or division."""
+    heavy = len(_HEAVY.findall(code))
+    medium = len(_MEDIUM.findall(code))
+    return 1 + 8 * heavy + medium
+
+
+def min_parallel(weight):
+    """The size from which a loop of this element weight is split across threads."""
+    return max(MIN_PARALLEL_FLOOR, MIN_PARALLEL // max(1, weight))
+
+
+def helper_prefix(sub):
+    """A fresh name prefix for this kernel's helper functions."""
+    return "%s_h%d" % (sub["kernel"], len(sub["helpers"]))
+
+
+def parallel_loop(nd, inputs, arrays, scalar_names, outputs, element, restrict, sub, prolog):
+    """The helpers (appended to ``sub["helpers"]``) and kernel statements of an
+    elementwise loop over the shape of ``outputs[0]``.
+
+    ``inputs``: LoopInputs; ``arrays``: ``[(k, input)]`` of the array inputs;
+    ``scalar_names[k]``: the C name (``nbg_v<k>``) of a scalar input;
+    ``outputs``: ``[(cname, ctype)]``; ``element(in_exprs, out_lvalues)``: the
+    C block of one element; ``prolog``: the kernel's statements so far
+    (checks, ``nbg_n``), which must define the ``nbg_v<k>`` of non-literal
+    scalars.
+    """
+    P = helper_prefix(sub)
+    ops = [(x.cname, x.ctype, "nbg_p%d" % k, True) for k, x in arrays]
+    ops += [(cname, ctype, "nbg_q%d" % j, False) for j, (cname, ctype) in enumerate(outputs)]
+    nops = len(ops)
+    scalars = [(k, x) for k, x in enumerate(inputs) if x.scalar]
+    code_probe = element(["a"] * len(inputs), ["r"] * len(outputs))
+    weight = element_weight(code_probe)
+    stream = weight <= 2
+    rq = "restrict " if restrict else ""
+    # -- the context and the row function
+    H = ["typedef struct {", "nbg_fails fails;", "const nbg_iter *it;",
+         "char *base[%d];" % nops, "int stream;"]
+    H += ["%s v%d;" % (x.ctype, k) for k, x in scalars if x.literal is None]
+    H.append("} %s_ctx;" % P)
+    H.append("static NBG_NOINLINE int %s_row(const %s_ctx *nbg_c, char *const *nbg_row, "
+             "const int64_t *nbg_rs, int64_t nbg_len, char *nbg_err) {" % (P, P))
+    H.append("int nbg_status = NBG_VALUE_ERROR, nbg_unit = 1, nbg_k;")
+    H.append("(void)nbg_c; (void)nbg_err; (void)nbg_status;")
+    for k, x in scalars:
+        H.append("const %s nbg_v%d = %s;" % (x.ctype, k, x.literal if x.literal is not None
+                                              else "nbg_c->v%d" % k))
+    H.append("for (nbg_k = 0; nbg_k < %d; nbg_k++) nbg_unit &= (nbg_rs[nbg_k] == 1);" % nops)
+    H.append("if (nbg_unit) {")
+    for m, (_, ctype, p, is_in) in enumerate(ops):
+        c = "const " if is_in else ""
+        H.append("%s%s *%s%s = (%s%s *)nbg_row[%d];" % (c, ctype, rq, p, c, ctype, m))
+    H.append("int64_t nbg_i = 0;")
+    unit_ins = [scalar_names[k] if x.scalar else "nbg_p%d[nbg_i]" % k
+                for k, x in enumerate(inputs)]
+    unit_outs = ["nbg_q%d[nbg_i]" % j for j in range(len(outputs))]
+    if stream:
+        H += _stream_block(inputs, scalar_names, outputs, element, rq)
+    H.append("for (; nbg_i < nbg_len; nbg_i++) {")
+    H.append(element(unit_ins, unit_outs))
+    H.append("}")
+    H.append("} else {")
+    for m, (_, ctype, p, is_in) in enumerate(ops):
+        c = "const " if is_in else ""
+        H.append("%s%s *%s = (%s%s *)nbg_row[%d];" % (c, ctype, p, c, ctype, m))
+        H.append("const int64_t %s_s = nbg_rs[%d];" % (p, m))
+    H.append("int64_t nbg_i;")
+    H.append("for (nbg_i = 0; nbg_i < nbg_len; nbg_i++) {")
+    H.append(element([scalar_names[k] if x.scalar else "nbg_p%d[nbg_i * nbg_p%d_s]" % (k, k)
+                      for k, x in enumerate(inputs)],
+                     ["nbg_q%d[nbg_i * nbg_q%d_s]" % (j, j) for j in range(len(outputs))]))
+    H.append("}")
+    H.append("}")
+    H.append("return 0;")
+    H.append("nbg_fail:")
+    H.append("return nbg_status ? nbg_status : NBG_VALUE_ERROR;")
+    H.append("}")
+    # -- the task: elements [b, e) of the flat iteration space
+    H.append(_TASK % {"P": P, "nops": nops, "items": ", ".join(
+        "sizeof(%s)" % t for _, t, _, _ in ops), "ones": ", ".join(["1"] * nops)})
+    sub["helpers"].append("\n".join(H))
+    # -- the kernel's part
+    L = [prolog, "if (nbg_n > 0) {", "%s_ctx nbg_c;" % P, "nbg_iter nbg_it;",
+         "nbg_c.fails.failed = 0; nbg_c.fails.status = 0; nbg_c.fails.err = nbg_err;"]
+    for k, x in scalars:
+        if x.literal is None:
+            L.append("nbg_c.v%d = nbg_v%d;" % (k, k))
+    L.append("const int64_t *const nbg_dl[%d] = {%s};" % (
+        nops, ", ".join("%s_dims" % c for c, _, _, _ in ops)))
+    L.append("const int64_t *const nbg_sl[%d] = {%s};" % (
+        nops, ", ".join("%s_strides" % c for c, _, _, _ in ops)))
+    L.append("const int64_t nbg_items[%d] = {%s};" % (
+        nops, ", ".join("sizeof(%s)" % t for _, t, _, _ in ops)))
+    L.append("void *const nbg_bases[%d] = {%s};" % (nops, ", ".join(
+        "(void *)%s" % c for c, _, _, _ in ops)))
+    L.append("if (nbg_all_contiguous(%d, %s_dims, %d, nbg_dl, nbg_sl, nbg_items)) {" % (
+        nd, outputs[0][0], nops))
+    L.append("int nbg_k;")
+    L.append("for (nbg_k = 0; nbg_k < %d; nbg_k++) nbg_c.base[nbg_k] = (char *)nbg_bases[nbg_k];"
+             % nops)
+    L.append("nbg_c.it = NULL;")
+    L.append("nbg_c.stream = NBG_STREAM_OK && nbg_n * (int64_t)sizeof(%s) >= NBG_STREAM_MIN;"
+             % outputs[0][1])
+    L.append("} else {")
+    L.append("if (NBG_UNLIKELY(nbg_iter_init(&nbg_it, %d, %d, %s_dims, nbg_dl, nbg_sl, nbg_items, "
+             "nbg_bases, 0, nbg_err))) { nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }" % (
+                 nd, nops, outputs[0][0]))
+    L.append("nbg_c.it = &nbg_it;")
+    L.append("nbg_c.stream = 0;")
+    L.append("}")
+    L.append("nbg_parallel(%s_task, &nbg_c, nbg_n, 64, %d);" % (P, min_parallel(weight)))
+    L.append("if (nbg_c.fails.failed) { nbg_status = nbg_c.fails.status; goto nbg_fail; }")
+    L.append("}")
+    return "\n".join(L)
+
+
+def _stream_block(inputs, scalar_names, outputs, element, rq):
+    """The unit-stride loop's non-temporal part: an aligned head, then whole tiles."""
+    sizes = "sizeof(%s)" % outputs[0][1]
+    T = ["if (NBG_STREAM_OK && nbg_c->stream) {",
+         "enum { NBG_T = NBG_TILE_BYTES / (%s) < 32 ? 32 : NBG_TILE_BYTES / (%s) };" % (
+             _max_size(outputs), _max_size(outputs)),
+         "const int64_t nbg_h = (uintptr_t)nbg_q0 %% %s ? -1 : (int64_t)(((64 - "
+         "((uintptr_t)nbg_q0 & 63)) & 63) / %s);" % (sizes, sizes)]
+    ok = ["nbg_h >= 0", "nbg_len >= nbg_h + NBG_T"]
+    ok += ["((uintptr_t)(nbg_q%d + nbg_h) & 15) == 0" % j for j in range(len(outputs))]
+    T.append("if (%s) {" % " && ".join(ok))
+    T.append("for (; nbg_i < nbg_h; nbg_i++) {")
+    T.append(element([scalar_names[k] if x.scalar else "nbg_p%d[nbg_i]" % k
+                      for k, x in enumerate(inputs)],
+                     ["nbg_q%d[nbg_i]" % j for j in range(len(outputs))]))
+    T.append("}")
+    T.append("for (; nbg_i + NBG_T <= nbg_len; nbg_i += NBG_T) {")
+    for j, (_, ctype) in enumerate(outputs):
+        T.append("%s nbg_t%d[NBG_T] __attribute__((aligned(64)));" % (ctype, j))
+    for k, x in enumerate(inputs):
+        if not x.scalar:
+            T.append("const %s *%snbg_s%d = nbg_p%d + nbg_i;" % (x.ctype, rq, k, k))
+    T.append("int nbg_j;")
+    T.append("for (nbg_j = 0; nbg_j < NBG_T; nbg_j++) {")
+    T.append(element([scalar_names[k] if x.scalar else "nbg_s%d[nbg_j]" % k
+                      for k, x in enumerate(inputs)],
+                     ["nbg_t%d[nbg_j]" % j for j in range(len(outputs))]))
+    T.append("}")
+    for j in range(len(outputs)):
+        T.append("nbg_stream(nbg_q%d + nbg_i, nbg_t%d, sizeof nbg_t%d);" % (j, j, j))
+    T.append("}")
+    T.append("NBG_SFENCE();")
+    T.append("}")
+    T.append("}")
+    return T
+
+
+def _max_size(outputs):
+    sizes = ["sizeof(%s)" % t for _, t in outputs]
+    expr = sizes[0]
+    for s in sizes[1:]:
+        expr = "(%s > %s ? %s : %s)" % (expr, s, expr, s)
+    return expr
+
+
+_TASK = r"""static void %(P)s_task(void *nbg_vc, int64_t nbg_b, int64_t nbg_e) {
+    const %(P)s_ctx *nbg_c = (const %(P)s_ctx *)nbg_vc;
+    static const int64_t nbg_items[%(nops)d] = {%(items)s};
+    static const int64_t nbg_ones[%(nops)d] = {%(ones)s};
+    char nbg_err[NBG_ERRLEN];
+    char *nbg_row[%(nops)d];
+    int nbg_st = 0, nbg_k;
+    nbg_err[0] = 0;
+    if (!nbg_c->it) {
+        for (nbg_k = 0; nbg_k < %(nops)d; nbg_k++)
+            nbg_row[nbg_k] = nbg_c->base[nbg_k] + nbg_b * nbg_items[nbg_k];
+        nbg_st = %(P)s_row(nbg_c, nbg_row, nbg_ones, nbg_e - nbg_b, nbg_err);
+    } else {
+        const nbg_iter *nbg_it = nbg_c->it;
+        const int64_t nbg_n = nbg_it->n;
+        const int nbg_last = nbg_it->nd - 1;
+        int64_t nbg_idx[NBG_MAXDIMS], nbg_pos = nbg_b, nbg_i = nbg_b %% nbg_n;
+        char *nbg_ptr[%(nops)d];
+        nbg_iter_seek(nbg_it, nbg_b / nbg_n, nbg_idx, nbg_ptr);
+        for (;;) {
+            const int64_t nbg_len = nbg_n - nbg_i < nbg_e - nbg_pos ? nbg_n - nbg_i : nbg_e - nbg_pos;
+            for (nbg_k = 0; nbg_k < %(nops)d; nbg_k++)
+                nbg_row[nbg_k] = nbg_ptr[nbg_k] + nbg_i * nbg_it->st[nbg_k][nbg_last];
+            nbg_st = %(P)s_row(nbg_c, nbg_row, nbg_it->inner, nbg_len, nbg_err);
+            nbg_pos += nbg_len;
+            if (nbg_st || nbg_pos >= nbg_e) break;
+            nbg_i = 0;
+            nbg_iter_step(nbg_it, nbg_idx, nbg_ptr);
+        }
+    }
+    if (nbg_st) nbg_fail_once((nbg_fails *)&nbg_c->fails, nbg_st, nbg_err);
+}"""
