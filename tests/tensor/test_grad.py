@@ -215,6 +215,107 @@ def test_prod_grad_with_zeros_over_axes(axis):
     np.testing.assert_allclose(g, expected, rtol=0, atol=0)
 
 
+def _with_zeros(shape, count, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+    a.reshape(-1)[rng.choice(a.size, size=count, replace=False)] = 0.0
+    return a
+
+
+def _brute_prod_without_self_grad(a, gz, axes):
+    """sum over i != j of gz[i] * prod(a[k] for k not in {i, j}), group by group."""
+    out = np.zeros_like(a)
+    for j in np.ndindex(a.shape):
+        group = [i for i in np.ndindex(a.shape)
+                 if all(i[d] == j[d] for d in range(a.ndim) if d not in axes)]
+        for i in group:
+            if i != j:
+                out[j] += gz[i] * np.prod([a[k] for k in group if k not in (i, j)])
+    return out
+
+
+PWS_AXES = [(0,), (1,), (0, 1), (0, 2), (2,), ()]
+
+
+@pytest.mark.parametrize("axis", PWS_AXES)
+@pytest.mark.parametrize("zeros", [0, 1, 2, 3])
+def test_prod_without_self_grad_against_finite_differences(axis, zeros):
+    from nbgraph.tensor.reduction import ProdWithoutSelf
+
+    a = _with_zeros((2, 3, 4), zeros, seed=zeros)
+    verify_grad(lambda x: ProdWithoutSelf(axis)(x), [a])
+
+
+@pytest.mark.parametrize("axis", PWS_AXES)
+@pytest.mark.parametrize("zeros", [0, 1, 2, 3])
+def test_prod_without_self_grad_is_exact_with_zeros(axis, zeros):
+    from nbgraph.tensor.reduction import ProdWithoutSelf
+
+    a = _with_zeros((2, 3, 4), zeros, seed=10 + zeros)
+    gz = RNG.uniform(-1.0, 1.0, a.shape)
+    x = nt.tensor("float64", (None, None, None), "x")
+    cost = nt.sum(ProdWithoutSelf(axis)(x) * nt.constant(gz))
+    g = compile_([x], grad(cost, x))(a)
+    np.testing.assert_allclose(g, _brute_prod_without_self_grad(a, gz, axis), rtol=1e-12,
+                               atol=1e-15)
+    assert np.all(np.isfinite(g))
+
+
+@pytest.mark.parametrize("linker", ["py", pytest.param("cvm", marks=pytest.mark.needs_cc)])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("zeros", [0, 1, 2])
+def test_second_derivative_of_prod(linker, axis, zeros):
+    a = _with_zeros((3, 4), zeros, seed=20 + zeros)
+
+    def grad_norm(x):
+        (g,) = grad(nt.sum(nt.prod(x, axis=axis) ** 2), [x])
+        return nt.sum(g ** 2)
+
+    verify_grad(grad_norm, [a], linker=linker)
+
+
+def test_hessian_of_prod_is_exact_with_zeros():
+    x = nt.dvector("x")
+    v = nt.dvector("v")
+    (g,) = grad(nt.prod(x), [x])
+    hv = grad(nt.sum(g * v), x)  # the Hessian times v
+    f = compile_([x, v], hv)
+    a = np.array([2.0, 0.0, 3.0, 0.0, 5.0])
+    for k in range(a.size):
+        e = np.zeros(a.size)
+        e[k] = 1.0
+        want = [0.0 if i == k else np.prod([a[m] for m in range(a.size) if m not in (i, k)])
+                for i in range(a.size)]
+        np.testing.assert_array_equal(f(a, e), want)
+
+
+def test_prod_without_self_grad_of_empty_and_float32_groups():
+    from nbgraph.tensor.reduction import ProdWithoutSelf
+
+    x = nt.fmatrix("x")
+    g = grad(nt.sum(ProdWithoutSelf((1,))(x)), x)
+    f = compile_([x], g)
+    assert f(np.zeros((3, 0), "float32")).shape == (3, 0)
+    out = f(np.array([[1.0, 2.0, 0.0]], "float32"))
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [[2.0, 1.0, 3.0]])
+
+
+def test_third_derivative_of_prod_names_the_op_without_grad():
+    x = nt.dvector("x")
+    (g,) = grad(nt.prod(x), [x])
+    (h,) = grad(nt.sum(g), [x])
+    with pytest.raises(NotImplementedError, match="ProdWithoutSelfGrad"):
+        grad(nt.sum(h), x)
+
+
+def test_prod_without_self_grad_refuses_a_mismatched_gz():
+    from nbgraph.tensor.reduction import ProdWithoutSelfGrad
+
+    with pytest.raises(TypeError, match="gz"):
+        ProdWithoutSelfGrad((0,))(nt.dvector("x"), nt.fvector("g"))
+
+
 def test_max_grad_goes_to_the_maximum():
     x = nt.dmatrix("x")
     a = np.array([[1.0, 5.0, 2.0], [7.0, -1.0, 3.0]])
@@ -437,13 +538,6 @@ def test_op_without_grad_is_named():
     y = nt.dvector("y")
     g = grad(nt.sum(Twice()(y)) + nt.sum(x), x)
     np.testing.assert_array_equal(compile_([x], g)(np.zeros(2)), np.ones(2))
-
-
-def test_prod_second_derivative_names_the_missing_op():
-    x = nt.dvector("x")
-    g = grad(nt.prod(x), x)
-    with pytest.raises(NotImplementedError, match="ProdWithoutSelf"):
-        grad(nt.sum(g), x)
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "int8", "uint8", "bool"])
