@@ -45,7 +45,7 @@ def no_dot(monkeypatch, tmp_path):
 
 
 def sample():
-    """x (vector), y (scalar) and z, a graph four rewrites simplify."""
+    """x (vector), y (scalar) and z: four rewrites simplify it, a fifth makes its last step in place."""
     x = nt.dvector("x")
     y = nt.dscalar("y")
     z = ((x * 1) + (-(-y))).sum() * 2
@@ -219,7 +219,7 @@ def test_starting_options_and_their_checks():
     assert explorer.step.value == 2
     with pytest.raises(ValueError, match="style"):
         GraphExplorer(z, style="fancy")
-    with pytest.raises(ValueError, match="step must be between 0 and 4"):
+    with pytest.raises(ValueError, match="step must be between 0 and 5"):
         GraphExplorer(z, step=9)
     with pytest.raises(TypeError, match="expected a Variable"):
         GraphExplorer("z")
@@ -229,7 +229,7 @@ def test_default_step_is_the_users_graph_or_for_a_function_the_compiled_one():
     x, y, z = sample()
     assert GraphExplorer(z).step.value == 0
     explorer = GraphExplorer(nbgraph.function([x, y], z, linker="py"))
-    assert explorer.step.value == explorer.step.max == 4
+    assert explorer.step.value == explorer.step.max == 5
 
 
 def test_input_boxes_follow_the_input_types():
@@ -322,15 +322,16 @@ def test_slider_spans_the_rewrite_history():
     fgraph, texts = eager_snapshots([z])
     explorer = GraphExplorer(z)
     assert explorer.step.min == 0
-    assert explorer.step.max == len(fgraph.history) == 4
+    assert explorer.step.max == len(fgraph.history) == 5
     reasons = [rec.reason for rec in fgraph.history]
-    assert reasons == ["fold_constants", "mul_by_one", "double_negation", "fuse_reduce"]
-    assert "step 0 of 4" in explorer.step_info.value
+    assert reasons == ["fold_constants", "mul_by_one", "double_negation", "fuse_reduce",
+                       "inplace_elemwise"]
+    assert "step 0 of 5" in explorer.step_info.value
     assert "the graph before rewriting" in explorer.step_info.value
     for k, rec in enumerate(fgraph.history, 1):
         explorer.step.value = k
         info = explorer.step_info.value
-        assert "step %d of 4" % k in info
+        assert "step %d of 5" % k in info
         assert "<b>%s</b>" % rec.reason in info
         assert "<code>%s</code>" % html.escape(repr(rec.old)) in info
         # that replacement's narrowing trace, as a table of its steps
@@ -546,7 +547,7 @@ def test_dot_missing_shows_text_and_hint(no_dot):
     assert "TensorType" not in explorer.diagram.value
     explorer.style.value = "structure"
     explorer.step.value = explorer.step.max
-    assert explorer.diagram_text == dprint_text(explorer.replay[4].graph, print_type=False)
+    assert explorer.diagram_text == dprint_text(explorer.replay[5].graph, print_type=False)
     # evaluation does not need dot
     explorer.inputs[0].value = "[1]"
     explorer.evaluate_button.click()
