@@ -292,6 +292,9 @@ class Function:
 
     def __del__(self):
         self._drop_c_call()
+        release = getattr(self.__dict__.get("program"), "release_buffers", None)
+        if release is not None:
+            release()
 
     def _install_direct(self):
         """When the graph is one C kernel whose inputs are the function's inputs and

@@ -123,34 +123,38 @@ The C call path (:mod:`~nbgraph.linkers.c.fastcall`): a small CPython
 extension, ``_fastcall.c``, compiled against Python's and NumPy's headers
 when the first C module is installed and cached beside the modules (the
 same checks: a bad file is rebuilt, an unsafe one refused).  Its
-``Kernel`` object, a vectorcall callable, wraps one kernel: it checks each
-argument (exact ndarray, the operand's dtype and ndim, aligned), computes an
-Elemwise's output shape by broadcasting (other Ops: their
-``c_prepare_outputs`` hook), fills ``ptrs``/``dims``, releases the GIL when
-an operand has more than 16k elements, calls the kernel, and turns an error
-code into the exception named after the node.  Anything else (another
-type, a shape that does not broadcast, keywords, a wrong count) goes to a
-Python fallback with the same arguments, which converts or raises the usual
-error.  An Elemwise output whose array from the previous call nobody
-references any more (reference count 1, no weak reference, no view, still
-the contiguous writeable array it allocated) is written again, whatever its
-size; an array the caller, a view or another cell still holds is never
-reused.
+``Kernel`` object, a vectorcall callable, wraps one kernel over tensors: it
+checks each input (exact ndarray, the operand's dtype and ndim, aligned),
+makes the outputs (an Elemwise's shape is the broadcast of its inputs, a
+reduction's the same less its axes, both computed in C; other Ops call
+their ``c_prepare_outputs`` hook), fills ``ptrs``/``dims``, calls the
+kernel and turns an error code into the exception named after the node.
+The GIL is released during the call, except for an Elemwise or reduction
+over at most 16k elements (releasing it costs ~0.1 us).  Anything else
+(another type, shapes that do not broadcast, keywords, a wrong count) goes
+to a Python fallback with the same arguments, which converts or raises the
+usual error.  An output array of the previous call that nobody references
+any more (reference count 1, no weak reference, no view, still the
+contiguous writeable array it allocated) is written again, whatever its
+size for a function's results, up to 64 KiB for intermediates (so peak
+memory stays as it was); an array the caller, a view or another cell still
+holds is never reused.
 
 A Function that is one kernel over its inputs (and constants) gets a
-``Kernel`` as its class's ``__call__``: ``f(a, b)`` runs no Python at all,
-with ``trust_input`` and without it when every input Type accepts exact
-ndarrays unchanged (``TensorType.filter_fast_path``); setting
-``trust_input`` or ``profile`` regenerates the call path.
+``Kernel`` as its class's ``__call__``, so ``f(a, b)`` runs no Python: with
+``trust_input``, and without it when every input Type accepts exact
+ndarrays unchanged (``TensorType.filter_fast_path``).  Setting
+``trust_input`` or ``profile`` regenerates the call path.  In other
+programs each kernel node's thunk is a ``Kernel`` reading its input cells
+and filling its output cells; the program's ``run`` is straight-line
+Python calling them.
 
-Otherwise, and when the extension cannot be built (no headers,
-``NBGRAPH_C_FASTCALL=0``), each C node gets a thunk generated as
-straight-line Python (:func:`~nbgraph.linkers.c.runtime.make_fast_thunk`)
-calling the kernel through cffi: read the input cells, check
-type/dtype/ndim (cffi pointers of arrays up to 64 KiB are cached), allocate
-outputs with ``np.empty``, one kernel call, store; an unreferenced output of
-at most 64 KiB is reused as above.  The program's ``run`` is straight-line
-code too.  Nodes with opaque-pointer operands go through the generic
+Its fallback, and the whole path when the extension cannot be built (no
+headers, ``NBGRAPH_C_FASTCALL=0``), is a thunk generated as straight-line
+Python (:func:`~nbgraph.linkers.c.runtime.make_fast_thunk`) calling the
+kernel through cffi, with the same checks (cffi pointers of arrays up to
+64 KiB are cached) and the same reuse of unreferenced outputs up to 64 KiB.
+Nodes with opaque-pointer operands go through the generic
 :class:`~nbgraph.linkers.c.runtime.NodeCall`.
 
 Background compilation (``linker="cvm"``)

@@ -14,8 +14,10 @@ from nbgraph.linkers.c import background, codegen
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.compiler import probe
 from nbgraph.linkers.c.runtime import (
+    POINTER_CACHE_BYTES,
     make_c_runner,
     make_c_thunk,
+    make_cell_thunk,
     make_fast_thunk,
     make_kernel_call,
 )
@@ -173,10 +175,16 @@ class CProgram(Program):
         kernel_of = dict(zip(plan.nodes, plan.kernels(module)))
         kinds = list(self.kinds)
         cells = {var: [None, None] for var in self.storage}
+        results = set(self.fgraph.outputs)
         for i, node in enumerate(self.nodes):
             kernel = kernel_of.get(node)
             if kernel is not None:
-                self.thunks[i] = make_c_thunk(node, kernel, module, self.storage, cells)
+                thunk = make_c_thunk(node, kernel, module, self.storage, cells)
+                # the C call path runs it; an intermediate's buffer is kept for
+                # the next call only when small (peak memory stays as it was)
+                keep = -1 if all(v in results for v in node.outputs) else POINTER_CACHE_BYTES
+                self.thunks[i] = make_cell_thunk(node, kernel, module, self.storage, thunk,
+                                                 keep) or thunk
                 kinds[i] = "c"
         self.kinds = kinds
         self.module = module
@@ -188,6 +196,13 @@ class CProgram(Program):
 
     #: Functions called with the Program once its kernels are installed.
     on_install = ()
+
+    def release_buffers(self):
+        """Drop the outputs kernels keep for reuse (when the Function goes away)."""
+        for thunk in self.thunks:
+            reset = getattr(thunk, "reset", None)
+            if reset is not None:
+                reset()
 
     def _single_kernel(self):
         """(node, kernel) when this Program is one installed kernel over tensors."""

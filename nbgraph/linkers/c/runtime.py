@@ -12,7 +12,7 @@ import numpy as np
 from nbgraph.linkers.c import codegen
 
 __all__ = ["make_c_thunk", "make_c_runner", "kernel_error", "error_from_message",
-           "make_kernel_call"]
+           "make_kernel_call", "make_cell_thunk"]
 
 _ndarray = np.ndarray
 
@@ -402,6 +402,42 @@ def _inline_elemwise(node):
     return len({v.type.ndim for v in node.inputs + node.outputs}) == 1
 
 
+def _reduced_axes(node):
+    """The axes a reduction's output drops, when its output shape hook is one of the
+    reduction module's (the broadcast of its inputs less ``op.axis``); else None."""
+    hook = getattr(getattr(node.op, "c_prepare_outputs", None), "__func__", None)
+    if hook is None or not node.inputs or len(node.outputs) != 1:
+        return None
+    from nbgraph.tensor.c_code import reduction
+
+    if hook not in (reduction.reduce_prepare_outputs, reduction.fused_reduce_prepare_outputs):
+        return None
+    nd = node.inputs[0].type.ndim
+    axis = getattr(node.op, "axis", None)
+    if not isinstance(axis, tuple) or len(set(axis)) != len(axis) \
+            or not all(type(d) is int and 0 <= d < nd for d in axis) \
+            or any(v.type.ndim != nd for v in node.inputs) \
+            or node.outputs[0].type.ndim != nd - len(axis):
+        return None
+    if hook is reduction.reduce_prepare_outputs and len(node.inputs) != 1:
+        return None
+    return axis
+
+
+def make_cell_thunk(node, kernel, module, storage, fallback, keep_bytes=-1):
+    """A ``_fastcall.Kernel`` thunk reading ``node``'s input cells and filling its
+    output cells (``fallback``: the Python thunk, for values it does not take);
+    Elemwise outputs up to ``keep_bytes`` (any when negative) are kept for reuse.
+    None without the C call path."""
+    def on_error(code, message, args):
+        raise error_from_message(code, message, node)
+
+    return make_kernel_call(node, kernel, module, fallback, on_error,
+                            in_cells=tuple(storage[v] for v in node.inputs),
+                            out_cells=tuple(storage[v] for v in node.outputs),
+                            limit=keep_bytes)
+
+
 def make_kernel_call(node, kernel, module, fallback, on_error, **options):
     """A ``_fastcall.Kernel`` running ``node``'s kernel (see :mod:`~nbgraph.linkers.c.fastcall`),
     or None when the extension is unavailable or an operand is not a tensor.
@@ -422,11 +458,25 @@ def make_kernel_call(node, kernel, module, fallback, on_error, **options):
     ins = tuple((v.type.numpy_dtype.num, v.type.ndim) for v in node.inputs)
     outs = tuple((v.type.numpy_dtype.num, v.type.ndim) for v in node.outputs)
     prepare = None
-    if not _inline_elemwise(node):
+    drop = _reduced_axes(node)
+    if drop is not None:
+        options["drop"] = sum(1 << d for d in drop)
+    elif not _inline_elemwise(node):
         import functools
 
         hook = getattr(node.op, "c_prepare_outputs", None)
         prepare = functools.partial(hook, node) if hook is not None else \
             functools.partial(_static_prepare, node)
+    # The GIL is released while a kernel runs, except for an Elemwise on at most
+    # ELEMWISE_GIL_ELEMENTS elements (cheap work: releasing costs ~0.1 us); other
+    # Ops may do any amount of work on small operands.
+    options.setdefault("threshold", ELEMWISE_GIL_ELEMENTS if prepare is None else -1)
     address = int(module.ffi.cast("uintptr_t", kernel))
-    return ext.Kernel(address, module, ins, outs, prepare, on_error, fallback, **options)
+    try:
+        return ext.Kernel(address, module, ins, outs, prepare, on_error, fallback, **options)
+    except (TypeError, ValueError, OverflowError):  # pragma: no cover - an unexpected node
+        return None
+
+
+#: An Elemwise kernel on at most this many elements runs without releasing the GIL.
+ELEMWISE_GIL_ELEMENTS = 16384

@@ -67,6 +67,26 @@ def test_values_match_numpy(trust):
     assert float(h(np.arange(5.0))) == 10.0
 
 
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+def test_reductions_compute_their_output_shape_in_c(axis):
+    m, v = nt.dmatrix("m"), nt.dvector("v")
+    a = np.arange(12.0).reshape(3, 4)
+    f = ng.function([m], m.sum(axis=axis), linker="c")
+    g = ng.function([m, v], (m * v).max(axis=axis), linker="c")  # a fused reduction
+    assert _is_c(f)
+    np.testing.assert_array_equal(f(a), a.sum(axis=axis))
+    np.testing.assert_array_equal(f(a[:, ::-1]), a[:, ::-1].sum(axis=axis))
+    np.testing.assert_array_equal(f(np.zeros((0, 4))), np.zeros((0, 4)).sum(axis=axis))
+    b = np.arange(4.0) - 2
+    np.testing.assert_array_equal(g(a, b), (a * b).max(axis=axis))
+    if axis == 0:
+        ptr = _ptr(f(a))
+        assert _ptr(f(a + 1)) == ptr  # a dropped result is written again
+        held = f(a)
+        np.testing.assert_array_equal(f(a * 0), [0, 0, 0, 0])
+        np.testing.assert_array_equal(held, a.sum(axis=0))
+
+
 def test_an_input_used_twice_and_reordered():
     x, y = nt.dvector("x"), nt.dvector("y")
     f = ng.function([x, y], y * y - x, linker="c")
@@ -234,16 +254,41 @@ def test_profile_and_trust_input_switch_the_call_path():
     np.testing.assert_array_equal(f(np.ones(2)), [2, 2])
 
 
-def test_functions_with_more_than_one_kernel_keep_the_python_path():
+def test_programs_of_several_kernels_run_them_from_their_cells():
     x, m = nt.dvector("x"), nt.dmatrix("m")
     f = ng.function([m, x], m + x, linker="c")  # DimShuffle, then the addition
     assert not _is_c(f)
-    np.testing.assert_array_equal(f(np.ones((2, 3)), np.arange(3.0)),
-                                  np.arange(3.0) + np.ones((2, 3)))
+    kernels = [t for t in f.program.thunks if type(t).__name__ == "Kernel"]
+    assert len(kernels) == len(f.program.nodes) == 2
+    b = np.arange(3.0)
+    np.testing.assert_array_equal(f(np.ones((2, 3)), b), b + np.ones((2, 3)))
+    ptr = _ptr(f(np.ones((2, 3)), b))
+    held = f(np.ones((2, 3)), b)
+    assert _ptr(held) == ptr  # the program's output, dropped by the caller: reused
+    assert _ptr(f(np.ones((2, 3)), b)) != ptr  # held: never
+    with pytest.raises(ValueError, match="broadcast") as info:
+        f(np.ones((2, 3)), np.ones(4))
+    assert "Apply node that caused the error" in str(info.value)
+    i, j = nt.lvector("i"), nt.lvector("j")
+    g = ng.function([i, j], (i ** j) * 2, linker="c", rewrite=None)
+    with pytest.raises(ValueError, match="negative integer powers") as info:
+        g(np.array([2, 3]), np.array([1, -1]))
+    assert "Elemwise{pow}" in str(info.value)
+    np.testing.assert_array_equal(g(np.array([2, 3]), np.array([2, 1])), [8, 6])
     s = ng.shared(np.ones(3), name="s")
-    g = ng.function([x], x + s, linker="c")
-    assert not _is_c(g)
-    np.testing.assert_array_equal(g(np.ones(3)), [2, 2, 2])
+    h = ng.function([x], x + s, linker="c")
+    assert not _is_c(h)
+    np.testing.assert_array_equal(h(np.ones(3)), [2, 2, 2])
+
+
+def test_big_intermediates_are_not_kept_between_calls():
+    x = nt.dvector("x")
+    f = ng.function([x], nt.exp(x) * 2 + nt.cos(x), linker="c", rewrite=None)
+    assert len(f.program.nodes) > 2
+    f(np.ones(100_000))
+    kept = [a for t in f.program.thunks for a in gc.get_referents(t)
+            if isinstance(a, np.ndarray) and a.size == 100_000]
+    assert len(kept) <= 1  # at most the program's output
 
 
 def test_without_the_extension_calls_use_cffi(tmp_path, c_cache_dir, monkeypatch):
@@ -364,3 +409,53 @@ def test_prefetch_builds_on_a_thread_and_get_waits_for_it(tmp_path, c_cache_dir)
     finally:
         fastcall._reset_for_tests()
     assert fastcall.get() is not None
+
+
+def test_a_kernel_that_is_not_an_elemwise_releases_the_gil():
+    from nbgraph.core.graph import Apply
+    from nbgraph.core.op import Op
+
+    class Spin(Op):
+        """Busy C code on a 0-d input: waits ``ms`` milliseconds, returns x + 1."""
+
+        __props__ = ("ms",)
+
+        def __init__(self, ms):
+            self.ms = ms
+
+        def make_node(self, x):
+            x = nt.as_tensor_variable(x)
+            return Apply(self, [x], [x.type()])
+
+        def c_headers(self):
+            return ["time.h"]
+
+        def c_prepare_outputs(self, node, inputs):
+            return [np.empty(inputs[0].shape, inputs[0].dtype)]
+
+        def c_code(self, node, name, inputs, outputs, sub):
+            return """{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do { clock_gettime(CLOCK_MONOTONIC, &t1); }
+    while ((t1.tv_sec - t0.tv_sec) * 1000.0 + (t1.tv_nsec - t0.tv_nsec) / 1e6 < %d);
+    *%s = *%s + 1;
+}""" % (self.ms, outputs[0], inputs[0])
+
+    x = nt.dscalar("x")
+    fs = [ng.function([x], Spin(250)(x), linker="c", trust_input=True) for _ in range(2)]
+    assert all(_is_c(f) for f in fs)
+    results = {}
+    def run(k):
+        results[k] = fs[k](np.array(k * 1.0))
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
+    import time
+
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert time.perf_counter() - start < 0.45  # overlapped (one after the other: >= 0.5 s)
+    assert results == {0: 1.0, 1: 2.0}
