@@ -17,7 +17,7 @@ __all__ = [
     "SpecifyShape", "specify_shape", "Alloc", "alloc", "alloc_like", "zeros", "ones",
     "zeros_like", "ones_like", "Shape", "shape", "ShapeI", "shape_i", "Reshape", "reshape",
     "Dot", "dot", "Join", "join", "concatenate", "stack", "constant_shape_entry",
-    "as_shape_entries",
+    "as_shape_entries", "shape_product", "shape_sum",
 ]
 
 
@@ -68,6 +68,38 @@ def as_shape_entries(shape, what="shape"):
         else:
             entries.append(constant_shape_entry(int(s)))
     return entries
+
+
+def _fold_entries(entries, combine, neutral):
+    """``entries`` (int64 scalar Variables) combined by ``combine``; constants are
+    folded in Python, so an all-static result is one constant."""
+    total, rest = neutral, []
+    for e in entries:
+        value = _static_int(e)
+        if value is None:
+            rest.append(e)
+        else:
+            total = combine(total, value)
+    out = constant_shape_entry(total) if not rest or total != neutral else None
+    for e in rest:
+        out = e if out is None else combine(out, e)
+    return out
+
+
+def shape_product(entries):
+    """The product of shape entries (1 for none), as an int64 scalar Variable."""
+    return _fold_entries(entries, lambda a, b: a * b, 1)
+
+
+def shape_sum(entries):
+    """The sum of shape entries (0 for none), as an int64 scalar Variable."""
+    return _fold_entries(entries, lambda a, b: a + b, 0)
+
+
+def _with_static(var, entries):
+    """``entries`` with the dimensions ``var``'s type knows replaced by constants."""
+    return tuple(constant_shape_entry(s) if s is not None else e
+                 for s, e in zip(var.type.shape, entries))
 
 
 class SpecifyShape(Op):
@@ -328,6 +360,23 @@ class Reshape(Op):
             raise ValueError("reshape: cannot reshape an array of shape %s into %s: %s" % (
                 x.shape, tuple(int(s) for s in shape), exc)) from exc
 
+    def infer_shape(self, node, input_shapes):
+        from nbgraph.tensor.math import eq, switch
+
+        out = node.outputs[0]
+        entries = node.inputs[1:]
+        if None not in out.type.shape:
+            return [_with_static(out, entries)]
+        static = [_static_int(e) for e in entries]
+        # the size a -1 entry (static or at run time) stands for; the other
+        # entries' product counts a -1 as 1
+        given = shape_product([e if s is not None else switch(eq(e, -1), 1, e)
+                               for e, s in zip(entries, static) if s != -1])
+        missing = shape_product(input_shapes[0]) // given
+        shape = [missing if s == -1 else e if s is not None else switch(eq(e, -1), missing, e)
+                 for e, s in zip(entries, static)]
+        return [_with_static(out, shape)]
+
     def grad(self, inputs, output_grads):
         x = inputs[0]
         g = reshape(output_grads[0], [shape_i(x, i) for i in range(x.ndim)])
@@ -458,6 +507,12 @@ class Join(Op):
     def perform(self, node, inputs, output_storage):
         out = np.concatenate(inputs, axis=self.axis)
         output_storage[0][0] = np.asarray(out, dtype=node.outputs[0].type.numpy_dtype)
+
+    def infer_shape(self, node, input_shapes):
+        # the other dimensions agree in every run that does not fail: read the first's
+        shape = list(input_shapes[0])
+        shape[self.axis] = shape_sum([shp[self.axis] for shp in input_shapes])
+        return [_with_static(node.outputs[0], shape)]
 
     def grad(self, inputs, output_grads):
         from nbgraph.tensor.subtensor import getitem

@@ -20,9 +20,12 @@ from nbgraph.core.rewriting import (
     EquilibriumRewriter, MergeRewriter, RewriteRegistry, SequentialRewriter, node_rewriter,
 )
 from nbgraph.tensor import scalar as ps
-from nbgraph.tensor.basic import Alloc, ShapeI, SpecifyShape, constant_shape_entry, shape_i
+from nbgraph.tensor.basic import (
+    Alloc, Shape, ShapeI, SpecifyShape, constant_shape_entry, shape_i,
+)
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise, SumToShape
 from nbgraph.tensor.shape_keys import shape_keys
+from nbgraph.tensor.subtensor import Subtensor
 from nbgraph.tensor.type import FLOAT_DTYPES, TensorType
 from nbgraph.tensor.variable import TensorConstant
 
@@ -269,13 +272,31 @@ def alloc_to_broadcast(fgraph, node):
     return None
 
 
+@register_rewrite("shape_index", "fast", "canonicalize", position=20)
+@node_rewriter([Subtensor])
+def shape_index(fgraph, node):
+    """``x.shape[i] -> ShapeI{i}(x)`` for a constant ``i``, so the size rewrites apply."""
+    vector = node.inputs[0]
+    if vector.owner is None or not isinstance(vector.owner.op, Shape) or len(node.inputs) != 2 \
+            or isinstance(node.op.idx_list[0], slice):
+        return None
+    x = vector.owner.inputs[0]
+    index = node.inputs[1]
+    if not isinstance(index, Constant) or not -x.ndim <= int(index.data) < x.ndim:
+        return None
+    entry = shape_i(x, int(index.data))
+    return [entry] if entry.type == node.outputs[0].type else None
+
+
 @register_rewrite("shape_i_lift", "fast", "canonicalize", position=20)
 @node_rewriter([ShapeI])
 def shape_i_lift(fgraph, node):
     """Read a size from the producer's inputs (``infer_shape``) instead of computing it.
 
     ``x.shape[0]`` for ``x = exp(dot(A, w))`` becomes ``A.shape[0]``, so a
-    gradient that only needs the cost's shape does not compute the cost.
+    gradient that only needs the cost's shape does not compute the cost.  A
+    size that takes arithmetic (``x[1:]``'s ``max(n - 1, 0)``) is used only
+    when ``x`` itself is not computed.
     """
     x = node.inputs[0]
     i = node.op.i
@@ -306,6 +327,9 @@ def shape_i_lift(fgraph, node):
     entry = shapes[x.index][i]
     if entry is node.outputs[0] or entry.type != node.outputs[0].type:
         return None
+    cheap = entry.owner is None or isinstance(entry.owner.op, ShapeI) or entry in fgraph.variables
+    if not cheap and not _only_shape_is_used(fgraph, x):
+        return None  # x is computed anyway: its shape is cheaper than the expression
     return [entry]
 
 

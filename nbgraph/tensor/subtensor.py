@@ -13,7 +13,8 @@ from nbgraph.core.op import Op
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 from nbgraph.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["Subtensor", "IncSubtensor", "getitem", "inc_subtensor", "set_subtensor"]
+__all__ = ["Subtensor", "IncSubtensor", "getitem", "inc_subtensor", "set_subtensor",
+           "slice_length"]
 
 _SLOT = "i"  # placeholder in idx_list for a value read from a scalar input
 
@@ -37,6 +38,84 @@ def _static(var):
     return None
 
 
+def _int_or_var(value):
+    """None, a Python int (for a constant) or an int64 scalar Variable."""
+    if value is None or isinstance(value, int):
+        return value
+    static = _static(value)
+    if static is not None:
+        return static
+    if value.dtype != "int64":
+        from nbgraph.tensor.math import cast
+
+        value = cast(value, "int64")
+    return value
+
+
+def _max(a, b):
+    from nbgraph.tensor.math import maximum
+
+    return max(a, b) if isinstance(a, int) and isinstance(b, int) else maximum(a, b)
+
+
+def _min(a, b):
+    from nbgraph.tensor.math import minimum
+
+    return min(a, b) if isinstance(a, int) and isinstance(b, int) else minimum(a, b)
+
+
+def _clamp(index, n, lower, upper):
+    """A slice bound normalised as ``slice.indices`` does for a dimension of size ``n``."""
+    from nbgraph.tensor.math import lt, switch
+
+    if isinstance(index, int):
+        return _max(index + n, lower) if index < 0 else _min(index, upper)
+    return switch(lt(index, 0), _max(index + n, lower), _min(index, upper))
+
+
+def _length(start, stop, step, n, positive):
+    """The slice's length for a step of a known sign."""
+    if stop is None and step in (1, -1) and (start is None or (
+            step == 1 and isinstance(start, int) and start >= 0)):
+        return n if not start else _max(n - start, 0)  # x[s:], x[::-1]: no clamping
+    lower, upper = (0, n) if positive else (-1, n - 1)
+    start = (lower if positive else upper) if start is None else _clamp(start, n, lower, upper)
+    stop = (upper if positive else lower) if stop is None else _clamp(stop, n, lower, upper)
+    span, stride = (stop - start, step) if positive else (start - stop, -step)
+    if isinstance(stride, int):
+        if stride == 1:
+            return _max(span, 0)
+        return _max((span + (stride - 1)) // stride, 0)
+    return _max((span + stride - 1) // stride, 0)
+
+
+def slice_length(start, stop, step, n):
+    """``len(range(*slice(start, stop, step).indices(n)))`` as an int64 scalar Variable.
+
+    Each argument is None (except ``n``), an int or an integer scalar
+    Variable; constants are folded in Python.
+    """
+    from nbgraph.tensor.basic import constant_shape_entry
+    from nbgraph.tensor.math import gt, switch
+
+    start, stop, step, n = (_int_or_var(v) for v in (start, stop, step, n))
+    step = 1 if step is None else step
+    if isinstance(step, int):
+        if step == 0:
+            raise ValueError("slice step cannot be zero")
+        out = _length(start, stop, step, n, step > 0)
+    else:
+        out = switch(gt(step, 0), _length(start, stop, step, n, True),
+                     _length(start, stop, step, n, False))
+    return constant_shape_entry(out) if isinstance(out, int) else out
+
+
+def _hashable(idx_list):
+    """``idx_list`` with its slices (unhashable before Python 3.12) as tuples."""
+    return tuple(("slice", e.start, e.stop, e.step) if isinstance(e, slice) else e
+                 for e in idx_list)
+
+
 class Subtensor(Op):
     """``x[idx]`` for basic indices; ``idx_list`` describes the index with slots for inputs."""
 
@@ -45,6 +124,9 @@ class Subtensor(Op):
 
     def __init__(self, idx_list):
         self.idx_list = tuple(idx_list)
+
+    def __hash__(self):
+        return hash((type(self), _hashable(self.idx_list)))
 
     def __str__(self):
         parts = []
@@ -106,6 +188,30 @@ class Subtensor(Op):
             raise IndexError("%s on an array of shape %s: %s" % (self, x.shape, exc)) from exc
         output_storage[0][0] = out if type(out) is np.ndarray else np.asarray(out)
 
+    def infer_shape(self, node, input_shapes):
+        from nbgraph.tensor.basic import constant_shape_entry
+
+        x_shape = input_shapes[0]
+        values = iter(node.inputs[1:])
+        shape = []
+        for dim, entry in enumerate(self.idx_list):
+            if isinstance(entry, slice):
+                parts = [None if p is None else next(values) for p in
+                         (entry.start, entry.stop, entry.step)]
+                shape.append((parts, x_shape[dim]))
+            else:
+                next(values)
+        shape.extend(x_shape[len(self.idx_list):])
+        out = []
+        for static, entry in zip(node.outputs[0].type.shape, shape):
+            if static is not None:
+                out.append(constant_shape_entry(static))
+            elif isinstance(entry, tuple):
+                out.append(slice_length(*entry[0], entry[1]))
+            else:
+                out.append(entry)
+        return [tuple(out)]
+
     def grad(self, inputs, output_grads):
         from nbgraph.tensor.basic import zeros_like
 
@@ -125,6 +231,9 @@ class IncSubtensor(Op):
     def __init__(self, idx_list, set_instead_of_inc=False):
         self.idx_list = tuple(idx_list)
         self.set_instead_of_inc = bool(set_instead_of_inc)
+
+    def __hash__(self):
+        return hash((type(self), _hashable(self.idx_list), self.set_instead_of_inc))
 
     def __str__(self):
         kind = "Set" if self.set_instead_of_inc else "Inc"

@@ -221,6 +221,55 @@ def test_reshape_matches_numpy(shape, new):
     assert nt.reshape(x, new).type.shape == tuple(s if s >= 0 else None for s in new)
 
 
+RESHAPES = [
+    ((2, 3), (3, 2)), ((2, 3), (-1,)), ((2, 3), (6, -1)), ((2, 3), (-1, 1, 2)),
+    ((2, 3, 4), (4, -1)), ((2, 3, 4), (-1, 2, 3)), ((6,), (1, 2, 1, 3)), ((1,), ()),
+    ((), (1, 1)), ((), (-1,)), ((0, 3), (-1, 3)), ((0, 3), (3, 0)), ((0, 3), (5, 0)),
+    ((4, 0, 2), (-1, 8)), ((3, 4), (2, 2, -1)), ((1, 1), (-1,)),
+]
+
+
+@pytest.mark.parametrize("shape,new", RESHAPES)
+@pytest.mark.parametrize("static_input", [False, True])
+def test_reshape_infer_shape_matches_numpy(shape, new, static_input):
+    a = np.arange(int(np.prod(shape)), dtype="float64").reshape(shape)
+    x = sym(a, static=static_input)
+    out = x.reshape(new)
+    assert eval_infer_shape([x], out, a) == a.reshape(new).shape
+
+
+@pytest.mark.parametrize("shape,new", RESHAPES)
+def test_reshape_infer_shape_with_symbolic_entries(shape, new):
+    """Every entry a scalar input, -1 included: the -1 is only known at run time."""
+    a = np.arange(int(np.prod(shape)), dtype="float64").reshape(shape)
+    x = sym(a)
+    entries = [nt.lscalar("s%d" % k) for k in range(len(new))]
+    out = x.reshape(entries)
+    assert out.type.shape == (None,) * len(new)
+    values = [np.int64(v) for v in new]
+    assert eval_infer_shape([x] + entries, out, a, *values) == a.reshape(new).shape
+
+
+def test_reshape_infer_shape_mixes_static_and_symbolic_entries():
+    x = nt.dtensor3("x")
+    n = nt.lscalar("n")
+    a = np.arange(24.0).reshape(2, 3, 4)
+    for entries, values in [((n, -1), (4,)), ((-1, n), (2,)), ((2, n, -1), (2,)),
+                            ((n, 3, 4), (-1,)), ((n, 0), (0,))]:
+        b = a if entries != (n, 0) else np.zeros((0, 5))
+        xx = x if b.ndim == 3 else nt.dmatrix("m")
+        out = xx.reshape(entries)
+        want = b.reshape(tuple(values[0] if e is n else e for e in entries))
+        assert eval_infer_shape([xx, n], out, b, np.int64(values[0])) == want.shape
+
+
+def test_reshape_infer_shape_is_constant_when_static():
+    x = nt.tensor("float64", (2, 3))
+    (shape,) = x.reshape((3, -1)).owner.op.infer_shape(
+        x.reshape((3, -1)).owner, [(shape_i(x, 0), shape_i(x, 1))])
+    assert [int(e.data) for e in shape] == [3, 2]
+
+
 def test_reshape_with_symbolic_entries():
     x = nt.dmatrix("x")
     n = nt.lscalar("n")
@@ -330,6 +379,31 @@ def test_concatenate_matches_numpy(shapes, axis):
     np.testing.assert_array_equal(got, expected)
     statics = [sym(v, static=True) for v in values]
     assert nt.concatenate(statics, axis=axis).type.shape == expected.shape
+
+
+JOINS = [
+    ([(2, 3), (4, 3)], 0), ([(2, 3), (2, 1), (2, 0)], 1), ([(2, 3), (2, 3)], -1),
+    ([(3,), (2,)], 0), ([(1, 2, 3), (1, 2, 3)], -2), ([(0, 3), (2, 3)], 0), ([(0,), (0,)], 0),
+    ([(5,)], 0), ([(2, 0), (2, 0)], 1), ([(2, 3, 1), (2, 3, 4), (2, 3, 2)], 2),
+]
+
+
+@pytest.mark.parametrize("shapes,axis", JOINS)
+@pytest.mark.parametrize("static", ["none", "all", "first"])
+def test_join_infer_shape_matches_numpy(shapes, axis, static):
+    values = [np.zeros(s) for s in shapes]
+    inputs = [sym(v, static=(static == "all" or (static == "first" and i == 0)))
+              for i, v in enumerate(values)]
+    out = nt.concatenate(inputs, axis=axis)
+    assert eval_infer_shape(inputs, out, *values) == np.concatenate(values, axis=axis).shape
+
+
+@pytest.mark.parametrize("shape,axis", [((3,), 0), ((2, 3), 1), ((2, 3), 2), ((0, 2), 0)])
+def test_stack_infer_shape_matches_numpy(shape, axis):
+    a = np.zeros(shape)
+    x, y = sym(a), sym(a)
+    out = nt.stack([x, y], axis=axis)
+    assert eval_infer_shape([x, y], out, a, a) == np.stack([a, a], axis=axis).shape
 
 
 def test_join_promotes_dtypes_like_numpy():

@@ -227,3 +227,51 @@ def test_alloc_dtype_is_kept():
     v = np.array([1.0, 2.0], dtype=np.float32)
     assert_same(new(v), old(v))
     assert new(v).dtype == np.float64
+
+
+# -- sizes read through Subtensor, Reshape and Join --------------------------------------
+
+SIZE_CASES = {
+    "slice": (lambda x: x[1:], [0, 1, 5]),
+    "reverse_step": (lambda x: x[-2::-3], [0, 1, 5, 7]),
+    "reshape": (lambda x: x.reshape((-1, 2)), [0, 4, 6]),
+    "join": (lambda x: nt.concatenate([x, x[::2]]), [0, 1, 5]),
+}
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+@pytest.mark.parametrize("case", sorted(SIZE_CASES))
+def test_a_value_needed_only_for_its_size_is_not_computed(case, linker):
+    build, sizes = SIZE_CASES[case]
+    x = nt.dvector("x")
+    f = function([x], build(x).shape[0], linker=linker)
+    kinds = {type(n.op).__name__ for n in f.fgraph.apply_nodes}
+    assert not kinds & {"Subtensor", "Reshape", "Join", "Shape"}, kinds
+    old = function([x], build(x).shape[0], linker=linker, rewrite=None)
+    for n in sizes:
+        a = np.arange(float(n))
+        assert_same(f(a), old(a))
+
+
+def test_a_computed_value_gives_its_size_by_shape_i():
+    x = nt.dvector("x")
+    view = x[1:]
+    f = function([x], [view * 2, view.shape[0], nt.shape_i(view, 0)], linker="py")
+    shapes = [n for n in f.fgraph.apply_nodes if isinstance(n.op, ShapeI)]
+    assert shapes and all(type(n.inputs[0].owner.op).__name__ == "Subtensor" for n in shapes)
+    assert [int(v) for v in f(np.arange(4.0))[1:]] == [3, 3]
+
+
+def test_shape_index_takes_negative_indices():
+    x = nt.dvector("x")
+    f = function([x], x.shape[0] + x.shape[-1], linker="py")
+    assert int(f(np.ones(3))) == 6
+    assert not any(type(n.op).__name__ == "Shape" for n in f.fgraph.apply_nodes)
+
+
+def test_shape_keys_of_a_slice_and_a_reshape():
+    x = nt.dvector("x")
+    fg = FunctionGraph([x], [x[1:] + x[1:], x.reshape((-1, 1))])
+    a, b = fg.outputs
+    assert shape_keys(fg, a) == shape_keys(fg, a.owner.inputs[0])
+    assert shape_keys(fg, b)[1] == 1

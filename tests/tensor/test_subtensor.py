@@ -42,6 +42,109 @@ def test_subtensor_matches_numpy(index):
     assert xs[index].type.shape == expected.shape
 
 
+def eval_infer_shape(inputs, var, *values):
+    """Evaluate the shape ``var.owner.op.infer_shape`` gives for ``var``."""
+    node = var.owner
+    in_shapes = [tuple(nt.shape_i(i, d) for d in range(i.ndim)) for i in node.inputs]
+    entries = list(node.op.infer_shape(node, in_shapes)[node.outputs.index(var)])
+    if not entries:
+        return ()
+    f = compile_(inputs, entries, on_unused_input="ignore")
+    return tuple(int(v) for v in f(*values))
+
+
+def _subtensor_of(out):
+    """The Subtensor node behind ``out`` (indexing with None adds a DimShuffle on top)."""
+    node = out.owner
+    while node is not None and not isinstance(node.op, Subtensor):
+        node = node.inputs[0].owner
+    return node
+
+
+SHAPES = [(3, 4, 5), (0, 4, 5), (1, 1, 1), (6, 0, 2)]
+
+
+@pytest.mark.parametrize("index", INDICES, ids=repr)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_subtensor_infer_shape_matches_numpy(index, shape):
+    a = np.zeros(shape)
+    try:
+        expected = a[index]
+    except IndexError:
+        return  # an integer index out of range for this shape
+    x = nt.dtensor3("x")
+    node = _subtensor_of(x[index])
+    if node is None:
+        return  # x[()] and x[...] are x itself
+    view = node.outputs[0]
+    want = np.shape(a[tuple(_numpy_index(node.op, node.inputs[1:]))])
+    assert eval_infer_shape([x], view, a) == want
+    assert x[index].ndim == expected.ndim
+
+
+def _numpy_index(op, inputs):
+    return op.index_tuple([int(v.data) for v in inputs])
+
+
+BOUNDS = [None, -9, -4, -1, 0, 1, 2, 3, 7]
+STEPS = [None, -3, -2, -1, 1, 2, 5]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_subtensor_infer_shape_with_symbolic_bounds(step):
+    """Start, stop and step given at run time (negative steps, clamping, empty slices)."""
+    x = nt.dvector("x")
+    i, j, k = nt.lscalar("i"), nt.iscalar("j"), nt.bscalar("k")
+    parts = [i, j, None if step is None else k]
+    for start_given in (False, True):
+        for stop_given in (False, True):
+            index = slice(i if start_given else None, j if stop_given else None, parts[2])
+            view = x[index]
+            node = view.owner
+            in_shapes = [(nt.shape_i(x, 0),)] + [()] * (len(node.inputs) - 1)
+            (shape,) = node.op.infer_shape(node, in_shapes)
+            f = compile_([x, i, j, k], list(shape), on_unused_input="ignore")
+            for n in (0, 1, 5):
+                a = np.zeros(n)
+                for start in BOUNDS[1:] if start_given else [None]:
+                    for stop in BOUNDS[1:] if stop_given else [None]:
+                        args = [np.int64(start or 0), np.int32(stop or 0), np.int8(step or 1)]
+                        want = len(a[start:stop:step])
+                        assert int(f(a, *args)[0]) == want, (n, start, stop, step)
+
+
+def test_subtensor_infer_shape_with_a_symbolic_index_and_static_input():
+    x = nt.tensor("float64", (3, None, 5))
+    i = nt.lscalar("i")
+    out = x[i, 1:, ::-2]
+    assert out.type.shape == (None, 3)
+    assert eval_infer_shape([x, i], out, np.zeros((3, 4, 5)), np.int64(-1)) == (3, 3)
+
+
+def test_slice_length_folds_constants_and_matches_python():
+    from nbgraph.tensor.subtensor import slice_length
+
+    for start in BOUNDS:
+        for stop in BOUNDS:
+            for step in STEPS:
+                for n in (0, 1, 4):
+                    got = slice_length(start, stop, step, n)
+                    assert isinstance(got, nt.Constant)
+                    assert int(got.data) == len(range(*slice(start, stop, step).indices(n)))
+    n = nt.lscalar("n")
+    assert slice_length(None, None, None, n) is n  # x[:] keeps the size itself
+    with pytest.raises(ValueError, match="zero"):
+        slice_length(None, None, 0, 3)
+
+
+def test_equal_subtensors_merge():
+    x = nt.dvector("x")
+    assert hash(x[1:].owner.op) == hash(x[1:].owner.op)
+    f = compile_([x], [x[1:] * 2, x[1:] + 1])
+    assert sum(isinstance(n.op, Subtensor) for n in f.fgraph.apply_nodes) == 1
+    assert len({IncSubtensor((slice("i", None),)), IncSubtensor((slice("i", None),))}) == 1
+
+
 @pytest.mark.parametrize("index", [(0,), (-1, 0), (slice(1, None), 2)], ids=repr)
 def test_subtensor_of_unknown_shape_keeps_unknown_dims(index):
     x = nt.tensor("float64", (None, 4, None))
