@@ -236,7 +236,7 @@ def alloc_c_code(self, node, name, inputs, outputs, sub):
     def element(ins, outs):
         return "%s = %s;" % (outs[0], ins[0])
 
-    lines.append(broadcast_loop(nd, [src], [(out, ct)], element, what="Alloc"))
+    lines.append(broadcast_loop(nd, [src], [(out, ct)], element, what="Alloc", sub=sub))
     lines.append("}")
     return "\n".join(lines)
 

@@ -173,7 +173,7 @@ def reduce_rows(inputs, arrays, scalar_names, act, kind, acc_dtype, element, ide
     for k, x in scalars:
         if x.literal is None:
             L.append("nbg_c.v%d = nbg_v%d;" % (k, k))
-    L.append(_CHOOSE % {"min": min_parallel(weight), "q": q})
+    L.append(_CHOOSE % {"min": min_parallel(weight, reduction=True), "q": q})
     L.append("if (nbg_mode == 1) {")
     L.append("nbg_parallel(%s_split, &nbg_c, nbg_it.shape[nbg_c.split], "
              "nbg_c.split == nbg_it.nd - 1 ? 64 : 1, 0);" % P)
