@@ -125,9 +125,10 @@ when the first C module is installed and cached beside the modules (the
 same checks: a bad file is rebuilt, an unsafe one refused).  Its
 ``Kernel`` object, a vectorcall callable, wraps one kernel over tensors: it
 checks each input (exact ndarray, the operand's dtype and ndim, aligned),
-makes the outputs (an Elemwise's shape is the broadcast of its inputs, a
-reduction's the same less its axes, both computed in C; other Ops call
-their ``c_prepare_outputs`` hook), fills ``ptrs``/``dims``, calls the
+makes the outputs (an Elemwise's shape is the broadcast of its inputs, an
+in-place one's target is its input, a reduction's shape is the broadcast
+less its axes, all done in C; other Ops call their ``c_prepare_outputs``
+hook), fills ``ptrs``/``dims``, calls the
 kernel and turns an error code into the exception named after the node.
 The GIL is released during the call, except for an Elemwise or reduction
 over at most 16k elements (releasing it costs ~0.1 us).  Anything else

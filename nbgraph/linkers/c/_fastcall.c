@@ -36,6 +36,7 @@ typedef struct {
     Py_ssize_t limit;     /* keep outputs up to this many bytes for reuse (< 0: any) */
     int argmap[MAX_OPS];  /* input i is argument argmap[i], or consts[argmap[i] - nargs] */
     int in_nd[MAX_OPS], out_nd[MAX_OPS];
+    int inplace[MAX_OPS]; /* no prepare: output j is input inplace[j] (>= 0), or new */
     PyArray_Descr *in_descr[MAX_OPS], *out_descr[MAX_OPS];
     PyObject *cache[MAX_OPS];  /* the previous call's outputs (no prepare), or NULL */
     PyObject *keep, *prepare, *on_error, *fallback, *consts;
@@ -149,19 +150,22 @@ kernel_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"address", "keep", "ins", "outs", "prepare", "on_error",
                              "fallback", "argmap", "nargs", "method", "aslist", "in_cells",
-                             "out_cells", "threshold", "consts", "limit", "drop", NULL};
+                             "out_cells", "threshold", "consts", "limit", "drop", "inplace",
+                             NULL};
     PyObject *address, *keep, *ins, *outs, *prepare, *on_error, *fallback;
     PyObject *argmap = Py_None, *in_cells = Py_None, *out_cells = Py_None, *consts = NULL;
+    PyObject *inplace = NULL;
     int nargs = 0, method = 0, aslist = 0, i;
     unsigned long long drop = 0;
     Py_ssize_t threshold = 16384, limit = -1;
     KernelObject *self;
     void *addr;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOO|OippOOnO!nK", kwlist, &address,
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOO|OippOOnO!nKO!", kwlist, &address,
                                      &keep, &ins, &outs, &prepare, &on_error, &fallback,
                                      &argmap, &nargs, &method, &aslist, &in_cells, &out_cells,
-                                     &threshold, &PyTuple_Type, &consts, &limit, &drop))
+                                     &threshold, &PyTuple_Type, &consts, &limit, &drop,
+                                     &PyTuple_Type, &inplace))
         return NULL;
     if (!PyLong_Check(address) || !PyCallable_Check(on_error) || !PyCallable_Check(fallback)
             || (prepare != Py_None && !PyCallable_Check(prepare))) {
@@ -218,6 +222,23 @@ kernel_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     if (self->prepare == NULL && check_shapes(self) < 0)
         goto fail;
+    for (i = 0; i < self->nout; i++) {
+        long k = -1;
+        if (inplace != NULL && PyTuple_GET_SIZE(inplace) == self->nout) {
+            k = PyLong_AsLong(PyTuple_GET_ITEM(inplace, i));
+            if (k == -1 && PyErr_Occurred())
+                goto fail;
+        }
+        else if (inplace != NULL) {
+            k = -2;
+        }
+        if (k < -1 || k >= self->nin || (k >= 0 && (self->prepare != NULL || self->drop))) {
+            PyErr_SetString(PyExc_ValueError, "inplace: one input index or -1 per output "
+                            "(no prepare, no drop)");
+            goto fail;
+        }
+        self->inplace[i] = (int)k;
+    }
     if (in_cells != Py_None || out_cells != Py_None) {
         if (check_cells(in_cells, self->nin, "in_cells") < 0
                 || check_cells(out_cells, self->nout, "out_cells") < 0)
@@ -350,6 +371,15 @@ shaped_outputs(KernelObject *self, PyObject **vals, PyObject **outs, Py_ssize_t 
         if (!((self->drop >> d) & 1))
             oshape[ond++] = shape[d];
     for (j = 0; j < self->nout; j++) {
+        if (self->inplace[j] >= 0) {  /* the input's dtype and ndim (checked by the caller) */
+            PyArrayObject *t = (PyArrayObject *)vals[self->inplace[j]];
+            if (!PyArray_ISWRITEABLE(t) || memcmp(PyArray_DIMS(t), oshape,
+                                                  ond * sizeof(npy_intp)) != 0)
+                return 1;
+            Py_INCREF(t);
+            outs[j] = (PyObject *)t;
+            continue;
+        }
         if (reusable(self->cache[j], ond, oshape, self->out_descr[j])) {
             Py_INCREF(self->cache[j]);
             outs[j] = self->cache[j];
@@ -467,7 +497,7 @@ run(KernelObject *self, PyObject **vals, PyObject **outs, PyObject *const *errv,
     }
     for (j = 0; self->prepare == NULL && j < self->nout; j++) {
         PyObject *old = self->cache[j];
-        if (old == outs[j])
+        if (old == outs[j] || self->inplace[j] >= 0)
             continue;
         self->cache[j] = NULL;
         if (self->limit < 0 || PyArray_NBYTES((PyArrayObject *)outs[j]) <= self->limit) {
@@ -592,7 +622,7 @@ static PyTypeObject KernelType = {
                 | Py_TPFLAGS_METHOD_DESCRIPTOR,
     .tp_doc = "Kernel(address, keep, ins, outs, prepare, on_error, fallback, argmap=None, "
               "nargs=0, method=False, aslist=False, in_cells=None, out_cells=None, "
-              "threshold=16384, consts=(), limit=-1, drop=0): one compiled kernel as a "
+              "threshold=16384, consts=(), limit=-1, drop=0, inplace=None): one compiled kernel as a "
               "callable (see nbgraph/linkers/c/runtime.py, make_kernel_call).",
     .tp_traverse = (traverseproc)kernel_traverse,
     .tp_clear = (inquiry)kernel_clear,

@@ -402,6 +402,32 @@ def _inline_elemwise(node):
     return len({v.type.ndim for v in node.inputs + node.outputs}) == 1
 
 
+def _elemwise_targets(node):
+    """For an in-place Elemwise whose output hook is the Elemwise module's (output
+    ``j`` is input ``k`` of the broadcast shape, or a new array): the input index
+    or -1 per output, when the C call path can do the same; else None."""
+    op = node.op
+    hook = getattr(getattr(op, "c_prepare_outputs", None), "__func__", None)
+    if not node.inputs or len({v.type.ndim for v in node.inputs + node.outputs}) != 1:
+        return None
+    from nbgraph.tensor.c_code.elemwise import elemwise_prepare_outputs
+
+    if hook is not elemwise_prepare_outputs:
+        return None
+    try:
+        destroyed = dict(op.inplace_pattern)
+    except (TypeError, ValueError):
+        return None
+    targets = []
+    for j, out in enumerate(node.outputs):
+        k = destroyed.get(j, -1)
+        if k != -1 and not (type(k) is int and 0 <= k < len(node.inputs)
+                            and node.inputs[k].type.numpy_dtype == out.type.numpy_dtype):
+            return None
+        targets.append(k)
+    return tuple(targets)
+
+
 def _reduced_axes(node):
     """The axes a reduction's output drops, when its output shape hook is one of the
     reduction module's (the broadcast of its inputs less ``op.axis``); else None."""
@@ -459,8 +485,11 @@ def make_kernel_call(node, kernel, module, fallback, on_error, **options):
     outs = tuple((v.type.numpy_dtype.num, v.type.ndim) for v in node.outputs)
     prepare = None
     drop = _reduced_axes(node)
+    targets = None if drop is not None or _inline_elemwise(node) else _elemwise_targets(node)
     if drop is not None:
         options["drop"] = sum(1 << d for d in drop)
+    elif targets is not None:
+        options["inplace"] = targets
     elif not _inline_elemwise(node):
         import functools
 

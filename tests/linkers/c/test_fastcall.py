@@ -281,6 +281,24 @@ def test_programs_of_several_kernels_run_them_from_their_cells():
     np.testing.assert_array_equal(h(np.ones(3)), [2, 2, 2])
 
 
+def test_in_place_kernels_write_into_their_input():
+    X, w = nt.dmatrix("X"), nt.dvector("w")
+    f = ng.function([X, w], nt.exp(-nt.dot(X, w)) * 2.0, linker="cvm")
+    assert f.program.wait_compiled(timeout=120)
+    kinds = {type(n.op).__name__: (k, type(t).__name__) for n, k, t in
+             zip(f.program.nodes, f.program.kinds, f.program.thunks)}
+    assert kinds["Elemwise"] == ("c", "Kernel")
+    assert any(n.op.inplace_pattern for n in f.program.nodes
+               if type(n.op).__name__ == "Elemwise")
+    a, b = np.arange(12.0).reshape(4, 3) / 10, np.array([0.5, -1.0, 2.0])
+    first = f(a, b)
+    np.testing.assert_allclose(first, np.exp(-a.dot(b)) * 2.0, rtol=1e-14)
+    second = f(a * 2, b)
+    assert not np.shares_memory(first, second)
+    np.testing.assert_allclose(first, np.exp(-a.dot(b)) * 2.0, rtol=1e-14)
+    np.testing.assert_allclose(second, np.exp(-(a * 2).dot(b)) * 2.0, rtol=1e-14)
+
+
 def test_big_intermediates_are_not_kept_between_calls():
     x = nt.dvector("x")
     f = ng.function([x], nt.exp(x) * 2 + nt.cos(x), linker="c", rewrite=None)
