@@ -580,3 +580,4 @@ _c_basic.bind_shape_i(ShapeI)
 _c_basic.bind_specify_shape(SpecifyShape)
 _c_basic.bind_reshape(Reshape)
 _c_basic.bind_alloc(Alloc)
+__import__("nbgraph.tensor.c_code.dot", fromlist=["bind"]).bind(Dot)  # C kernels of Dot
