@@ -174,15 +174,21 @@ typedef struct {
     int version;
     int (*nthreads)(void);
     int64_t (*parallel_for)(nbg_task, void *, int64_t, int64_t);
+    int (*idle)(void);
 } nbg_runtime;
 static const nbg_runtime *nbg_rt;
 static int nbg_threads(void) { return nbg_rt ? nbg_rt->nthreads() : 1; }
+/* Whether a loop of n elements is worth splitting: n >= min_n when the
+   workers are awake (right after another job), 4 * min_n when they sleep. */
+static int nbg_worth_splitting(int64_t n, int64_t min_n) {
+    return nbg_rt && n >= min_n && nbg_rt->nthreads() > 1 && (n >= 4 * min_n || !nbg_rt->idle());
+}
 /* fn(ctx, begin, end) over [0, n): split across the pool (chunks that are
-   multiples of grain) when n >= min_n, else on this thread. */
+   multiples of grain) when worth it, else on this thread. */
 static NBG_NOINLINE void nbg_parallel(nbg_task fn, void *ctx, int64_t n, int64_t grain,
                                       int64_t min_n) {
     if (n <= 0) return;
-    if (nbg_rt && n >= min_n) nbg_rt->parallel_for(fn, ctx, n, grain);
+    if (nbg_worth_splitting(n, min_n)) nbg_rt->parallel_for(fn, ctx, n, grain);
     else fn(ctx, 0, n);
 }
 /* The first failure of a parallel loop (its status and message win). */

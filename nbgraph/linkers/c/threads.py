@@ -12,7 +12,8 @@ Rules the C side keeps:
 
 * one job at a time: a call made while the pool is busy (a second Python
   thread, or a loop nested in a task) runs serially on its own thread;
-* workers spin ~50 µs after a job, then sleep on a condition variable;
+* workers spin ~50 µs after a job, then sleep on a condition variable
+  (``idle()`` tells modules so: waking them is worth it for bigger jobs only);
 * after ``fork()`` the child forgets the parent's workers (``pthread_atfork``)
   and starts its own on its first parallel loop, so it never waits on
   threads that do not exist;
@@ -28,7 +29,7 @@ __all__ = ["RUNTIME_SOURCE", "RUNTIME_FLAGS", "default_num_threads", "get_num_th
            "set_num_threads", "runtime_table"]
 
 #: Version of the table layout (``nbg_runtime`` in the C of both sides).
-RUNTIME_VERSION = 1
+RUNTIME_VERSION = 2
 
 #: Extra flags for the runtime library (threads; never unloaded).
 RUNTIME_FLAGS = ["-pthread", "-Wl,-z,nodelete"]
@@ -60,6 +61,7 @@ typedef struct {
     int version;
     int (*nthreads)(void);
     int64_t (*parallel_for)(nbg_task fn, void *ctx, int64_t n, int64_t grain);
+    int (*idle)(void);
 } nbg_runtime;
 
 /* One job at a time.  A caller claims the pool with `busy`, then writes the
@@ -70,13 +72,13 @@ typedef struct {
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    atomic_int busy, active;
+    atomic_int busy, active, sleepers;
     atomic_uint_fast64_t gen;
     atomic_int_fast64_t next, done;
     nbg_task fn;
     void *ctx;
     int64_t n, chunk, nchunks;
-    int sleepers, stop;
+    int stop;
     int wanted;    /* threads, the caller included */
     int running;   /* workers started in this process */
     long spin_ns;
@@ -114,10 +116,10 @@ static void *worker(void *arg) {
         }
         pthread_mutex_lock(&pool.mu);
         if (atomic_load(&pool.gen) == seen && !pool.stop) {
-            pool.sleepers++;
+            atomic_fetch_add(&pool.sleepers, 1);
             while (atomic_load(&pool.gen) == seen && !pool.stop)
                 pthread_cond_wait(&pool.cv, &pool.mu);
-            pool.sleepers--;
+            atomic_fetch_sub(&pool.sleepers, 1);
         }
         if (pool.stop) {
             pthread_mutex_unlock(&pool.mu);
@@ -140,7 +142,7 @@ static void after_fork_child(void) {
     pthread_cond_init(&pool.cv, NULL);
     atomic_store(&pool.busy, 0);
     atomic_store(&pool.active, 0);
-    pool.sleepers = 0;
+    atomic_store(&pool.sleepers, 0);
     pool.stop = 0;
     pool.running = 0;
 }
@@ -219,7 +221,7 @@ static int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain)
     atomic_store(&pool.done, 0);
     atomic_store(&pool.next, 0);
     atomic_fetch_add(&pool.gen, 1);
-    if (pool.sleepers) pthread_cond_broadcast(&pool.cv);
+    if (atomic_load(&pool.sleepers)) pthread_cond_broadcast(&pool.cv);
     pthread_mutex_unlock(&pool.mu);
     run_chunks(fn, ctx, n, chunk, nchunks);
     while (atomic_load_explicit(&pool.done, memory_order_acquire) < nchunks) {
@@ -231,7 +233,13 @@ static int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain)
     return nchunks;
 }
 
-static const nbg_runtime runtime = {%(version)d, rt_nthreads, rt_parallel_for};
+/* 1 when no worker is running or spinning: a job would first wake a thread
+   (~10-20 us on a VM), worth it only for bigger jobs. */
+static int rt_idle(void) {
+    return pool.running == 0 || atomic_load_explicit(&pool.sleepers, memory_order_relaxed) >= pool.running;
+}
+
+static const nbg_runtime runtime = {%(version)d, rt_nthreads, rt_parallel_for, rt_idle};
 
 NBG_EXPORT int nbg_rt_version(void) { return %(version)d; }
 NBG_EXPORT const void *nbg_rt_get(void) { return &runtime; }

@@ -6,8 +6,10 @@ function running the element code over one row (unit strides: a
 vectorisable loop over restrict pointers; other strides: a strided loop) and
 a *task* running the rows of a range of the flat iteration space.  The
 kernel fills the context and calls ``nbg_parallel``: the range is split
-across the pool when it has at least :func:`min_parallel` elements, else the
-task runs on the calling thread.  Each element is computed by exactly one
+across the pool when it has at least :func:`min_parallel` elements and the
+workers are awake (they spin for a while after each job), or four times
+that when they sleep (waking one costs ~15 us here); else the task runs on
+the calling thread.  Each element is computed by exactly one
 thread with the same code, so results never depend on the thread count.
 
 A big contiguous output (``NBG_STREAM_MIN`` bytes) of a cheap element is

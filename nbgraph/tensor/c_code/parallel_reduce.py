@@ -230,7 +230,7 @@ static void %(P)s_units(void *nbg_vc, int64_t nbg_b, int64_t nbg_e) {
 }"""
 
 #: Run-time choice of the mode (0 serial, 1 split, 2 units), see the module docstring.
-_CHOOSE = r"""if (nbg_nout * nbg_nred >= %(min)d && nbg_threads() > 1) {
+_CHOOSE = r"""if (nbg_worth_splitting(nbg_nout * nbg_nred, %(min)d)) {
     const int nbg_nt = nbg_threads(), nbg_last = nbg_it.nd - 1;
     int64_t nbg_chunks = 0;
     int nbg_d;
@@ -260,7 +260,7 @@ for (nbg_u0 = 0; nbg_u0 < nbg_units; nbg_u0 += %(units)d) {
     const int64_t nbg_m = nbg_units - nbg_u0 < %(units)d ? nbg_units - nbg_u0 : %(units)d;
     int64_t nbg_u;
     nbg_c.u0 = nbg_u0;
-    nbg_parallel(%(P)s_units, &nbg_c, nbg_m, 1, 2);
+    nbg_parallel(%(P)s_units, &nbg_c, nbg_m, 1, 0);
     if (nbg_c.fails.failed) break;
     for (nbg_u = 0; nbg_u < nbg_m; nbg_u++) {
         %(act)s nbg_v = nbg_part[nbg_u];

@@ -41,13 +41,16 @@ def split_threshold(f):
         body = codegen.node_kernel(node).body
         found += [int(n) for n in re.findall(r"nbg_parallel\(\w+_task, &nbg_c, nbg_n, 64, (\d+)\)",
                                              body)]
-        found += [int(n) for n in re.findall(r"nbg_nout \* nbg_nred >= (\d+)", body)]
+        found += [int(n) for n in re.findall(r"nbg_worth_splitting\(nbg_nout \* nbg_nred, (\d+)\)",
+                                             body)]
     assert found, "no parallel loop in %s" % f.program.nodes
     return found[0]
 
 
 def sizes_around(t):
-    return sorted({0, 1, 7, 63, 65, t - 1, t, t + 1, t + 63, 2 * t + 1, 3 * t + 5})
+    """Sizes around ``t`` (split when the pool is awake) and ``4 t`` (split when it sleeps)."""
+    return sorted({0, 1, 7, 63, 65, t - 1, t, t + 1, t + 63, 2 * t + 1, 4 * t - 1, 4 * t,
+                   4 * t + 1, 5 * t + 5})
 
 
 def values(n, dtype, seed=0):
@@ -64,7 +67,7 @@ def test_the_pool_is_used():
     f = cfun([x], x * 1.0123456)
     assert f.program.module.parallel
     assert threads.get_num_threads() == 3
-    n = 3 * split_threshold(f)
+    n = 5 * split_threshold(f)
     np.testing.assert_array_equal(f(np.arange(n, dtype=float)), np.arange(n) * 1.0123456)
     assert threads._state["lib"].nbg_rt_running() == 2  # two workers and the caller
 
@@ -102,11 +105,11 @@ def test_strided_reversed_and_broadcast_inputs(dtype):
     c = nt.tensor(dtype, (None, 1), "c")
     h = cfun([m, c], m - c)
     t = split_threshold(f)
-    for n in (t - 1, t + 1, 2 * t + 3):
+    for n in (t - 1, t + 1, 4 * t + 3):
         a, b = values(2 * n, dtype, 6), values(2 * n, dtype, 7)
         for u, v in ((a[::2], b[1::2]), (a[::-1][:n], b[:n]), (a[:n], b[::-2])):
             np.testing.assert_array_equal(f(u, v), u * v - u)
-    for rows, cols in ((t // 100 + 1, 101), (3, t // 2 + 1), (t + 1, 1), (1, t + 1)):
+    for rows, cols in ((4 * t // 100 + 1, 101), (3, 2 * t + 1), (4 * t + 1, 1), (1, 4 * t + 1)):
         M, row, col = values(rows * cols, dtype, 8).reshape(rows, cols), values(cols, dtype, 9), \
             values(rows, dtype, 10)
         np.testing.assert_array_equal(g(M, row), M * row + M)
@@ -268,7 +271,7 @@ def test_concurrent_calls_from_two_python_threads():
     x, y = nt.dvector("x"), nt.dvector("y")
     f = cfun([x, y], [(x * y).sum(), x * y + 1.0])
     g = cfun([x], [nt.sin(x) * 2.0, x.max()])
-    n = 4 * max(split_threshold(f), split_threshold(g)) + 1
+    n = 5 * max(split_threshold(f), split_threshold(g)) + 1
     a, b = values(n, "float64", 17), values(n, "float64", 18)
     ref_f, ref_g = f(a, b), g(a)
     errors = []
@@ -296,7 +299,7 @@ def test_concurrent_calls_from_two_python_threads():
 def test_an_error_inside_a_parallel_loop_is_raised():
     x, y = nt.lvector("x"), nt.lvector("y")
     f = cfun([x, y], x ** y)
-    n = 3 * split_threshold(f) + 1
+    n = 5 * split_threshold(f) + 1
     a, b = np.full(n, 2, np.int64), np.ones(n, np.int64)
     np.testing.assert_array_equal(f(a, b), a)
     b[n - 5] = -1
