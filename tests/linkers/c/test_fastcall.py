@@ -25,7 +25,9 @@ pytestmark = pytest.mark.needs_cc
 
 @pytest.fixture(autouse=True)
 def _loaded(c_cache_dir):
-    assert fastcall.get() is not None, fastcall._state["failed"]
+    if fastcall.get() is None:  # e.g. Python's C headers are not installed
+        pytest.skip("the C call path is unavailable: %s"
+                    % (fastcall._state["failed"] or "NBGRAPH_C_FASTCALL=0"))
 
 
 def _is_c(f):
