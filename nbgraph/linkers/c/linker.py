@@ -262,12 +262,20 @@ class CLinker:
         self.background_compile = background_compile
 
     def wants_c(self, node):
-        """Whether this linker runs ``node`` as C (cvm leaves view-only ops to perform)."""
+        """Whether this linker runs ``node`` as C.
+
+        cvm leaves to ``perform`` the view-only ops and the nodes whose Op's
+        ``c_preferred(node)`` says NumPy is faster (Dot's float matrix products:
+        BLAS)."""
         ok, why = c_capable(node)
         if not ok:
             return False, why
-        if self.mode == "cvm" and getattr(node.op, "c_view_only", False):
-            return False, "view-only"
+        if self.mode == "cvm":
+            if getattr(node.op, "c_view_only", False):
+                return False, "view-only"
+            preferred = getattr(node.op, "c_preferred", None)
+            if preferred is not None and not preferred(node):
+                return False, "NumPy is faster"
         return True, ""
 
     def link(self, fgraph, keep=()):
