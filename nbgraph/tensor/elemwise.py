@@ -49,28 +49,35 @@ def broadcast_shapes(*shapes, names=None):
     return tuple(out)
 
 
-def promote_weak_tensors(inputs):
-    """Replace weak (Python-number) constants by constants of NumPy's NEP 50 dtype.
+def _is_python_number(x):
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
 
-    The dtype comes from the rule the scalar layer uses
-    (:func:`nbgraph.tensor.scalar.weak_promotion_dtype`): a weak integer that
-    does not fit (300 into int8) raises ValueError; a float too large for
-    float32 becomes inf, as in NumPy.
+
+def promote_weak_tensors(inputs, scalar_op=None):
+    """Replace weak inputs (Python numbers, weak constants) by constants of NumPy's dtype.
+
+    The dtypes come from ``scalar_op.promote_inputs`` (the scalar layer's NEP 50
+    rules, so tensors and scalars agree): a weak integer that does not fit
+    (``int8 + 300``) raises ValueError, a comparison with one compares exactly
+    (``int8 < 300`` is true), a float too large for float32 becomes inf.
+    Without ``scalar_op`` the plain rule of
+    :func:`nbgraph.tensor.scalar.promote_weak` applies.
     """
-    weak = [isinstance(v, TensorConstant) and v.weak for v in inputs]
+    weak = [_is_python_number(v) or (isinstance(v, TensorConstant) and v.weak)
+            for v in inputs]
     if not any(weak):
         return list(inputs)
-    strong = [v.type.dtype for v, w in zip(inputs, weak) if not w]
-    values = [v.data.item() for v, w in zip(inputs, weak) if w]
-    target = ps.weak_promotion_dtype(strong, values)
+    scalars = [ps.as_scalar(v if _is_python_number(v) else v.data.item()) if w
+               else ps.ScalarType(v.type.dtype)() for v, w in zip(inputs, weak)]
+    promote = ps.promote_weak if scalar_op is None else scalar_op.promote_inputs
+    promoted = promote(scalars)
     out = []
-    for var, is_weak in zip(inputs, weak):
+    for var, is_weak, scalar in zip(inputs, weak, promoted):
         if not is_weak:
             out.append(var)
             continue
-        with np.errstate(all="ignore"):
-            arr = np.asarray(var.data.item()).astype(target)
-        out.append(TensorConstant(TensorType(target, ()), arr))
+        dtype = scalar.type.dtype
+        out.append(TensorConstant(TensorType(dtype, ()), np.asarray(scalar.data, dtype=dtype)))
     return out
 
 
@@ -108,11 +115,17 @@ class Elemwise(Op):
             raise TypeError("%s takes %d inputs, got %d" % (self, nin, len(inputs)))
         converted = []
         for i, inp in enumerate(inputs):
+            if _is_python_number(inp):
+                converted.append(inp)  # kept exact (2**70 has no dtype) until promoted
+                continue
             try:
                 converted.append(as_tensor_variable(inp))
             except TypeError as exc:
                 raise TypeError("%s: argument %d: %s" % (self, i, exc)) from exc
-        converted = promote_weak_tensors(converted)
+        try:
+            converted = promote_weak_tensors(converted, self.scalar_op)
+        except ValueError as exc:
+            raise ValueError("%s: %s" % (self, exc)) from None
         ndim = max((v.ndim for v in converted), default=0)
         padded = [v if v.ndim == ndim else
                   DimShuffle(v.ndim, ("x",) * (ndim - v.ndim) + tuple(range(v.ndim)))(v)

@@ -43,7 +43,8 @@ class Comparison(BuiltinScalarOp):
 
     A signed integer against a uint64 compares exactly (as NumPy 2 does),
     and so does a Python int outside the other operand's range
-    (``uint8_var < -1`` is simply false).  Not differentiable.
+    (``uint8_var < -1`` is simply false, ``int64_var < 2**70`` true).  Not
+    differentiable.
     """
 
     nin = 2
@@ -59,8 +60,13 @@ class Comparison(BuiltinScalarOp):
             if (isinstance(v, ScalarConstant) and v.weak and isinstance(v.python_value, int)
                     and not isinstance(v.python_value, bool)):
                 value = v.python_value
-                dtype = np.min_scalar_type(value) if -2**63 <= value < 2**64 else "float64"
-                v = strong_constant(v, get_scalar_type(dtype).dtype)
+                if -2**63 <= value < 2**64:
+                    v = strong_constant(v, get_scalar_type(np.min_scalar_type(value)).dtype)
+                else:
+                    # beyond every 64-bit integer: +-inf compares the same with each
+                    # (its float64 value would round onto 2**64 or -2**63)
+                    v = ScalarConstant(get_scalar_type("float64"),
+                                       np.float64(np.inf if value > 0 else -np.inf))
             rescued.append(v)
         return promote_weak(rescued)
 

@@ -378,6 +378,15 @@ class TestPromotion:
                            (S.eq(u, 300), False), (S.neq(u, -5), True)]:
             assert evaluate(expr, {u: np.uint8(200)}) == want
 
+    def test_comparisons_with_ints_beyond_64_bits_are_exact_at_the_extremes(self):
+        u, i = S.uint64("u"), S.int64("i")
+        umax, imin = np.uint64(2**64 - 1), np.int64(-2**63)
+        for expr, value, want in [(u < 2**64, umax, True), (S.eq(u, 2**64), umax, False),
+                                  (u >= 2**64, umax, False), (i > -2**63 - 1, imin, True),
+                                  (S.neq(i, -2**63 - 1), imin, True), (i < -2**70, imin, False)]:
+            var = u if value.dtype == np.uint64 else i
+            assert evaluate(expr, {var: value}) == want
+
     def test_switch_promotes_condition_on_its_own(self):
         x = S.float32("x")
         node = S.switch.make_node(True, x, 0)
