@@ -174,14 +174,14 @@ typedef struct {
     int version;
     int (*nthreads)(void);
     int64_t (*parallel_for)(nbg_task, void *, int64_t, int64_t);
-    int (*idle)(void);
+    int (*worth)(int64_t, int64_t);
 } nbg_runtime;
 static const nbg_runtime *nbg_rt;
 static int nbg_threads(void) { return nbg_rt ? nbg_rt->nthreads() : 1; }
-/* Whether a loop of n elements is worth splitting: n >= min_n when the
-   workers are awake (right after another job), 4 * min_n when they sleep. */
+/* Whether a loop of n elements is worth splitting (n >= min_n when the
+   workers are awake, see nbgraph.linkers.c.threads). */
 static int nbg_worth_splitting(int64_t n, int64_t min_n) {
-    return nbg_rt && n >= min_n && nbg_rt->nthreads() > 1 && (n >= 4 * min_n || !nbg_rt->idle());
+    return nbg_rt && n >= min_n && nbg_rt->worth(n, min_n);
 }
 /* fn(ctx, begin, end) over [0, n): split across the pool (chunks that are
    multiples of grain) when worth it, else on this thread. */

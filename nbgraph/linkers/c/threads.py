@@ -12,8 +12,10 @@ Rules the C side keeps:
 
 * one job at a time: a call made while the pool is busy (a second Python
   thread, or a loop nested in a task) runs serially on its own thread;
-* workers spin ~50 µs after a job, then sleep on a condition variable
-  (``idle()`` tells modules so: waking them is worth it for bigger jobs only);
+* workers spin ~50 µs after a job, then sleep on a condition variable;
+  ``worth(n, min_n)`` tells a module whether to split a loop: from
+  ``min_n`` elements while they are awake, else from ``4 min_n`` or when
+  such loops keep coming (waking a thread costs the caller ~15 µs here);
 * after ``fork()`` the child forgets the parent's workers (``pthread_atfork``)
   and starts its own on its first parallel loop, so it never waits on
   threads that do not exist;
@@ -29,7 +31,7 @@ __all__ = ["RUNTIME_SOURCE", "RUNTIME_FLAGS", "default_num_threads", "get_num_th
            "set_num_threads", "runtime_table"]
 
 #: Version of the table layout (``nbg_runtime`` in the C of both sides).
-RUNTIME_VERSION = 2
+RUNTIME_VERSION = 3
 
 #: Extra flags for the runtime library (threads; never unloaded).
 RUNTIME_FLAGS = ["-pthread", "-Wl,-z,nodelete"]
@@ -54,14 +56,14 @@ RUNTIME_SOURCE = r"""/* nbgraph thread-pool runtime (version %(version)d).  Gene
 #endif
 #define NBG_EXPORT __attribute__((visibility("default")))
 #define NBG_MAXTHREADS 256
-#define NBG_CHUNKS_PER_THREAD 4
+#define NBG_CHUNKS_PER_THREAD 8
 
 typedef void (*nbg_task)(void *ctx, int64_t begin, int64_t end);
 typedef struct {
     int version;
     int (*nthreads)(void);
     int64_t (*parallel_for)(nbg_task fn, void *ctx, int64_t n, int64_t grain);
-    int (*idle)(void);
+    int (*worth)(int64_t n, int64_t min_n);
 } nbg_runtime;
 
 /* One job at a time.  A caller claims the pool with `busy`, then writes the
@@ -74,6 +76,7 @@ static struct {
     pthread_cond_t cv;
     atomic_int busy, active, sleepers;
     atomic_uint_fast64_t gen;
+    atomic_int_fast64_t last_ask;
     atomic_int_fast64_t next, done;
     nbg_task fn;
     void *ctx;
@@ -233,13 +236,22 @@ static int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain)
     return nchunks;
 }
 
-/* 1 when no worker is running or spinning: a job would first wake a thread
-   (~10-20 us on a VM), worth it only for bigger jobs. */
-static int rt_idle(void) {
-    return pool.running == 0 || atomic_load_explicit(&pool.sleepers, memory_order_relaxed) >= pool.running;
+/* Whether a job of n elements, worth splitting from min_n when the workers
+   are awake, should be split.  Waking a sleeping worker costs the caller
+   ~15 us on a VM: then only from 4 min_n, or when such jobs keep coming (the
+   last one asked less than 1 ms ago: the pool then stays awake). */
+static int rt_worth(int64_t n, int64_t min_n) {
+    int64_t t, last;
+    if (pool.wanted <= 1 || n < min_n) return 0;
+    if (n >= 4 * min_n) return 1;
+    if (pool.running && atomic_load_explicit(&pool.sleepers, memory_order_relaxed) < pool.running)
+        return 1;
+    t = now_ns();
+    last = atomic_exchange_explicit(&pool.last_ask, t, memory_order_relaxed);
+    return t - last < 1000000;
 }
 
-static const nbg_runtime runtime = {%(version)d, rt_nthreads, rt_parallel_for, rt_idle};
+static const nbg_runtime runtime = {%(version)d, rt_nthreads, rt_parallel_for, rt_worth};
 
 NBG_EXPORT int nbg_rt_version(void) { return %(version)d; }
 NBG_EXPORT const void *nbg_rt_get(void) { return &runtime; }

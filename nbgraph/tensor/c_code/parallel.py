@@ -8,8 +8,8 @@ a *task* running the rows of a range of the flat iteration space.  The
 kernel fills the context and calls ``nbg_parallel``: the range is split
 across the pool when it has at least :func:`min_parallel` elements and the
 workers are awake (they spin for a while after each job), or four times
-that when they sleep (waking one costs ~15 us here); else the task runs on
-the calling thread.  Each element is computed by exactly one
+that, or when such loops keep coming, while they sleep (waking one costs
+~15 us here); else the task runs on the calling thread.  Each element is computed by exactly one
 thread with the same code, so results never depend on the thread count.
 
 A big contiguous output (``NBG_STREAM_MIN`` bytes) of a cheap element is
@@ -31,10 +31,12 @@ _MEDIUM = re.compile(r"\bsqrtf?\s*\(|[^/*]/[^/*=]|%")
 #: Elements below which a loop of weight 1 (an add: ~0.3-0.5 ns per element
 #: on one core) stays on one thread.  Measured on a 2-core AMD EPYC VM: a job
 #: costs ~1-2 us when the workers are spinning (right after another job),
-#: ~15 us when they sleep (waking a thread); 65536 adds take ~25 us.
-MIN_PARALLEL = 65536
-#: Reductions read without writing (~0.15-0.3 ns per element): twice as many.
-REDUCE_FACTOR = 2
+#: ~15 us when they sleep (waking a thread); two threads gain nothing on
+#: 65536 adds (~25 us, L2-sized operands), ~1.2x on 100k-300k, 1.5-2x on 1e6.
+MIN_PARALLEL = 131072
+#: Reductions read without writing; they gain as much from the same sizes
+#: (a sum of 1e6: 1.8x; sum((x-y)**2) of 30000: 1.6x).
+REDUCE_FACTOR = 1
 #: Never split fewer elements than this, however costly each one is.
 MIN_PARALLEL_FLOOR = 2048
 
