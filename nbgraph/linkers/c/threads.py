@@ -325,12 +325,13 @@ def runtime_table(cache, info):
     """The runtime's table (a cffi ``void *``) to bind modules to, or NULL (serial).
 
     Loaded, or built, once per process; NULL when one thread is wanted or
-    the library cannot be built (with one warning).
+    the library cannot be built (with one warning).  An unsafe cache entry
+    raises :class:`~nbgraph.linkers.c.cache.CacheSecurityError`, as a module's.
     """
     table = _state["table"]
     if table is not None:
         return table
-    from nbgraph.linkers.c.cache import get_ffi
+    from nbgraph.linkers.c.cache import CacheSecurityError, get_ffi
 
     ffi = get_ffi()
     if get_num_threads() <= 1 or _state["failed"]:
@@ -346,7 +347,9 @@ def runtime_table(cache, info):
                 lib.nbg_rt_configure(get_num_threads(), SPIN_NS)
                 _state["lib"] = lib
                 _state["table"] = lib.nbg_rt_get()
-            except Exception as exc:  # noqa: BLE001 - any failure means "serial"
+            except CacheSecurityError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - any other failure means "serial"
                 _state["failed"] = True
                 warnings.warn("nbgraph: the thread-pool runtime is unavailable, C loops run "
                               "on one thread: %s" % (exc,), RuntimeWarning, stacklevel=2)

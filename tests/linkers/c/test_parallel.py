@@ -364,3 +364,51 @@ def test_one_thread_means_no_runtime(python_process, tmp_path, c_cache_dir):
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out == {"r": 7.5e6, "parallel": False, "runtime": []}
+
+
+def _private_dir(tmp_path, c_cache_dir, name):
+    d = tmp_path / name
+    d.mkdir(mode=0o700)
+    for entry in os.listdir(c_cache_dir):  # reuse the session's compiler probe
+        if entry.startswith("probe-"):
+            shutil.copy(os.path.join(c_cache_dir, entry), d / entry)
+    return d
+
+
+_RUN_ONE = """
+import json, warnings
+import numpy as np, nbgraph as ng, nbgraph.tensor as nt
+from nbgraph.linkers.c import threads
+%s
+x = nt.dvector("x")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    f = ng.function([x], (x * 2.5).sum() + x[0] * 0, linker="cvm")
+    f.program.wait_compiled()
+    r = f(np.ones(10 ** 6))
+print(json.dumps({"r": float(r), "kinds": f.program.kinds, "parallel": f.program.module.parallel,
+                  "warnings": [str(w.message) for w in caught]}))
+"""
+
+
+def test_a_runtime_that_does_not_build_leaves_loops_serial(python_process, tmp_path, c_cache_dir):
+    d = _private_dir(tmp_path, c_cache_dir, "broken")
+    code = _RUN_ONE % 'threads.RUNTIME_SOURCE = "#error no runtime today\\n"'
+    proc = python_process(code, cache_dir=d, extra_env={"NBGRAPH_NUM_THREADS": "2"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["r"] == 2.5e6 and out["parallel"] is False and "c" in out["kinds"]
+    assert any("thread-pool runtime is unavailable" in w for w in out["warnings"])
+
+
+def test_an_unsafe_runtime_library_is_refused(python_process, tmp_path, c_cache_dir):
+    d = _private_dir(tmp_path, c_cache_dir, "unsafe")
+    env = {"NBGRAPH_NUM_THREADS": "2", "NBGRAPH_C_BACKGROUND": "0"}
+    first = python_process(_RUN_ONE % "", cache_dir=d, extra_env=env)
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert json.loads(first.stdout.strip().splitlines()[-1])["parallel"] is True
+    (runtime,) = [n for n in os.listdir(d) if n.startswith("runtime-") and n.endswith(".so")]
+    os.chmod(d / runtime, 0o766)
+    second = python_process(_RUN_ONE % "", cache_dir=d, extra_env=env)
+    assert second.returncode != 0
+    assert "CacheSecurityError" in second.stderr and "can be written" in second.stderr
