@@ -32,12 +32,14 @@ def broadcast_shapes(*shapes, names=None):
     """The static shape NumPy broadcasting gives, or ValueError for static conflicts.
 
     Entries are ints or None (unknown); all shapes must have the same length.
+    ``names``: one object per shape (a Variable, say) whose repr names it in the
+    error; the reprs are only computed when there is an error.
     """
     out = []
     for dim, sizes in enumerate(zip(*shapes)):
         known = {s for s in sizes if s is not None and s != 1}
         if len(known) > 1:
-            who = ", ".join("%s has %s" % (names[i] if names else "input %d" % i, s)
+            who = ", ".join("%s has %s" % (repr(names[i]) if names else "input %d" % i, s)
                             for i, s in enumerate(sizes) if s is not None)
             raise ValueError("cannot broadcast dimension %d: %s" % (dim, who))
         if known:
@@ -131,7 +133,7 @@ class Elemwise(Op):
                   DimShuffle(v.ndim, ("x",) * (ndim - v.ndim) + tuple(range(v.ndim)))(v)
                   for v in converted]
         shape = broadcast_shapes(*[v.type.shape for v in padded],
-                                 names=[repr(v) for v in converted])
+                                 names=converted)
         dtypes = elemwise_output_dtypes(self.scalar_op, [v.dtype for v in padded])
         outputs = [TensorType(d, shape)() for d in dtypes]
         return Apply(self, padded, outputs)
