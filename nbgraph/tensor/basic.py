@@ -393,7 +393,12 @@ def reshape(x, shape, ndim=None):
 
 
 class Dot(Op):
-    """Matrix and vector products (1-d and 2-d operands), computed by NumPy's BLAS."""
+    """Matrix and vector products (1-d and 2-d operands).
+
+    ``perform`` uses NumPy (BLAS); the C code (:mod:`nbgraph.tensor.c_code.dot`)
+    runs the matrix-vector products, split across threads, and every product
+    under ``linker="c"``.  ``c_preferred`` tells the C-VM linker which is faster.
+    """
 
     __props__ = ()
 
@@ -574,10 +579,11 @@ def stack(tensors, axis=0):
 
 
 from nbgraph.tensor.c_code import basic as _c_basic  # noqa: E402  (C kernels)
+from nbgraph.tensor.c_code import dot as _c_dot  # noqa: E402
 
 _c_basic.bind_shape(Shape)
 _c_basic.bind_shape_i(ShapeI)
 _c_basic.bind_specify_shape(SpecifyShape)
 _c_basic.bind_reshape(Reshape)
 _c_basic.bind_alloc(Alloc)
-__import__("nbgraph.tensor.c_code.dot", fromlist=["bind"]).bind(Dot)  # C kernels of Dot
+_c_dot.bind(Dot)
