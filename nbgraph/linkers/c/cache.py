@@ -381,14 +381,15 @@ class ModuleCache:
 
     # -- maintenance ---------------------------------------------------------
     def entries(self):
-        """[(key, size in bytes)] of the libraries on disk."""
+        """[(key, size in bytes)] of the compiled modules on disk (not the thread-pool
+        runtime or the call-path extension, which live beside them)."""
         out = []
         try:
             names = os.listdir(self.directory)
         except FileNotFoundError:
             return out
         for name in sorted(names):
-            if name.endswith(".so") and not name.startswith((".", "runtime-")):
+            if name.endswith(".so") and not name.startswith((".", "runtime-", "nbg-fastcall-")):
                 try:
                     out.append((name[:-3], os.path.getsize(os.path.join(self.directory, name))))
                 except OSError:
