@@ -11,7 +11,14 @@ the Ops' Python definitions stay readable and this code stays in one place:
 * :mod:`~nbgraph.tensor.c_code.reduction` — sum/prod/max/min over any axes,
   and a reusable generator for reductions with an elementwise prologue;
 * :mod:`~nbgraph.tensor.c_code.basic` — Shape, ShapeI, SpecifyShape,
-  DimShuffle, Reshape, Alloc and SumToShape.
+  DimShuffle, Reshape, Alloc and SumToShape;
+* :mod:`~nbgraph.tensor.c_code.parallel` and
+  :mod:`~nbgraph.tensor.c_code.parallel_reduce` — how big elementwise loops
+  and reductions are split across the thread pool of
+  :mod:`nbgraph.linkers.c.threads` (reductions bit-identical for any thread
+  count);
+* :mod:`~nbgraph.tensor.c_code.dot` and :mod:`~nbgraph.tensor.c_code.dot_mm`
+  — Dot: matrix-vector loops split across threads, a blocked matrix product.
 
 Nothing here imports cffi or runs a compiler: importing it is cheap.
 """
