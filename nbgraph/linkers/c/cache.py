@@ -309,11 +309,16 @@ class ModuleCache:
 
     def _verified(self, key):
         """True when ``<key>.so`` exists and matches its sidecar (raises if unsafe)."""
-        so_path, meta_path = self._paths(key)
-        st = self._check_file(so_path, "compiled module")
+        return self.verify_library(*self._paths(key))
+
+    def verify_library(self, so_path, meta_path, what="compiled module"):
+        """True when the library at ``so_path`` exists and matches the size and
+        SHA-256 its sidecar ``meta_path`` records (raises CacheSecurityError if
+        either file is unsafe)."""
+        st = self._check_file(so_path, what)
         if st is None:
             return False
-        if self._check_file(meta_path, "module sidecar") is None:
+        if self._check_file(meta_path, what + " sidecar") is None:
             return False
         try:
             with open(meta_path) as f:

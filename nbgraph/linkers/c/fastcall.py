@@ -143,7 +143,7 @@ def load_or_build(cache=None):
     cache.ensure_directory()
     so_path, meta_path = _paths(cache, key)
     if os.path.exists(so_path):
-        if _verified(cache, so_path, meta_path):
+        if cache.verify_library(so_path, meta_path, "compiled extension"):
             try:
                 module = _load(so_path)
                 STATS["disk_loads"] += 1
@@ -157,24 +157,6 @@ def load_or_build(cache=None):
 def _paths(cache, key):
     base = os.path.join(cache.directory, "nbg-fastcall-" + key)
     return base + ".so", base + ".meta"
-
-
-def _verified(cache, so_path, meta_path):
-    """True when the library matches its sidecar (raises CacheSecurityError if unsafe)."""
-    import json
-
-    st = cache._check_file(so_path, "compiled extension")
-    if st is None or cache._check_file(meta_path, "extension sidecar") is None:
-        return False
-    try:
-        with open(meta_path) as f:
-            meta = json.load(f)
-        with open(so_path, "rb") as f:
-            data = f.read()
-    except (OSError, ValueError):
-        return False
-    return (isinstance(meta, dict) and meta.get("size") == len(data) == st.st_size
-            and meta.get("sha256") == _compiler.sha256(data).hexdigest())
 
 
 def _load(path):
@@ -229,7 +211,7 @@ def _build(cache, info, key, source):
             data = f.read()
         module = _load(out)  # our own build first: its path is never reused
         so_path, meta_path = _paths(cache, key)
-        if not _verified(cache, so_path, meta_path):
+        if not cache.verify_library(so_path, meta_path, "compiled extension"):
             meta_tmp = os.path.join(workdir, "meta")
             with open(meta_tmp, "w") as f:
                 json.dump({"size": len(data), "sha256": _compiler.sha256(data).hexdigest(),
