@@ -18,6 +18,7 @@ import sys
 import threading
 
 from nbgraph.linkers.c import compiler as _compiler
+from nbgraph.linkers.c.cache import dump_record
 
 __all__ = ["get", "prefetch", "ENABLED", "FastcallUnavailable"]
 
@@ -176,7 +177,6 @@ def _load(path):
 
 def _build(cache, info, key, source):
     """Compile into a private temporary directory, load, then publish by rename."""
-    import json
     import shutil
     import subprocess
     import sysconfig
@@ -213,9 +213,10 @@ def _build(cache, info, key, source):
         so_path, meta_path = _paths(cache, key)
         if not cache.verify_library(so_path, meta_path, "compiled extension"):
             meta_tmp = os.path.join(workdir, "meta")
-            with open(meta_tmp, "w") as f:
-                json.dump({"size": len(data), "sha256": _compiler.sha256(data).hexdigest(),
-                           "compiler": info.version}, f, sort_keys=True)
+            with open(meta_tmp, "wb") as f:
+                f.write(dump_record({
+                    "size": len(data), "sha256": _compiler.sha256(data).hexdigest(),
+                    "compiler": info.version}))
             os.chmod(meta_tmp, 0o600)
             os.rename(meta_tmp, meta_path)
             os.rename(out, so_path)

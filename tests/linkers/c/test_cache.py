@@ -21,7 +21,7 @@ import nbgraph.tensor as nt
 from nbgraph.config import config
 from nbgraph.linkers.c import cache as cache_mod
 from nbgraph.linkers.c import fastcall
-from nbgraph.linkers.c.cache import CacheSecurityError
+from nbgraph.linkers.c.cache import CacheSecurityError, load_record
 
 pytestmark = pytest.mark.needs_cc
 
@@ -118,12 +118,12 @@ def test_a_corrupt_library_is_rebuilt(python_process, c_cache_dir, damage):
         os.unlink(meta)
     else:
         with open(meta, "w") as f:
-            f.write("{not json")
+            f.write("{not a record")
     again = _run(python_process, code)
     assert again["stats"]["compiles"] == 1
     assert again["result"] == first["result"]
-    with open(meta) as f:
-        record = json.load(f)
+    with open(meta, "rb") as f:
+        record = load_record(f.read())
     assert record["size"] == os.path.getsize(so)
     third = _run(python_process, code)  # the repaired entry is used as it is
     assert third["stats"]["compiles"] == 0
