@@ -10,7 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import nbgraph.tensor as nt
+from nbgraph.core.graph import Apply
+from nbgraph.core.op import Op
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -39,3 +44,37 @@ def python_process(c_cache_dir):
     def run(code, cache_dir=None, **kw):
         return run_python(code, cache_dir or c_cache_dir, **kw)
     return run
+
+
+class BusyOp(Op):
+    """Busy C code: waits ``ms`` milliseconds of wall time, returns its input + 1."""
+
+    __props__ = ("ms",)
+
+    def __init__(self, ms):
+        self.ms = ms
+
+    def make_node(self, x):
+        x = nt.as_tensor_variable(x)
+        return Apply(self, [x], [x.type()])
+
+    def c_headers(self):
+        return ["time.h"]
+
+    def c_prepare_outputs(self, node, inputs):
+        return [np.empty(inputs[0].shape, inputs[0].dtype)]
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        return """{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do { clock_gettime(CLOCK_MONOTONIC, &t1); }
+    while ((t1.tv_sec - t0.tv_sec) * 1000.0 + (t1.tv_nsec - t0.tv_nsec) / 1e6 < %d);
+    *%s = *%s + 1;
+}""" % (self.ms, outputs[0], inputs[0])
+
+
+@pytest.fixture
+def busy_op():
+    """:class:`BusyOp`: C code that keeps its thread busy (for the GIL tests)."""
+    return BusyOp

@@ -247,38 +247,10 @@ def test_a_cdata_output_returned_to_the_caller_is_freed_when_dropped():
 
 # -- the GIL ----------------------------------------------------------------------
 
-class Sleep(Op):
-    """Busy C code: waits ``ms`` milliseconds of wall time, returns its input + 1."""
-
-    __props__ = ("ms",)
-
-    def __init__(self, ms):
-        self.ms = ms
-
-    def make_node(self, x):
-        x = nt.as_tensor_variable(x)
-        return Apply(self, [x], [x.type()])
-
-    def c_headers(self):
-        return ["time.h"]
-
-    def c_prepare_outputs(self, node, inputs):
-        return [np.empty(inputs[0].shape, inputs[0].dtype)]
-
-    def c_code(self, node, name, inputs, outputs, sub):
-        return """{
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do { clock_gettime(CLOCK_MONOTONIC, &t1); }
-    while ((t1.tv_sec - t0.tv_sec) * 1000.0 + (t1.tv_nsec - t0.tv_nsec) / 1e6 < %d);
-    *%s = *%s + 1;
-}""" % (self.ms, outputs[0], inputs[0])
-
-
-def test_the_gil_is_released_while_a_kernel_runs():
+def test_the_gil_is_released_while_a_kernel_runs(busy_op):
     x = nt.dscalar("x")
-    f = ng.function([x], Sleep(300)(x), linker="c")
-    g = ng.function([x], Sleep(300)(x), linker="c")  # one Function per thread
+    f = ng.function([x], busy_op(300)(x), linker="c")
+    g = ng.function([x], busy_op(300)(x), linker="c")  # one Function per thread
     ticks = [0]
     stop = threading.Event()
 

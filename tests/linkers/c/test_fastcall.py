@@ -431,39 +431,9 @@ def test_prefetch_builds_on_a_thread_and_get_waits_for_it(tmp_path, c_cache_dir)
     assert fastcall.get() is not None
 
 
-def test_a_kernel_that_is_not_an_elemwise_releases_the_gil():
-    from nbgraph.core.graph import Apply
-    from nbgraph.core.op import Op
-
-    class Spin(Op):
-        """Busy C code on a 0-d input: waits ``ms`` milliseconds, returns x + 1."""
-
-        __props__ = ("ms",)
-
-        def __init__(self, ms):
-            self.ms = ms
-
-        def make_node(self, x):
-            x = nt.as_tensor_variable(x)
-            return Apply(self, [x], [x.type()])
-
-        def c_headers(self):
-            return ["time.h"]
-
-        def c_prepare_outputs(self, node, inputs):
-            return [np.empty(inputs[0].shape, inputs[0].dtype)]
-
-        def c_code(self, node, name, inputs, outputs, sub):
-            return """{
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do { clock_gettime(CLOCK_MONOTONIC, &t1); }
-    while ((t1.tv_sec - t0.tv_sec) * 1000.0 + (t1.tv_nsec - t0.tv_nsec) / 1e6 < %d);
-    *%s = *%s + 1;
-}""" % (self.ms, outputs[0], inputs[0])
-
+def test_a_kernel_that_is_not_an_elemwise_releases_the_gil(busy_op):
     x = nt.dscalar("x")
-    fs = [ng.function([x], Spin(250)(x), linker="c", trust_input=True) for _ in range(2)]
+    fs = [ng.function([x], busy_op(250)(x), linker="c", trust_input=True) for _ in range(2)]
     assert all(_is_c(f) for f in fs)
     results = {}
     def run(k):
