@@ -48,7 +48,7 @@ class LoopInput:
         self.scalar = scalar or literal is not None
 
 
-def broadcast_loop(nd, inputs, outputs, element, restrict=True, what="operands", sub=None):
+def broadcast_loop(nd, inputs, outputs, element, sub, restrict=True, what="operands"):
     """C statements running ``element`` over the broadcast shape of ``outputs[0]``.
 
     ``inputs``: :class:`LoopInput` list; ``outputs``: ``[(cname, ctype)]``,
@@ -56,8 +56,9 @@ def broadcast_loop(nd, inputs, outputs, element, restrict=True, what="operands",
     block for one element.  Each array input's dims must equal the output's
     or be 1 (checked; a mismatch fails with NumPy's wording).  The fast path
     is one flat loop; the general path runs rows of the prelude's iterator.
-    Given the kernel's ``sub`` (with ``"helpers"``), big loops are split
-    across the thread pool (:mod:`~nbgraph.tensor.c_code.parallel`).
+    ``sub`` is the kernel's (with ``"helpers"``): the loop is a task that big
+    arrays split across the thread pool (:mod:`~nbgraph.tensor.c_code.parallel`),
+    run serially when the pool is absent or the array small.
     """
     out0 = outputs[0][0]
     arrays = [(k, x) for k, x in enumerate(inputs) if not x.scalar]
@@ -93,78 +94,10 @@ def broadcast_loop(nd, inputs, outputs, element, restrict=True, what="operands",
         L.append("(void)nbg_n;")
         L.append("}")
         return "\n".join(L)
-    if sub is not None and "helpers" in sub:
-        from nbgraph.tensor.c_code.parallel import parallel_loop
+    from nbgraph.tensor.c_code.parallel import parallel_loop
 
-        return parallel_loop(nd, inputs, arrays, scalar_names, outputs, element, restrict,
-                             sub, "\n".join(L)) + "\n}"
-    ops = [(x.cname, x.ctype, "nbg_p%d" % k, True) for k, x in arrays]
-    ops += [(cname, ctype, "nbg_q%d" % j, False) for j, (cname, ctype) in enumerate(outputs)]
-    nops = len(ops)
-    L.append("const int64_t *const nbg_dl[%d] = {%s};" % (
-        nops, ", ".join("%s_dims" % c for c, _, _, _ in ops)))
-    L.append("const int64_t *const nbg_sl[%d] = {%s};" % (
-        nops, ", ".join("%s_strides" % c for c, _, _, _ in ops)))
-    L.append("const int64_t nbg_items[%d] = {%s};" % (
-        nops, ", ".join("sizeof(%s)" % t for _, t, _, _ in ops)))
-    rq = "restrict " if restrict else ""
-    # One contiguous loop serves both the whole array (every operand contiguous
-    # and of the output's shape) and, in the general case, each row of the
-    # iterator whose operands all have unit strides; other rows use the
-    # strided loop.
-    L.append("if (nbg_n > 0) {")
-    L.append("nbg_iter nbg_it;")
-    L.append("char *nbg_row[%d];" % nops)
-    L.append("int64_t nbg_len, nbg_rs[%d];" % nops)
-    L.append("int nbg_general = !nbg_all_contiguous(%d, %s_dims, %d, nbg_dl, nbg_sl, nbg_items);"
-             % (nd, out0, nops))
-    L.append("int nbg_k;")
-    L.append("if (!nbg_general) {")
-    for m, (cname, _, _, _) in enumerate(ops):
-        L.append("nbg_row[%d] = (char *)%s; nbg_rs[%d] = 1;" % (m, cname, m))
-    L.append("nbg_len = nbg_n;")
-    L.append("} else {")
-    L.append("void *const nbg_bases[%d] = {%s};" % (nops, ", ".join(
-        "(void *)%s" % c for c, _, _, _ in ops)))
-    L.append("if (NBG_UNLIKELY(nbg_iter_init(&nbg_it, %d, %d, %s_dims, nbg_dl, nbg_sl, nbg_items, "
-             "nbg_bases, 0, nbg_err))) { nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }" % (
-                 nd, nops, out0))
-    L.append("for (nbg_k = 0; nbg_k < %d; nbg_k++) { nbg_row[nbg_k] = nbg_it.ptr[nbg_k]; "
-             "nbg_rs[nbg_k] = nbg_it.inner[nbg_k]; }" % nops)
-    L.append("nbg_len = nbg_it.n;")
-    L.append("}")
-    L.append("for (;;) {")
-    L.append("int nbg_unit = 1;")
-    L.append("for (nbg_k = 0; nbg_k < %d; nbg_k++) nbg_unit &= (nbg_rs[nbg_k] == 1);" % nops)
-    L.append("if (nbg_unit) {")
-    for m, (cname, ctype, p, is_in) in enumerate(ops):
-        c = "const " if is_in else ""
-        L.append("%s%s *%s%s = (%s%s *)nbg_row[%d];" % (c, ctype, rq, p, c, ctype, m))
-    L.append("int64_t nbg_i;")
-    L.append("for (nbg_i = 0; nbg_i < nbg_len; nbg_i++) {")
-    ins = [scalar_names[k] if x.scalar else "nbg_p%d[nbg_i]" % k for k, x in enumerate(inputs)]
-    outs = ["nbg_q%d[nbg_i]" % j for j in range(len(outputs))]
-    L.append(element(ins, outs))
-    L.append("}")
-    L.append("} else {")
-    for m, (cname, ctype, p, is_in) in enumerate(ops):
-        c = "const " if is_in else ""
-        L.append("%s%s *%s = (%s%s *)nbg_row[%d];" % (c, ctype, p, c, ctype, m))
-        L.append("const int64_t %s_s = nbg_rs[%d];" % (p, m))
-    L.append("int64_t nbg_i;")
-    L.append("for (nbg_i = 0; nbg_i < nbg_len; nbg_i++) {")
-    ins = [scalar_names[k] if x.scalar else "nbg_p%d[nbg_i * nbg_p%d_s]" % (k, k)
-           for k, x in enumerate(inputs)]
-    outs = ["nbg_q%d[nbg_i * nbg_q%d_s]" % (j, j) for j in range(len(outputs))]
-    L.append(element(ins, outs))
-    L.append("}")
-    L.append("}")
-    L.append("if (!nbg_general || !nbg_iter_next(&nbg_it)) break;")
-    L.append("for (nbg_k = 0; nbg_k < %d; nbg_k++) nbg_row[nbg_k] = nbg_it.ptr[nbg_k];" % nops)
-    L.append("}")
-    L.append("}")
-    L.append("}")
-    return "\n".join(L)
+    return parallel_loop(nd, inputs, arrays, scalar_names, outputs, element, restrict,
+                         sub, "\n".join(L)) + "\n}"
 
 
 def c_str(text):
