@@ -8,6 +8,7 @@ import timeit
 import numpy as np
 
 from bench import peers
+from bench.process import seconds_printed
 
 try:
     import numexpr
@@ -253,20 +254,14 @@ print(time.perf_counter() - t)
 
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, NBGRAPH_CACHE_DIR=cache)
-            out = subprocess.run([sys.executable, "-c", code.replace("LINKER", repr(linker))],
-                                 capture_output=True, text=True, check=True, env=env)
-        return float(out.stdout.strip().splitlines()[-1])
+            return seconds_printed(code.replace("LINKER", repr(linker)), env)
     return run, None, None
 
 
 def import_time(linker):
     code = "import time; t = time.perf_counter(); import nbgraph; print(time.perf_counter() - t)"
 
-    def run():
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True, env=dict(os.environ))
-        return float(out.stdout)
-    return run, None, None
+    return (lambda: seconds_printed(code)), None, None
 
 
 def warm_cache_process(linker):
@@ -286,11 +281,7 @@ def warm_cache_process(linker):
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     subprocess.run([sys.executable, "-c", warm], check=True, env=env, cwd=root)
 
-    def run():
-        out = subprocess.run([sys.executable, "-c", timed], capture_output=True, text=True,
-                             check=True, env=env, cwd=root)
-        return float(out.stdout.strip().splitlines()[-1])
-    return run, None, None
+    return (lambda: seconds_printed(timed, env, root)), None, None
 
 
 _US, _MS = 1e-6, 1e-3

@@ -13,6 +13,8 @@ import sys
 
 import numpy as np
 
+from bench.process import seconds_printed
+
 # Before PyTensor is first imported (here, and in every subprocess, which
 # inherits the environment).
 os.environ["PYTENSOR_FLAGS"] = ",".join(
@@ -144,9 +146,7 @@ print(time.perf_counter() - t)
             flags = os.environ.get("PYTENSOR_FLAGS", "")
             env = dict(os.environ, PYTENSOR_FLAGS=(flags + "," if flags else "")
                        + "base_compiledir=" + cdir)
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                 check=True, env=env)
-        return float(out.stdout.strip().splitlines()[-1])
+            return seconds_printed(code, env)
     return run
 
 
@@ -160,19 +160,11 @@ def warm_cache_process():
     subprocess.run([sys.executable, "-c", setup + body], check=True, env=dict(os.environ),
                    capture_output=True)
 
-    def run():
-        out = subprocess.run([sys.executable, "-c", timed], capture_output=True, text=True,
-                             check=True, env=dict(os.environ))
-        return float(out.stdout.strip().splitlines()[-1])
-    return run
+    return lambda: seconds_printed(timed)
 
 
 def import_time():
     code = "import time; t = time.perf_counter(); import pytensor; print(time.perf_counter() - t)"
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
 
-    def run():
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True, env=dict(os.environ))
-        return float(out.stdout.strip().splitlines()[-1])
-    return run
+    return lambda: seconds_printed(code)
