@@ -82,8 +82,18 @@ $(BENCH_STAMP): $(STAMP)
 	@$(PIP) 'pytensor==3.0.7' || echo "==> PyTensor could not be installed; benchmarks run without it"
 	@touch $@
 
+# The scalar, elementwise and reduction tests run a second time with NumPy's runtime
+# SIMD dispatch narrowed to its baseline (tests/numpy_dispatch.py names the AVX2 and
+# AVX-512 groups, or aarch64's SVE/ASIMD ones, that the installed NumPy knows): an
+# expectation that holds only at one SIMD level then fails here, not on another CPU.
+SIMD_TESTS := tests/tensor/test_scalar.py tests/tensor/test_scalar_c.py \
+              tests/tensor/test_elemwise.py tests/tensor/test_reduction.py
+
 test: setup
 	$(VPY) -m pytest tests $(PYTEST_ARGS)
+	@features="$$($(VPY) tests/numpy_dispatch.py)" || exit 1; \
+	echo "==> again with NumPy's SIMD dispatch narrowed: NPY_DISABLE_CPU_FEATURES=\"$$features\""; \
+	NPY_DISABLE_CPU_FEATURES="$$features" $(VPY) -m pytest -p no:cacheprovider $(SIMD_TESTS) $(PYTEST_ARGS)
 ifneq ($(NOTEBOOKS),)
 	$(VPY) -m pytest --nbval --nbval-current-env \
 	    $(if $(SANITIZE_CFG),--nbval-sanitize-with $(SANITIZE_CFG)) notebooks/ $(PYTEST_ARGS)

@@ -14,8 +14,15 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import sys
 
 import pytest
+
+# helper modules shared by several test directories (ulps.py) live next to this file;
+# --import-mode=importlib does not put it on sys.path
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 DOT_MISSING = "graphviz's dot program is not installed (apt-get install graphviz)"
 

@@ -255,22 +255,27 @@ def _power(a, b, out=None):
     """``np.power``, with ``x ** 0.5`` always computed as ``sqrt(x)``.
 
     NumPy takes ``sqrt`` for a scalar exponent of 0.5 but ``pow`` for an
-    array of exponents; the two differ at -inf and -0.0 only.  nbgraph
-    always follows the scalar-exponent behaviour, in Python and in C.
+    array of exponents.  The two differ at -inf and -0.0, and, where NumPy's
+    vectorised ``pow`` is not correctly rounded (its AVX-512 float32 loop
+    gives ``3 ** 0.5 = 1.7320509``), by an ulp elsewhere.  nbgraph always
+    follows the scalar-exponent behaviour, in Python and in C, on every CPU.
     """
     a, b = np.asarray(a), np.asarray(b)
-    special = None
-    if b.size > 1 and a.dtype.kind == "f":
-        # found before np.power runs: ``out`` may be one of the inputs
-        special = (b == 0.5) & (np.isneginf(a) | ((a == 0) & np.signbit(a)))
-        if special.any():
-            dtype = np.result_type(a.dtype, b.dtype)
-            fixed = np.sqrt(np.broadcast_to(a, special.shape).astype(dtype))
-        else:
-            special = None
+    half = None
+    if b.size > 1:
+        dtype = np.result_type(a.dtype, b.dtype)
+        if dtype.kind == "f":
+            # found before np.power runs: ``out`` may be one of the inputs
+            half = b == 0.5
+            if half.any():
+                shape = np.broadcast_shapes(a.shape, b.shape)
+                half = np.broadcast_to(half, shape)
+                roots = np.sqrt(np.broadcast_to(a, shape)[half].astype(dtype))
+            else:
+                half = None
     result = np.power(a, b, out=out)
-    if special is not None:
-        np.copyto(result, fixed, where=special)
+    if half is not None:
+        result[half] = roots
     return result
 
 
@@ -278,7 +283,8 @@ class Pow(BinaryScalarOp):
     """``a ** b``.  Integer powers wrap; a negative integer exponent is an error, as in NumPy.
 
     For floats ``a ** 0.5`` is ``sqrt(a)`` (what NumPy computes for a scalar
-    exponent; ``pow`` would differ at -inf and -0.0).
+    exponent; ``pow`` would differ at -inf and -0.0, and by an ulp where a SIMD
+    ``pow`` is not correctly rounded).
     """
 
     name = "pow"
