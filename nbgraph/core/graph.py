@@ -322,9 +322,10 @@ class Apply:
         """A copy of this node reading ``inputs`` instead.
 
         Each new input goes through the old input's ``filter_variable``, so a
-        type that cannot stand in for the old one raises TypeError.  With
-        ``strict=False`` the node is rebuilt by ``op.make_node`` when types
-        change, so its outputs may get new types.
+        type that cannot stand in for the old one raises TypeError.  Whenever
+        an input's type changes (narrower after filtering, or anything with
+        ``strict=False``) the node is rebuilt by ``op.make_node``, so its
+        outputs get the types the new inputs imply (never stale ones).
         """
         inputs = list(inputs)
         if len(inputs) != len(self.inputs):
@@ -336,7 +337,9 @@ class Apply:
             if old.type == new.type:
                 checked.append(new)
             elif strict:
-                checked.append(old.type.filter_variable(new))
+                filtered = old.type.filter_variable(new)
+                checked.append(filtered)
+                remake = remake or filtered.type != old.type
             else:
                 checked.append(new)
                 remake = True
@@ -469,7 +472,7 @@ def clone_get_equiv(inputs, outputs, copy_inputs=True, memo=None):
     equiv = {} if memo is None else memo
     for inp in _as_list(inputs):
         if inp not in equiv:
-            equiv[inp] = inp.clone() if copy_inputs else inp
+            equiv[inp] = inp.clone() if copy_inputs and not isinstance(inp, Constant) else inp
     for node in io_toposort(list(equiv), outputs):
         for var in node.inputs:
             if var not in equiv:

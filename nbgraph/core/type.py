@@ -267,8 +267,11 @@ class Type(PropsMixin):
     def convert_variable(self, var):
         """Return ``var`` patched so its Type matches self, or None.
 
-        The default converts nothing, which is always safe.
+        A variable whose type equals self needs no patch and is returned as it
+        is; beyond that the default converts nothing, which is always safe.
         """
+        if var.type == self:
+            return var
         return None
 
     def explain_relation(self, otype, trace):

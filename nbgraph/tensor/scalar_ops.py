@@ -314,9 +314,14 @@ class Pow(BinaryScalarOp):
         (gz,) = output_grads
         x, y = inputs
         gx = gz * y * pow(x, y - 1)
+        from nbgraph.tensor.scalar_logic import eq, switch
         from nbgraph.tensor.scalar_math import log
 
-        gy = gz * log(x) * pow(x, y) if _is_float(y.type.dtype) else None
+        # d(x**y)/dy = x**y * log(x); at x == 0 the limit is 0 (x**y vanishes
+        # faster than log(x) diverges), where the product would be 0 * -inf.
+        gy = None
+        if _is_float(y.type.dtype):
+            gy = gz * switch(eq(x, 0), 0, log(x) * pow(x, y))
         return _float_only([gx, gy], inputs)
 
 

@@ -11,6 +11,8 @@ True
 False
 """
 
+import sys
+
 import numpy as np
 
 from nbgraph.config import config
@@ -34,6 +36,22 @@ ALL_DTYPES = DISCRETE_DTYPES + FLOAT_DTYPES
 
 # Relative/absolute tolerances of values_eq_approx, per float dtype.
 _TOLERANCES = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
+
+
+def unmask(data, what="the value"):
+    """``data`` without a NumPy mask, or a TypeError when entries are masked.
+
+    nbgraph computes on plain arrays; dropping a mask silently would compute
+    on the hidden entries.  A masked array with nothing masked is its data.
+    Costs nothing unless ``numpy.ma`` was imported (no masked array exists before).
+    """
+    ma = sys.modules.get("numpy.ma")
+    if ma is None or not isinstance(data, ma.MaskedArray):
+        return data
+    if ma.is_masked(data):
+        raise TypeError("%s is a masked array with masked entries; nbgraph computes on "
+                        "plain arrays: pass data.filled(fill_value) or data.data" % what)
+    return data.data
 
 
 def normalize_dtype(dtype, what="dtype"):
@@ -130,10 +148,13 @@ class TensorType(CLinkerType, Type):
             if not isinstance(data, np.ndarray):
                 raise TypeError("%r expects a numpy.ndarray (strict), got %s" % (
                     self, type(data).__name__))
-            raise TypeError("%r expects dtype %s, got %s (strict)" % (
-                self, self.dtype, data.dtype))
+            if data.dtype != self.numpy_dtype:
+                raise TypeError("%r expects dtype %s, got an array of dtype %s (strict: "
+                                "no conversion)" % (self, self.dtype, data.dtype))
+            # an ndarray subclass of the right dtype (a memmap, say) passes as it is
+            arr = unmask(data, "the argument")
         else:
-            arr = self._convert(data, allow_downcast)
+            arr = self._convert(unmask(data, "the argument"), allow_downcast)
         if arr.ndim != self.ndim:
             raise TypeError("%r expects ndim %d, got an array with ndim %d (shape %s)" % (
                 self, self.ndim, arr.ndim, arr.shape))

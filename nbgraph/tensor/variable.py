@@ -13,7 +13,7 @@ import numpy as np
 
 from nbgraph.config import config
 from nbgraph.core.graph import Constant, Variable
-from nbgraph.tensor.type import TensorType, normalize_dtype
+from nbgraph.tensor.type import TensorType, normalize_dtype, unmask
 
 __all__ = [
     "TensorVariable", "TensorConstant", "SharedVariable", "as_tensor_variable", "constant",
@@ -320,6 +320,7 @@ def constant(value, name=None, dtype=None, ndim=None):
             and dtype is None)
     if isinstance(value, Variable):
         raise TypeError("constant() needs a value, got the Variable %r" % (value,))
+    value = unmask(value, "the constant's value")
     try:
         arr = np.asarray(value, dtype=None if dtype is None else normalize_dtype(dtype))
     except (TypeError, ValueError) as exc:
@@ -369,11 +370,34 @@ def tensor(dtype="floatX", shape=None, name=None, broadcastable=None):
     return TensorType(dtype, shape, broadcastable=broadcastable)(name)
 
 
-def _constructor(shape, dtype, kind):
-    def make(name=None, dtype=dtype, shape=shape):
-        return TensorType(dtype, shape)(name)
+def check_constructor_shape(kind, shape, pattern):
+    """``shape`` as a tuple, refused unless it fits the constructor ``kind``.
+
+    ``pattern`` is the kind's own static shape: the length must match, and a
+    dimension the kind fixes to 1 (a row's first, a column's second) must stay
+    1 or unknown-free, so ``row(shape=(2, 5))`` cannot build a non-row.
+    """
+    if not isinstance(shape, tuple):
+        raise TypeError("%s(shape=...): the shape must be a tuple of ints or None, got %r"
+                        % (kind, shape))
+    if len(shape) != len(pattern):
+        raise ValueError("%s(shape=%r): a %s has %d dimension%s, the shape gives %d" % (
+            kind, shape, kind, len(pattern), "" if len(pattern) == 1 else "s", len(shape)))
+    for i, (size, fixed) in enumerate(zip(shape, pattern, strict=True)):
+        if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer))):
+            raise TypeError("%s(shape=%r): dimension %d must be an int or None, got %r"
+                            % (kind, shape, i, size))
+        if fixed == 1 and size != 1:
+            raise ValueError("%s(shape=%r): dimension %d of a %s has size 1" % (
+                kind, shape, i, kind))
+    return shape
+
+
+def _constructor(pattern, dtype, kind):
+    def make(name=None, dtype=dtype, shape=pattern):
+        return TensorType(dtype, check_constructor_shape(kind, shape, pattern))(name)
     make.__name__ = kind
-    make.__doc__ = "A new Variable of dtype %s and static shape %r." % (dtype, shape)
+    make.__doc__ = "A new Variable of dtype %s and static shape %r." % (dtype, pattern)
     return make
 
 
@@ -390,8 +414,9 @@ _PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float3
              "d": "float64"}
 
 
-def _floatx_constructor(kind, shape):
-    def make(name=None, dtype=None, shape=shape):
+def _floatx_constructor(kind, pattern):
+    def make(name=None, dtype=None, shape=pattern):
+        shape = check_constructor_shape(kind, shape, pattern)
         return TensorType(dtype or config.floatX, shape)(name)
     make.__name__ = kind
     make.__doc__ = "A new %s Variable (dtype config.floatX unless given)." % kind

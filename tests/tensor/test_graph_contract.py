@@ -1,0 +1,119 @@
+"""The graph contract (issue 21): what the engine must neither lose nor refuse.
+
+Each test names the item of the issue it holds; values are checked against
+NumPy or against the definition.
+"""
+
+import numpy as np
+import pytest
+
+import nbgraph as ng
+import nbgraph.tensor as nt
+from nbgraph.core.graph import Constant, clone, clone_get_equiv
+from nbgraph.core.type import Type
+from nbgraph.tensor.type import TensorType
+from nbgraph.testing import verify_grad
+
+
+def test_clone_with_new_inputs_reinfers_output_types_from_narrower_inputs():
+    # item 2: a (1,) input in place of a (None,) one narrows the output too
+    a = TensorType("float64", (None,))("a")
+    b = TensorType("float64", (1,))("b")
+    node = (a + b).owner
+    assert node.outputs[0].type.shape == (None,)
+    narrower = TensorType("float64", (1,))("c")
+    clone_node = node.clone_with_new_inputs([narrower, b], strict=True)
+    assert clone_node.outputs[0].type.shape == (1,)
+    same = node.clone_with_new_inputs([TensorType("float64", (None,))("d"), b])
+    assert same.outputs[0].type == node.outputs[0].type
+
+
+def test_verify_grad_accepts_a_gradient_that_does_not_depend_on_the_input():
+    # item 5: d(2x)/dx = 2 whatever x is
+    verify_grad(lambda x: x * 2, [np.array(1.0)])
+    verify_grad(lambda x: x + 3.5, [np.arange(3.0)])
+
+
+@pytest.mark.parametrize("linker", ["py", "c", "cvm"])
+def test_grad_of_power_with_respect_to_the_exponent_is_zero_at_base_zero(linker):
+    # item 7: d(x**y)/dy = x**y log(x) -> 0 as x -> 0 (y > 0), not 0 * -inf
+    x, y = nt.dvector("x"), nt.dvector("y")
+    g = ng.function([x, y], ng.grad((x ** y).sum(), y), linker=linker)
+    xv, yv = np.array([0.0, 2.0, 0.0, 3.0]), np.array([2.0, 3.0, 0.5, -1.0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = np.where(xv == 0, 0.0, xv ** yv * np.log(xv))
+    np.testing.assert_allclose(g(xv, yv), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("make, shape, error", [
+    (nt.vector, (None, None), ValueError),
+    (nt.dvector, (), ValueError),
+    (nt.row, (2, 5), ValueError),
+    (nt.col, (3, None), ValueError),
+    (nt.dmatrix, [2, 3], TypeError),
+    (nt.dmatrix, (2.0, 3), TypeError),
+    (nt.scalar, (1,), ValueError),
+])
+def test_typed_constructors_refuse_a_shape_of_another_kind(make, shape, error):
+    # item 8: vector(shape=(None, None)) must not build a matrix
+    with pytest.raises(error) as info:
+        make(shape=shape)
+    assert "shape" in str(info.value)
+
+
+def test_typed_constructors_take_a_fitting_static_shape():
+    assert nt.dvector(shape=(3,)).type == TensorType("float64", (3,))
+    assert nt.row(shape=(1, 5)).type.shape == (1, 5)
+    assert nt.col(shape=(None, 1)).type.shape == (None, 1)
+    assert nt.lmatrix(shape=(np.int64(2), None)).type.shape == (2, None)
+
+
+def test_clone_never_copies_a_constant_listed_among_the_inputs():
+    # item 9
+    x = nt.dvector("x")
+    c = nt.constant(np.arange(3.0))
+    out = x * c
+    new_inputs, new_outputs = clone([x, c], [out])
+    assert new_inputs[1] is c and new_inputs[0] is not x
+    assert new_outputs[0].owner.inputs[1] is c
+    assert clone_get_equiv([c], [out])[c] is c
+    assert isinstance(new_inputs[1], Constant)
+
+
+def test_masked_values_are_refused_not_silently_unmasked():
+    # item 10: constants and arguments alike
+    masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+    with pytest.raises(TypeError, match="masked"):
+        nt.constant(masked)
+    x = nt.dvector("x")
+    f = ng.function([x], x * 2, linker="py")
+    with pytest.raises(TypeError, match="masked"):
+        f(masked)
+    # nothing masked: the values are the data
+    np.testing.assert_array_equal(f(np.ma.masked_array([1.0, 2.0])), [2.0, 4.0])
+    np.testing.assert_array_equal(nt.constant(np.ma.masked_array([1.0])).data, [1.0])
+
+
+def test_strict_filter_keeps_subclasses_and_names_the_dtype_it_refuses(tmp_path):
+    # item 11
+    t = TensorType("float64", (None,))
+    mm = np.memmap(tmp_path / "a.bin", dtype="float64", mode="w+", shape=(3,))
+    assert t.filter(mm, strict=True) is mm
+    with pytest.raises(TypeError, match="dtype int64"):
+        t.filter(np.arange(3), strict=True)
+
+
+def test_base_convert_variable_returns_a_variable_of_an_equal_type():
+    # item 11: nothing to convert is not a refusal
+    class Plain(Type):
+        def filter(self, data, strict=False, allow_downcast=None):
+            return data
+
+        def __eq__(self, other):
+            return type(other) is Plain
+
+        def __hash__(self):
+            return hash(Plain)
+
+    v = Plain()("v")
+    assert Plain().convert_variable(v) is v
