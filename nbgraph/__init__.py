@@ -12,7 +12,7 @@ from nbgraph.testing import verify_grad
 
 __version__ = "0.1.0"
 
-__all__ = ["config", "FunctionGraph", "Function", "function", "grad", "dprint", "shared",
+__all__ = ["config", "FunctionGraph", "Function", "function", "grad", "dprint", "shared", "ifelse",
            "verify_grad", "load_ipython_extension", "unload_ipython_extension", "__version__"]
 
 
@@ -24,11 +24,16 @@ def __getattr__(name):
 
         globals()["shared"] = shared
         return shared
+    if name == "ifelse":
+        from nbgraph.tensor.ifelse import ifelse
+
+        globals()["ifelse"] = ifelse
+        return ifelse
     raise AttributeError("module 'nbgraph' has no attribute %r" % (name,))
 
 
 def __dir__():
-    return sorted(set(globals()) | {"shared"})
+    return sorted(set(globals()) | {"shared", "ifelse"})
 
 
 def load_ipython_extension(ipython):

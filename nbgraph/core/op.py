@@ -99,6 +99,21 @@ class Op(PropsMixin):
         """Symbolic output shapes from the inputs' shapes (tuples of scalar Variables)."""
         raise MethodNotDefined("%s does not implement infer_shape()" % self)
 
+    # -- laziness (honoured by every linker's scheduler) -------------------
+    def lazy_inputs(self, node):
+        """Indices of the inputs this node may do without: empty for an eager Op.
+
+        The linkers compute a lazy input, and the nodes only it needs, only
+        when :meth:`needed_inputs` asks for it (a conditional computes the
+        branch it takes).  ``perform`` receives None for the others.
+        """
+        return ()
+
+    def needed_inputs(self, node, values):
+        """The lazy inputs to compute, given ``values`` (one per input: the
+        eager inputs' values, None for the lazy ones)."""
+        return self.lazy_inputs(node)
+
     def do_constant_folding(self, node):
         """False to forbid folding this node when all its inputs are constant."""
         return True

@@ -8,13 +8,16 @@ peak memory stays close to what the graph really needs at once.
 
 import time
 
+from nbgraph.linkers.schedule import lazy_schedule
+
 __all__ = ["PythonLinker", "Program"]
 
 
 class Program:
     """A linked graph: input cells, output cells and the thunks between them."""
 
-    def __init__(self, fgraph, input_cells, output_cells, thunks, nodes, release, storage):
+    def __init__(self, fgraph, input_cells, output_cells, thunks, nodes, release, storage,
+                 steps=None):
         self.fgraph = fgraph
         self.input_cells = input_cells
         self.output_cells = output_cells
@@ -23,9 +26,13 @@ class Program:
         self.release = release
         self.storage = storage
         self.kinds = ["py"] * len(nodes)
+        #: the lazy schedule (:mod:`nbgraph.linkers.schedule`), None when every node runs
+        self.steps = steps
 
     def run(self):
         """Run every thunk; clear intermediates after their last use."""
+        if self.steps is not None:
+            return self._run_lazy(None)
         thunks, release, nodes = self.thunks, self.release, self.nodes
         i = 0
         try:
@@ -38,6 +45,8 @@ class Program:
 
     def run_profiled(self, stats):
         """Like :meth:`run`, recording per-node time and output sizes in ``stats``."""
+        if self.steps is not None:
+            return self._run_lazy(stats)
         thunks, release, nodes = self.thunks, self.release, self.nodes
         storage = self.storage
         i = 0
@@ -46,25 +55,70 @@ class Program:
                 start = time.perf_counter()
                 thunks[i]()
                 elapsed = time.perf_counter() - start
-                node = nodes[i]
-                size = 0
-                for out in node.outputs:
-                    value = storage[out][0]
-                    try:
-                        size += out.type.get_size(out.type.get_shape_info(value))
-                    except Exception:  # a Type without size support counts as 0 bytes
-                        pass
-                stats.record(i, elapsed, size)
+                stats.record(i, elapsed, _output_size(nodes[i], storage))
                 for cell in release[i]:
                     cell[0] = None
         except Exception as exc:
             _reraise_with_node(exc, nodes[i], storage, self._clear)
+
+    def _run_lazy(self, stats):
+        """Run the lazy schedule: a lazy node's blocks run only when it needs them."""
+        thunks, release, nodes, storage = self.thunks, self.release, self.nodes, self.storage
+        current = [0]
+
+        def execute(i):
+            current[0] = i
+            if stats is None:
+                thunks[i]()
+            else:
+                start = time.perf_counter()
+                thunks[i]()
+                stats.record(i, time.perf_counter() - start, _output_size(nodes[i], storage))
+            for cell in release[i]:
+                cell[0] = None
+
+        def run_steps(steps):
+            for step in steps:
+                if step.__class__ is int:
+                    execute(step)
+                    continue
+                i, branches = step
+                current[0] = i
+                node = nodes[i]
+                values = [storage[v][0] for v in node.inputs]
+                for k, _, _ in branches:
+                    values[k] = None
+                needed = set(node.op.needed_inputs(node, values))
+                for k, sub, indices in branches:
+                    if k in needed:
+                        run_steps(sub)
+                    else:
+                        for j in indices:
+                            for cell in release[j]:
+                                cell[0] = None
+                execute(i)
+
+        try:
+            run_steps(self.steps)
+        except Exception as exc:
+            _reraise_with_node(exc, nodes[current[0]], storage, self._clear)
 
     def _clear(self):
         """Empty every cell but the constants' (after a failed run)."""
         for var, cell in self.storage.items():
             if not _is_constant(var):
                 cell[0] = None
+
+
+def _output_size(node, storage):
+    size = 0
+    for out in node.outputs:
+        value = storage[out][0]
+        try:
+            size += out.type.get_size(out.type.get_shape_info(value))
+        except Exception:  # a Type without size support counts as 0 bytes
+            pass
+    return size
 
 
 def _describe_inputs(node, storage):
@@ -154,7 +208,7 @@ class PythonLinker:
         storage = {}
         for var in fgraph.variables:
             storage[var] = [getattr(var, "data", None) if _is_constant(var) else None]
-        order = fgraph.toposort()
+        order, steps = lazy_schedule(fgraph.toposort(), fgraph, keep)
         thunks = [self.make_thunk(node, storage) for node in order]
         protected = set(fgraph.inputs) | set(fgraph.outputs) | set(keep)
         protected.update(hidden_outputs(order))
@@ -170,7 +224,8 @@ class PythonLinker:
             if var not in protected and not _is_constant(var):
                 release[i].append(storage[var])
         return Program(fgraph, [storage[v] for v in fgraph.inputs],
-                       [storage[v] for v in fgraph.outputs], thunks, order, release, storage)
+                       [storage[v] for v in fgraph.outputs], thunks, order, release, storage,
+                       steps)
 
 
 def hidden_outputs(nodes):

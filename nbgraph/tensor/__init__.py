@@ -18,6 +18,7 @@ from nbgraph.tensor.math import (
     softplus, sqr, sqrt, sub, sum, switch, tan, tanh, true_div, where, xor,
 )
 from nbgraph.tensor.reduction import Reduce
+from nbgraph.tensor.ifelse import IfElse, ifelse
 from nbgraph.tensor.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import (
@@ -68,6 +69,7 @@ __all__ = [
     "log1p", "expm1", "sqrt", "sqr", "sin", "cos", "tan", "tanh", "sigmoid", "softplus",
     "maximum", "minimum", "lt", "le", "gt", "ge", "eq", "neq", "and_", "or_", "xor",
     "invert", "switch", "where", "cast", "sum", "prod", "mean", "max", "min", "outer",
+    "ifelse", "IfElse",
 ] + [n for n in _variable.__all__ if n not in (
     "TensorVariable", "TensorConstant", "SharedVariable", "as_tensor_variable", "constant",
     "shared", "tensor")]

@@ -107,8 +107,12 @@ class CProgram(Program):
 
         Same behaviour as :meth:`run` (errors name the failing node), less
         interpreter work per call.  Thunks are looked up at call time, so kernels
-        installed later by a background compilation are used.
+        installed later by a background compilation are used.  A lazy schedule
+        (``self.steps``, see :mod:`nbgraph.linkers.schedule`) keeps the generic
+        :meth:`run`, which honours it.
         """
+        if getattr(self, "steps", None) is not None:
+            return self.run
         names = {"P": self, "T": self.thunks}
         lines = ["def run():", "    if P._job is not None:", "        P._poll()", "    i = 0",
                  "    try:"]
@@ -283,7 +287,8 @@ class CLinker:
         chosen = []
         for node in order:
             use_c, why = self.wants_c(node)
-            if self.mode == "c" and not use_c:
+            # a lazy node only chooses which blocks run: the program does that work
+            if self.mode == "c" and not use_c and not node.op.lazy_inputs(node):
                 raise CLinkerRefusal(
                     "linker='c' runs every node as C, but node %s cannot: %s. Use "
                     "linker='cvm' to run such nodes in Python." % (_node_text(node), why))
