@@ -113,7 +113,8 @@ def _normalize_updates(updates):
 
 
 def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewrite="fast",
-             name=None, on_unused_input="raise", profile=False, trust_input=False):
+             name=None, on_unused_input="raise", profile=False, trust_input=False,
+             no_default_updates=False):
     """Compile ``outputs`` as a function of ``inputs``.
 
     A single output Variable gives a function returning one array; a list
@@ -121,6 +122,9 @@ def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewri
     are written after each call; ``givens`` substitutes variables before
     compiling.  ``rewrite="fast"`` runs the rewrite pipeline, None none.
     ``linker`` is "py", "c", "cvm" or "debug" (default: config.linker).
+    A shared variable the graph reads whose ``default_update`` is set (a random
+    state) is updated with it unless ``updates`` names it or
+    ``no_default_updates`` is True or a list holding it.
     """
     if on_unused_input not in ("raise", "warn", "ignore"):
         raise ValueError("on_unused_input must be 'raise', 'warn' or 'ignore', got %r" % (
@@ -143,6 +147,7 @@ def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewri
                 raise TypeError("output %d of function() must be a Variable, got %r" % (
                     i, out)) from exc
     update_pairs = _normalize_updates(updates)
+    update_pairs += _default_updates(out_list, update_pairs, no_default_updates)
     computed = out_list + [expr for _, expr in update_pairs]
     if givens:
         pairs = list(givens.items()) if isinstance(givens, dict) else list(givens)
@@ -166,6 +171,33 @@ def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewri
     linker_name = resolve_linker(linker)
     return Function(fgraph, inputs, out_list, single, shared_inputs, update_pairs,
                     linker_name, name=name, profile=profile, trust_input=trust_input)
+
+
+def _default_updates(outputs, update_pairs, no_default_updates):
+    """``(shared, default_update)`` pairs for the shared variables the graph reads."""
+    if no_default_updates is True:
+        return []
+    if no_default_updates is False or no_default_updates is None:
+        skip = set()
+    elif isinstance(no_default_updates, (list, tuple, set)):
+        skip = set(no_default_updates)
+    else:
+        raise TypeError("no_default_updates must be True, False or a list of shared "
+                        "variables, got %r" % (no_default_updates,))
+    SharedVariable = _shared_type()
+    done = {t for t, _ in update_pairs} | skip
+    found = []
+    pending = list(outputs) + [e for _, e in update_pairs]
+    while pending:
+        new = []
+        for var in graph_inputs(pending):
+            update = getattr(var, "default_update", None)
+            if isinstance(var, SharedVariable) and update is not None and var not in done:
+                done.add(var)
+                found.append((var, update))
+                new.append(update)
+        pending = new  # an update's graph may read further states
+    return _normalize_updates(found) if found else []
 
 
 def _check_missing(inputs, computed, update_targets):

@@ -19,6 +19,7 @@ from nbgraph.tensor.math import (
 )
 from nbgraph.tensor.reduction import Reduce
 from nbgraph.tensor.ifelse import IfElse, ifelse
+from nbgraph.tensor import random  # noqa: F401  (nt.random.RandomStream)
 from nbgraph.tensor.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import (
