@@ -12,8 +12,15 @@ from nbgraph.testing import verify_grad
 
 __version__ = "0.1.0"
 
-__all__ = ["config", "FunctionGraph", "Function", "function", "grad", "dprint", "shared", "ifelse",
-           "verify_grad", "load_ipython_extension", "unload_ipython_extension", "__version__"]
+__all__ = ["config", "FunctionGraph", "Function", "function", "grad", "dprint", "shared",
+           "ifelse", "Rop", "Lop", "jacobian", "hessian", "verify_grad",
+           "load_ipython_extension", "unload_ipython_extension", "__version__"]
+
+
+# names imported on first use (from the module given), keeping ``import nbgraph`` light
+_LAZY = {"ifelse": "nbgraph.tensor.ifelse", "Rop": "nbgraph.core.gradient",
+         "Lop": "nbgraph.core.gradient", "jacobian": "nbgraph.tensor.derivatives",
+         "hessian": "nbgraph.tensor.derivatives"}
 
 
 def __getattr__(name):
@@ -24,16 +31,17 @@ def __getattr__(name):
 
         globals()["shared"] = shared
         return shared
-    if name == "ifelse":
-        from nbgraph.tensor.ifelse import ifelse
+    if name in _LAZY:
+        import importlib
 
-        globals()["ifelse"] = ifelse
-        return ifelse
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError("module 'nbgraph' has no attribute %r" % (name,))
 
 
 def __dir__():
-    return sorted(set(globals()) | {"shared", "ifelse"})
+    return sorted(set(globals()) | {"shared"} | set(_LAZY))
 
 
 def load_ipython_extension(ipython):

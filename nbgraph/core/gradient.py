@@ -10,11 +10,11 @@ Type makes the seed (``grad_ones_like``), absent output gradients are made by
 
 import warnings
 
-from nbgraph.core.graph import Variable, toposort
+from nbgraph.core.graph import Variable, clone_replace, graph_inputs, toposort
 from nbgraph.core.op import DisconnectedGradient, NullGradient
 from nbgraph.core.type import MethodNotDefined
 
-__all__ = ["grad", "DisconnectedInputError", "NullGradientError"]
+__all__ = ["grad", "Lop", "Rop", "DisconnectedInputError", "NullGradientError"]
 
 
 class DisconnectedInputError(ValueError):
@@ -25,7 +25,7 @@ class NullGradientError(TypeError):
     """An Op declared the gradient undefined on the path to a requested input."""
 
 
-def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
+def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", known_grads=None):
     """Symbolic gradient of the scalar ``cost`` with respect to ``wrt``.
 
     ``wrt`` is a Variable or a list/tuple of them; the result has the same
@@ -36,11 +36,27 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
     An Op's grad returning None for an input means a zero gradient (integer
     inputs, comparisons): a ``wrt`` reached only that way gets zeros, no error;
     returning DisconnectedGradient means the output does not depend on it.
+
+    ``known_grads`` maps variables to the gradient of the cost with respect
+    to them (Variables, or values their Type accepts): backpropagation starts
+    from those too, and a known gradient is final (what the cost would send
+    back through that variable is not added).  ``cost`` may then be None: the
+    result is the vector-Jacobian product of the known gradients (see
+    :func:`Lop`).
     """
+    return _backprop(cost, wrt, consider_constant, disconnected_inputs,
+                     _known_gradients(known_grads), final=True)
+
+
+def _backprop(cost, wrt, consider_constant, disconnected_inputs, known, final):
+    """grad's traversal; ``final``: a known gradient is not added to (grad's rule),
+    else it is one more contribution (Lop's rule: an output may feed another)."""
     if disconnected_inputs not in ("raise", "warn", "ignore"):
         raise ValueError("disconnected_inputs must be 'raise', 'warn' or 'ignore', got %r"
                          % (disconnected_inputs,))
-    if not isinstance(cost, Variable):
+    if cost is None and not known:
+        raise TypeError("grad: cost is None, so known_grads must give at least one gradient")
+    if cost is not None and not isinstance(cost, Variable):
         raise TypeError("grad: cost must be a Variable, got %s %r" % (
             type(cost).__name__, cost))
     single = isinstance(wrt, Variable)
@@ -50,16 +66,18 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
             raise TypeError("grad: wrt[%d] must be a Variable, got %s %r" % (
                 i, type(w).__name__, w))
     blocked = set(consider_constant or ())
-    seed = cost.type.grad_ones_like(cost)
+    roots = ([cost] if cost is not None else []) + list(known)
 
-    order = toposort([cost])
+    order = toposort(roots)
     wrt_set = set(wrt_list)
     connected = set(wrt_set)
     for node in order:
         if any(inp in connected and inp not in blocked for inp in node.inputs):
             connected.update(node.outputs)
 
-    contributions = {cost: [seed]}
+    contributions = {var: [g] for var, g in known.items()}
+    if cost is not None and cost not in known:
+        contributions[cost] = [cost.type.grad_ones_like(cost)]
     nulls = {}
     # variables the cost depends on but whose gradient is zero: an Op returned
     # None for them (integer values, comparisons), or for all of their uses
@@ -103,6 +121,8 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
             if not isinstance(g, Variable):
                 raise TypeError("%s.grad returned %r for input %r; expected a Variable" % (
                     node.op, g, inp))
+            if final and inp in known:
+                continue  # a known gradient is final
             contributions.setdefault(inp, []).append(g)
 
     results = []
@@ -118,7 +138,7 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise"):
             results.append(w.type.grad_zeros_like(w))
             continue
         message = ("grad: the cost %r does not depend on %r (it is disconnected)"
-                   % (cost, w))
+                   % (cost if cost is not None else list(known), w))
         if disconnected_inputs == "raise":
             raise DisconnectedInputError(message + "; pass disconnected_inputs='ignore' "
                                          "to get zeros")
@@ -137,3 +157,96 @@ def _total(var, contributions):
     total = var.type.grad_sum(terms)
     contributions[var] = [total]
     return total
+
+
+def _known_gradients(known_grads):
+    """``{variable: gradient Variable}`` from ``known_grads`` (values become constants)."""
+    known = {}
+    for var, g in dict(known_grads or {}).items():
+        if not isinstance(var, Variable):
+            raise TypeError("known_grads: keys must be Variables, got %s %r" % (
+                type(var).__name__, var))
+        if g is None:
+            continue
+        if not isinstance(g, Variable):
+            try:
+                g = var.type.make_constant(var.type.filter(g))
+            except (TypeError, ValueError) as exc:
+                raise TypeError("known_grads: the gradient given for %r is not a value of its "
+                                "type %r: %s" % (var, var.type, exc)) from exc
+        known[var] = g
+    return known
+
+
+def _as_list(x, what):
+    if isinstance(x, Variable):
+        return [x], True
+    if isinstance(x, (list, tuple)):
+        return list(x), False
+    raise TypeError("%s must be a Variable or a list of Variables, got %r" % (what, x))
+
+
+def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"):
+    """The vector-Jacobian product ``v^T (df/dwrt)`` (reverse mode, no scalar cost).
+
+    ``f`` is a Variable or a list; ``eval_points`` gives one ``v`` per entry of
+    ``f`` (same structure, each shaped like its ``f``).  The result has the
+    structure of ``wrt``: for each ``x`` in ``wrt``, the sum over ``f`` of
+    ``v`` times the Jacobian of ``f`` with respect to ``x``.
+    """
+    fs, _ = _as_list(f, "Lop: f")
+    vs, _ = _as_list(eval_points, "Lop: eval_points")
+    if len(fs) != len(vs):
+        raise ValueError("Lop: %d outputs but %d eval_points" % (len(fs), len(vs)))
+    known = {}
+    for fi, vi in zip(fs, vs):
+        (vi,) = _known_gradients({fi: vi}).values()
+        known[fi] = vi if fi not in known else fi.type.grad_sum([known[fi], vi])
+    return _backprop(None, wrt, consider_constant, disconnected_inputs, known, final=False)
+
+
+def Rop(f, wrt, eval_points, disconnected_outputs="raise"):
+    """The Jacobian-vector product ``(df/dwrt) v`` (forward mode).
+
+    ``wrt`` is a Variable or a list, ``eval_points`` one ``v`` per entry of it
+    (each shaped like its ``wrt``); the result has the structure of ``f``: for
+    each output, the sum over ``wrt`` of its Jacobian times ``v``.
+
+    It is computed by transposing reverse mode twice, so every Op with a
+    ``grad`` supports it: with ``u`` a stand-in shaped like ``f``, ``g(u) =
+    Lop(f, wrt, u)`` is linear in ``u`` and ``Lop(g, u, v) = J v``.  The
+    result does not depend on ``u``'s value; where it still reads ``u``'s
+    shape, ``u`` is replaced by zeros shaped like ``f``.
+    ``disconnected_outputs="raise"`` refuses an ``f`` that depends on no
+    ``wrt`` variable ("ignore" gives zeros).
+    """
+    fs, single = _as_list(f, "Rop: f")
+    xs, _ = _as_list(wrt, "Rop: wrt")
+    vs, _ = _as_list(eval_points, "Rop: eval_points")
+    if len(xs) != len(vs):
+        raise ValueError("Rop: %d wrt variables but %d eval_points" % (len(xs), len(vs)))
+    for x, v in zip(xs, vs):
+        if isinstance(v, Variable) and getattr(v.type, "ndim", None) != getattr(
+                x.type, "ndim", None):
+            raise TypeError("Rop: eval point %r (%r) must be shaped like %r (%r)" % (
+                v, v.type, x, x.type))
+    stand_ins = [fi.type() for fi in fs]
+    for u, fi in zip(stand_ins, fs):
+        u.name = "u_%s" % fi.name if fi.name else None
+    gs = Lop(fs, xs, stand_ins, disconnected_inputs="ignore")
+    pairs = [(g, v) for g, v in zip(gs, vs) if _depends_on(g, stand_ins)]
+    if not pairs:
+        if disconnected_outputs == "raise":
+            raise DisconnectedInputError("Rop: %r depends on none of %r" % (fs, xs))
+        results = [fi.type.grad_zeros_like(fi) for fi in fs]
+    else:
+        results = Lop([g for g, _ in pairs], stand_ins, [v for _, v in pairs],
+                      disconnected_inputs="ignore")
+        replacements = [(u, fi.type.grad_zeros_like(fi)) for u, fi in zip(stand_ins, fs)]
+        results = clone_replace(results, replacements)
+    return results[0] if single else results
+
+
+def _depends_on(var, roots):
+    ins = set(graph_inputs([var]))
+    return any(r in ins for r in roots)
