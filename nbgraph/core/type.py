@@ -21,6 +21,7 @@ from nbgraph.core.props import PropsMixin
 
 __all__ = [
     "Type",
+    "DowncastError",
     "Generic",
     "generic",
     "SingletonType",
@@ -34,6 +35,16 @@ __all__ = [
 
 class MethodNotDefined(NotImplementedError):
     """A Type or Op does not implement an optional hook (C code, most often)."""
+
+
+class DowncastError(TypeError):
+    """A value fits a Type only by losing information (``filter`` refuses it
+    unless ``allow_downcast=True``).  ``reason`` says what would be lost,
+    without advice; the message adds the advice for ``filter``'s callers."""
+
+    def __init__(self, reason, advice="cast it first or pass allow_downcast=True"):
+        super().__init__("%s; %s" % (reason, advice))
+        self.reason = reason
 
 
 class NarrowingStep:

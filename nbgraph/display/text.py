@@ -40,7 +40,8 @@ _EXPECTED = ("a Variable, an Apply, a FunctionGraph, an object whose .fgraph is 
              "FunctionGraph (a compiled Function), or a list/tuple of Variables and Applys")
 
 
-def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nesting=100):
+def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nesting=100,
+           print_destroy_map=False, print_view_map=False):
     """Print the graph behind ``obj`` as an indented text tree.
 
     Parameters
@@ -66,6 +67,10 @@ def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nest
     max_nesting : int or None
         Deepest indentation level of one tree; deeper parts continue below
         as separate trees (see the module docstring).  None never splits.
+    print_destroy_map, print_view_map : bool
+        Add ``d={output: [input, ...]}`` (which inputs a node overwrites) and
+        ``v={...}`` (which inputs its outputs are views of) after a node's
+        name, for nodes that have them.
 
     Returns
     -------
@@ -114,7 +119,9 @@ def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nest
                         "file-like object with a write() method, got %s %r" % (
                             type(file).__name__, file))
 
-    lines = _render(outputs, bool(print_type), depth, ids, max_nesting)
+    maps = tuple(m for m, on in (("destroy_map", print_destroy_map),
+                                 ("view_map", print_view_map)) if on)
+    lines = _render(outputs, bool(print_type), depth, ids, max_nesting, maps)
     text = "".join(line + "\n" for line in lines)
     if isinstance(file, str):
         return text
@@ -190,7 +197,7 @@ def _char_id(n):
     return "".join(reversed(letters))
 
 
-def _render(outputs, print_type, depth, ids, max_nesting):
+def _render(outputs, print_type, depth, ids, max_nesting, maps=()):
     """The lines of the trees for ``outputs`` (an explicit-stack walk)."""
     labels = {}     # id(Apply) or id(root Variable) -> label, in first-visit order
     expanded = set()  # id(Apply) whose inputs are printed (or scheduled below)
@@ -228,6 +235,10 @@ def _render(outputs, print_type, depth, ids, max_nesting):
                     parts.append(" <%r>" % (var.type,))
                 if node is not None:
                     parts.append(" '%s'" % (var.name if var.name is not None else ""))
+                    for attr in maps:
+                        mapping = getattr(node.op, attr, None)
+                        if mapping:
+                            parts.append(" %s=%s" % (attr[0], dict(sorted(mapping.items()))))
                     show_inputs = (node.inputs and (depth is None or level < depth)
                                    and (forced or key not in expanded))
                     if show_inputs:

@@ -7,6 +7,7 @@
 array(28.4)
 """
 
+import functools
 import warnings
 import weakref
 
@@ -15,6 +16,8 @@ import numpy as np
 from nbgraph.config import config
 from nbgraph.core.fgraph import FunctionGraph, MissingInputError, path_to
 from nbgraph.core.graph import Constant, Variable, ancestors, clone_replace, graph_inputs
+from nbgraph.core.type import DowncastError
+from nbgraph.linkers.io import FunctionExtras, unpack_inputs, unpack_outputs
 from nbgraph.linkers.profile import ProfileStats
 
 __all__ = ["function", "Function", "UnusedInputError", "resolve_linker", "LINKERS"]
@@ -114,26 +117,49 @@ def _normalize_updates(updates):
 
 def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewrite="fast",
              name=None, on_unused_input="raise", profile=False, trust_input=False,
-             no_default_updates=False):
+             no_default_updates=False, mode=None, allow_input_downcast=None,
+             accept_inplace=False):
     """Compile ``outputs`` as a function of ``inputs``.
 
     A single output Variable gives a function returning one array; a list
     gives a list.  ``updates`` (pairs or dict: shared variable -> new value)
     are written after each call; ``givens`` substitutes variables before
-    compiling.  ``rewrite="fast"`` runs the rewrite pipeline, None none.
-    ``linker`` is "py", "c", "cvm" or "debug" (default: config.linker).
+    compiling.  ``rewrite="fast"`` runs the rewrite pipeline, None none (or
+    a graph rewriter to run instead).  ``linker`` is "py", "c", "cvm" or
+    "debug" (default: config.linker).
     A shared variable the graph reads whose ``default_update`` is set (a random
     state) is updated with it unless ``updates`` names it or
     ``no_default_updates`` is True or a list holding it.
+
+    Theano's options: inputs may be :class:`~nbgraph.linkers.io.In` (default
+    values, keyword names) and outputs :class:`~nbgraph.linkers.io.Out`;
+    ``mode`` (a :class:`~nbgraph.linkers.mode.Mode` or a name such as
+    "FAST_RUN", "FAST_COMPILE", "DebugMode") chooses the linker and rewrites
+    when ``linker``/``rewrite`` are left at their defaults;
+    ``allow_input_downcast=True`` lets arguments be cast to the inputs' dtypes
+    even when precision is lost (float64 data into a float32 input);
+    ``accept_inplace`` is accepted (nbgraph's graphs never hold user-made
+    in-place Ops that could overwrite an argument).
     """
     if on_unused_input not in ("raise", "warn", "ignore"):
         raise ValueError("on_unused_input must be 'raise', 'warn' or 'ignore', got %r" % (
             on_unused_input,))
-    if rewrite not in ("fast", None):
-        raise ValueError("rewrite must be 'fast' or None, got %r" % (rewrite,))
     if isinstance(inputs, Variable) or not isinstance(inputs, (list, tuple)):
         raise TypeError("function() needs a list of input Variables, got %r" % (inputs,))
-    inputs = list(inputs)
+    options = {"givens": givens, "linker": linker, "rewrite": rewrite, "name": name,
+               "on_unused_input": on_unused_input, "trust_input": trust_input, "mode": mode,
+               "allow_input_downcast": allow_input_downcast,
+               "no_default_updates": no_default_updates}
+    if mode is not None:
+        from nbgraph.linkers.mode import get_mode
+
+        mode_obj = get_mode(mode)
+        linker = linker if linker is not None else mode_obj.linker
+        rewrite = mode_obj.rewrite if rewrite == "fast" else rewrite
+    if rewrite not in ("fast", None) and not hasattr(rewrite, "rewrite"):
+        raise ValueError("rewrite must be 'fast', None or a graph rewriter, got %r" % (rewrite,))
+    inputs, input_specs = unpack_inputs(inputs)
+    outputs = unpack_outputs(outputs)
     _check_inputs(inputs)
     single = isinstance(outputs, Variable)
     out_list = [outputs] if single else list(outputs or [])
@@ -146,8 +172,9 @@ def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewri
             except TypeError as exc:
                 raise TypeError("output %d of function() must be a Variable, got %r" % (
                     i, out)) from exc
-    update_pairs = _normalize_updates(updates)
-    update_pairs += _default_updates(out_list, update_pairs, no_default_updates)
+    explicit_updates = _normalize_updates(updates)
+    update_pairs = explicit_updates + _default_updates(out_list, explicit_updates,
+                                                       no_default_updates)
     computed = out_list + [expr for _, expr in update_pairs]
     if givens:
         pairs = list(givens.items()) if isinstance(givens, dict) else list(givens)
@@ -168,9 +195,15 @@ def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewri
         from nbgraph.tensor.rewriting import rewrite_graph
 
         rewrite_graph(fgraph)
+    elif rewrite is not None:
+        rewrite.rewrite(fgraph)
     linker_name = resolve_linker(linker)
-    return Function(fgraph, inputs, out_list, single, shared_inputs, update_pairs,
-                    linker_name, name=name, profile=profile, trust_input=trust_input)
+    fn = Function(fgraph, inputs, out_list, single, shared_inputs, update_pairs,
+                  linker_name, name=name, profile=profile, trust_input=trust_input,
+                  allow_input_downcast=allow_input_downcast, input_specs=input_specs)
+    fn.build_options = {"outputs": out_list, "single": single, "updates": explicit_updates,
+                        "kwargs": options}
+    return fn
 
 
 def _default_updates(outputs, update_pairs, no_default_updates):
@@ -223,17 +256,19 @@ def _check_unused(inputs, computed, policy):
         warnings.warn(message, stacklevel=3)
 
 
-class Function:
+class Function(FunctionExtras):
     """A compiled graph.  Call it with one value per input.
 
     Attributes: ``inputs``/``outputs`` (the caller's Variables), ``fgraph``
     (the rewritten graph it runs), ``linker``, ``profile`` (a ProfileStats
     when compiled with ``profile=True``), ``trust_input`` (skip argument
-    checks when True).
+    checks when True), ``maker`` (Theano's view: ``f.maker.fgraph``).
+    Inputs given as ``In(var, value=...)`` may be left out of a call.
     """
 
     def __init__(self, fgraph, inputs, outputs, single, shared_inputs, updates, linker,
-                 name=None, profile=False, trust_input=False):
+                 name=None, profile=False, trust_input=False, allow_input_downcast=None,
+                 input_specs=None):
         self.fgraph = fgraph
         self.inputs = inputs
         self.outputs = outputs
@@ -245,7 +280,11 @@ class Function:
         self.updates = updates
         n_in, n_out = len(inputs), len(outputs)
         self._input_types = [v.type for v in fgraph.inputs[:n_in]]
-        self._input_names = [v.name for v in inputs]
+        self.input_specs = input_specs or unpack_inputs(inputs)[1]
+        self._input_names = [spec.name for spec in self.input_specs]
+        self._has_defaults = any(spec.has_default for spec in self.input_specs)
+        self._filters = [functools.partial(t.filter, allow_downcast=True)
+                         if allow_input_downcast else t.filter for t in self._input_types]
         self.program = _make_linker(linker).link(fgraph)
         cells = self.program.input_cells
         self._arg_cells = cells[:n_in]
@@ -438,7 +477,7 @@ class Function:
                 body.append("c%d[0] = _nbg_arg%d" % (i, i))
             else:
                 ttype = self._input_types[i]
-                names["F%d" % i] = ttype.filter
+                names["F%d" % i] = self._filters[i]
                 spec = getattr(ttype, "filter_fast_path", lambda: None)()
                 if spec is not None:
                     # the values the type's filter returns unchanged, accepted inline
@@ -500,7 +539,9 @@ class Function:
         return names["fast"], names["call"]
 
     def _call(self, args, kwargs):
-        if kwargs:
+        if self._has_defaults:
+            args = self._fill_defaults(args, kwargs)
+        elif kwargs:
             args = self._merge_kwargs(args, kwargs)
         if len(args) != len(self._arg_cells):
             raise TypeError("%s expects %d arguments (%s), got %d" % (
@@ -513,13 +554,17 @@ class Function:
             for i, (cell, value, ttype) in enumerate(zip(self._arg_cells, args,
                                                          self._input_types)):
                 try:
-                    cell[0] = ttype.filter(value)
+                    cell[0] = self._filters[i](value)
                 except (TypeError, ValueError) as exc:
                     for done in self._arg_cells[:i]:
                         done[0] = None  # keep no reference to the earlier arguments
+                    reason = exc
+                    if isinstance(exc, DowncastError):
+                        reason = "%s; cast it first or compile with function(..., " \
+                            "allow_input_downcast=True)" % (exc.reason,)
                     raise TypeError("bad argument %d (%s) to %s: expected %r, got %s: %s" % (
                         i, self._input_names[i] or "unnamed", self._describe(), ttype,
-                        _value_text(value), exc)) from None
+                        _value_text(value), reason)) from None
         for cell, container in self._shared_cells:
             cell[0] = container[0]
         if self.profile is not None:
@@ -570,11 +615,12 @@ class Function:
     def _describe(self):
         return "function %r" % self.name if self.name else "the function"
 
-    def dprint(self, file=None, print_type=False):
-        """dprint of the compiled (rewritten) graph."""
+    def dprint(self, file=None, print_type=False, **kwargs):
+        """dprint of the compiled (rewritten) graph (keywords as
+        :func:`nbgraph.dprint`, e.g. ``print_destroy_map=True``)."""
         from nbgraph.display.text import dprint
 
-        return dprint(self.fgraph, file=file, print_type=print_type)
+        return dprint(self.fgraph, file=file, print_type=print_type, **kwargs)
 
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)

@@ -106,6 +106,16 @@ class Elemwise(Op):
         self.destroy_map = {o: [i] for o, i in self.inplace_pattern}
         self.nfunc = getattr(scalar_op, "nfunc", None)
 
+    def __getstate__(self):
+        # nfunc is derived from scalar_op (and may be a local function): rebuilt on load
+        state = dict(self.__dict__)
+        state.pop("nfunc", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.nfunc = getattr(self.scalar_op, "nfunc", None)
+
     def __str__(self):
         if self.inplace_pattern:
             return "Elemwise{%s, inplace}" % (self.scalar_op,)

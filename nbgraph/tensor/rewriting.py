@@ -333,25 +333,27 @@ def shape_i_lift(fgraph, node):
     return [entry]
 
 
-def fast_pipeline():
+def fast_pipeline(exclude=()):
     """The graph rewriter ``rewrite="fast"`` runs.
 
     Merge, canonicalisation and constant folding to a fixed point, merge, then
     the graph rewriters tagged "fusion" (elementwise and reduction fusion,
     registered by :mod:`nbgraph.tensor.fusion`), merge again, and last those
-    tagged "inplace" (:mod:`nbgraph.tensor.inplace`).
+    tagged "inplace" (:mod:`nbgraph.tensor.inplace`).  Rewrites carrying a tag
+    in ``exclude`` (a stage such as "fusion" or "inplace", or one rewrite's
+    name) are left out.
     """
     import nbgraph.tensor.fusion  # noqa: F401  (registers the "fusion" stage)
     import nbgraph.tensor.inplace  # noqa: F401  (registers the "inplace" stage)
 
-    node_rewriters = rewrites.query("fast")
+    node_rewriters = rewrites.query("fast", exclude=exclude)
     return SequentialRewriter(
         MergeRewriter(),
         EquilibriumRewriter(node_rewriters, name="canonicalize"),
         MergeRewriter(),
-        *rewrites.query("fusion"),
+        *rewrites.query("fusion", exclude=exclude),
         MergeRewriter(),
-        *rewrites.query("inplace"),
+        *rewrites.query("inplace", exclude=exclude),
         name="fast",
     )
 

@@ -16,7 +16,7 @@ import sys
 import numpy as np
 
 from nbgraph.config import config
-from nbgraph.core.type import CLinkerType, Type
+from nbgraph.core.type import CLinkerType, DowncastError, Type
 
 __all__ = [
     "TensorType",
@@ -202,9 +202,8 @@ class TensorType(CLinkerType, Type):
                         and self.numpy_dtype.kind == "f")
             if exact or float_ok:
                 return cast
-        raise TypeError(
-            "%r cannot accurately hold %s of dtype %s; cast it first or pass "
-            "allow_downcast=True" % (self, type(data).__name__, arr.dtype))
+        raise DowncastError("%r cannot accurately hold %s of dtype %s" % (
+            self, type(data).__name__, arr.dtype))
 
     def values_eq(self, a, b):
         a, b = np.asarray(a), np.asarray(b)

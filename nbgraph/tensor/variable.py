@@ -13,7 +13,7 @@ import numpy as np
 
 from nbgraph.config import config
 from nbgraph.core.graph import Constant, Variable
-from nbgraph.tensor.type import TensorType, normalize_dtype, unmask
+from nbgraph.tensor.type import ALL_DTYPES, TensorType, normalize_dtype, unmask
 
 __all__ = [
     "TensorVariable", "TensorConstant", "SharedVariable", "as_tensor_variable", "constant",
@@ -232,6 +232,12 @@ class _TensorOperators:
     def __rmatmul__(self, other):
         return _m().dot(other, self)
 
+    def dprint(self, file=None, print_type=False, **kwargs):
+        """Print this variable's graph as text (see :func:`nbgraph.dprint`)."""
+        from nbgraph.display.text import dprint
+
+        return dprint(self, file=file, print_type=print_type, **kwargs)
+
 
 class TensorVariable(_TensorOperators, Variable):
     """A Variable of a TensorType, with NumPy-like operators."""
@@ -267,47 +273,73 @@ class SharedVariable(TensorVariable):
     ``borrow=True`` hands over the array itself.
     """
 
-    def __init__(self, type, value, name=None, strict=False, allow_downcast=None):
+    def __init__(self, type, value, name=None, strict=False, allow_downcast=None,
+                 borrow=False):
         super().__init__(type, None, None, name)
-        if strict:  # the value must already fit; still keep a copy of our own
-            data = type.filter(value, strict=True).copy()
+        if strict:  # the value must already fit
+            data = type.filter(value, strict=True)
         else:
-            data = type.filter(np.array(value, copy=True), allow_downcast=allow_downcast)
+            data = type.filter(value, allow_downcast=allow_downcast)
+        if not borrow and _shares_memory(data, value):
+            data = data.copy()  # an array of our own, unless borrowing
         self.container = [data]
 
-    def get_value(self, borrow=False):
-        """The current value (a copy unless ``borrow``)."""
+    def get_value(self, borrow=False, return_internal_type=False):
+        """The current value: a copy, or with ``borrow=True`` the array itself
+        (``return_internal_type`` is accepted; the internal type is ndarray)."""
         value = self.container[0]
         return value if borrow else value.copy()
 
     def set_value(self, value, borrow=False):
-        """Replace the value; it must fit the variable's type."""
-        value = self.type.filter(value)
-        if not borrow and isinstance(value, np.ndarray):
-            value = value.copy()
-        self.container[0] = value
+        """Replace the value; it must fit the variable's type.  Without
+        ``borrow`` the variable keeps a copy; with it, ``value`` itself when it
+        fits as it is."""
+        new = self.type.filter(value)
+        if not borrow and (new is value or _shares_memory(new, value)):
+            new = new.copy()
+        self.container[0] = new
+
+    def clone_with_own_value(self, name=None):
+        """A new SharedVariable of the same type holding a copy of the current value
+        (Function.copy uses it; :meth:`clone` shares the value instead)."""
+        new = SharedVariable(self.type, self.container[0], self.name if name is None else name)
+        new.tag = self.tag.copy()
+        return new
 
     def clone(self, name=None):
-        new = SharedVariable(self.type, self.container[0], self.name if name is None else name)
+        new = SharedVariable(self.type, self.container[0], self.name if name is None else name,
+                             borrow=True)
         new.container = self.container
         new.tag = self.tag.copy()
         return new
 
 
-def shared(value, name=None, shape=None, strict=False, allow_downcast=None):
-    """A SharedVariable holding (a copy of) ``value``.
+def shared(value, name=None, strict=False, allow_downcast=None, borrow=False, shape=None,
+           broadcastable=None):
+    """A SharedVariable holding a copy of ``value`` (``value`` itself with
+    ``borrow=True``, when it is an ndarray).
 
     Its type keeps ``value``'s dtype and ndim; dimensions are unknown-size
-    unless ``shape`` is given.
+    unless ``shape`` (or Theano's ``broadcastable``) is given.  ``strict`` and
+    ``allow_downcast`` apply to later ``set_value`` calls' checks as in Theano
+    (here: ``strict`` requires ``value`` to be an ndarray).
     """
+    if strict and not isinstance(value, np.ndarray):
+        raise TypeError("shared(value, strict=True) needs a numpy.ndarray, got %s" % (
+            type(value).__name__,))
     arr = np.asarray(value)
     if arr.dtype.kind not in "biuf":
         raise TypeError("shared() needs numeric data, got %s of dtype %s" % (
             type(value).__name__, arr.dtype))
-    if shape is None:
+    if shape is None and broadcastable is None:
         shape = (None,) * arr.ndim
-    ttype = TensorType(arr.dtype, shape)
-    return SharedVariable(ttype, arr, name=name, strict=strict, allow_downcast=allow_downcast)
+    ttype = TensorType(arr.dtype, shape, broadcastable=broadcastable)
+    return SharedVariable(ttype, value if isinstance(value, np.ndarray) else arr, name=name,
+                          strict=strict, allow_downcast=allow_downcast, borrow=borrow)
+
+
+def _shares_memory(a, b):
+    return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.may_share_memory(a, b)
 
 
 def constant(value, name=None, dtype=None, ndim=None):
@@ -361,13 +393,85 @@ def as_tensor_variable(x, name=None, ndim=None):
     return constant(x, name=name, ndim=ndim)
 
 
-def tensor(dtype="floatX", shape=None, name=None, broadcastable=None):
-    """A new tensor Variable of ``TensorType(dtype, shape)``."""
-    if isinstance(shape, str) and name is None:
+def _is_dtype_name(value):
+    # only full names: one-letter codes ("b", "d", "f") are common variable names
+    if isinstance(value, str):
+        return value == "floatX" or value in ALL_DTYPES
+    if isinstance(value, np.dtype):
+        return True
+    return isinstance(value, type) and issubclass(value, (bool, int, float, np.generic))
+
+
+def tensor(*args, name=None, dtype=None, shape=None, broadcastable=None):
+    """A new tensor Variable of ``TensorType(dtype, shape)``.
+
+    Two spellings: nbgraph's ``tensor(dtype, shape, name)`` (positional or
+    keywords) and PyTensor's ``tensor(name, *, dtype=None, shape=...)``.  A
+    first argument that is a dtype's full name (``"float64"``, ``"floatX"``)
+    or a NumPy dtype starts nbgraph's form; any other string (or None) is the
+    name (so one-letter codes such as ``"d"`` are names here).
+    dtype defaults to config.floatX.
+
+    >>> tensor("float32", (2, None), "a").type, tensor("b", shape=(3,)).type
+    (TensorType(float32, (2, None)), TensorType(float64, (3,)))
+    """
+    if len(args) > 3:
+        raise TypeError("tensor() takes at most 3 positional arguments (dtype, shape, name), "
+                        "got %d" % len(args))
+    if args and dtype is None and _is_dtype_name(args[0]):
+        given = dict(zip(("dtype", "shape", "name"), args))
+    elif args and (args[0] is None or isinstance(args[0], str)):
+        if len(args) > 1:
+            raise TypeError("tensor(name, *, dtype=None, shape=None): pass dtype and shape "
+                            "as keywords after the name %r (or use tensor(dtype, shape, name))"
+                            % (args[0],))
+        given = {"name": args[0]}
+    elif args:
+        raise TypeError("tensor(): the first argument must be a dtype or a name, got %s %r"
+                        % (type(args[0]).__name__, args[0]))
+    else:
+        given = {}
+    for key, value in (("name", name), ("dtype", dtype), ("shape", shape)):
+        if value is not None:
+            if key in given:
+                raise TypeError("tensor() got two values for %r" % key)
+            given[key] = value
+    shape = given.get("shape")
+    if isinstance(shape, str):
         raise TypeError("tensor(dtype, shape, name): pass the shape before the name")
     if shape is None and broadcastable is None:
-        raise TypeError("tensor() needs a shape, e.g. tensor('float64', (None, 3))")
-    return TensorType(dtype, shape, broadcastable=broadcastable)(name)
+        raise TypeError("tensor() needs a shape, e.g. tensor('float64', (None, 3)) or "
+                        "tensor('x', shape=(None, 3))")
+    return TensorType(given.get("dtype") or "floatX", shape,
+                      broadcastable=broadcastable)(given.get("name"))
+
+
+class TypedConstructor(TensorType):
+    """A typed constructor such as ``dmatrix``: call it for a new Variable, and
+    compare it with types, as Theano's ``T.dmatrix`` (a TensorType):
+    ``dmatrix("x").type == dmatrix`` holds.  Variables it makes carry a plain
+    TensorType.  ``dtype=``/``shape=`` at call time override its own."""
+
+    def __init__(self, dtype, shape, kind):
+        super().__init__(dtype, shape)
+        self.kind = kind
+        self.__name__ = kind
+        self.__doc__ = "A new Variable of dtype %s and static shape %r." % (dtype, shape)
+
+    def __call__(self, name=None, dtype=None, shape=None):
+        if shape is not None:
+            shape = check_constructor_shape(self.kind, shape, self.shape)
+        return TensorType(dtype or self.dtype, self.shape if shape is None else shape)(name)
+
+    def __eq__(self, other):
+        return isinstance(other, TensorType) and (self.dtype, self.shape) == (
+            other.dtype, other.shape)
+
+    def __hash__(self):
+        return hash((TensorType, self._props()))
+
+    def __reduce__(self):
+        return (TypedConstructor, (self.dtype, self.shape, self.kind))
 
 
 def check_constructor_shape(kind, shape, pattern):
@@ -394,11 +498,7 @@ def check_constructor_shape(kind, shape, pattern):
 
 
 def _constructor(pattern, dtype, kind):
-    def make(name=None, dtype=dtype, shape=pattern):
-        return TensorType(dtype, check_constructor_shape(kind, shape, pattern))(name)
-    make.__name__ = kind
-    make.__doc__ = "A new Variable of dtype %s and static shape %r." % (dtype, pattern)
-    return make
+    return TypedConstructor(dtype, pattern, kind)
 
 
 _KINDS = {

@@ -187,7 +187,7 @@ def test_duplicate_input():
 
 def test_non_variable_input():
     x = nt.dscalar("x")
-    with pytest.raises(TypeError, match=r"input 1 of function\(\) must be a Variable, got int 3"):
+    with pytest.raises(TypeError, match=r"input 1 of function\(\) must be a Variable \(or In\(variable\)\), got int 3"):
         function([x, 3], x * 2.0)
     with pytest.raises(TypeError, match="list of input Variables"):
         function(x, x * 2.0)
