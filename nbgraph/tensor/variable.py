@@ -227,10 +227,14 @@ class _TensorOperators:
         return _m().dot(self, other)
 
     def __matmul__(self, other):
-        return _m().dot(self, other)
+        from nbgraph.tensor.linalg import matmul
+
+        return matmul(self, other)
 
     def __rmatmul__(self, other):
-        return _m().dot(other, self)
+        from nbgraph.tensor.linalg import matmul
+
+        return matmul(other, self)
 
     def dprint(self, file=None, print_type=False, **kwargs):
         """Print this variable's graph as text (see :func:`nbgraph.dprint`)."""
