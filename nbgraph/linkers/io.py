@@ -209,9 +209,14 @@ class FunctionExtras:
             if new.type != old.type:
                 raise TypeError("swap: %r has type %r, %r has type %r; they must be equal" % (
                     old, old.type, new, new.type))
-        for var in self.shared_inputs:
-            if var not in swap and not share_memory:
-                swap[var] = var.clone_with_own_value()
+        if not share_memory:
+            for var in self.shared_inputs:
+                if var not in swap:
+                    swap[var] = _own_copy(var)
+            for old, new in swap.items():
+                update = getattr(old, "default_update", None)
+                if update is not None and new is not old:
+                    new.default_update = clone_replace(update, list(swap.items()))
         outputs, single = options["outputs"], options["single"]
         updates = options["updates"]
         exprs = list(outputs) + [e for _, e in updates]
@@ -233,6 +238,13 @@ class FunctionExtras:
         return (_rebuild_function,
                 (list(self.input_specs), outputs, list(options["updates"]),
                  dict(options["kwargs"])))
+
+
+def _own_copy(var):
+    """A clone of the shared variable ``var`` holding a copy of its current value."""
+    new = var.clone()
+    new.container = [var.get_value()]
+    return new
 
 
 def _rebuild_function(inputs, outputs, updates, kwargs):

@@ -303,12 +303,6 @@ class SharedVariable(TensorVariable):
             new = new.copy()
         self.container[0] = new
 
-    def clone_with_own_value(self, name=None):
-        """A new SharedVariable of the same type holding a copy of the current value
-        (Function.copy uses it; :meth:`clone` shares the value instead)."""
-        new = SharedVariable(self.type, self.container[0], self.name if name is None else name)
-        new.tag = self.tag.copy()
-        return new
 
     def clone(self, name=None):
         new = SharedVariable(self.type, self.container[0], self.name if name is None else name,

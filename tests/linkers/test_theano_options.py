@@ -283,3 +283,18 @@ def test_module_examples_run(name):
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_copy_gives_random_streams_their_own_state():
+    from nbgraph.tensor.random import RandomStream
+
+    srng = RandomStream(seed=3)
+    f = function([], srng.normal(size=(3,)))
+    g = f.copy()
+    first = f()
+    np.testing.assert_array_equal(g(), first)  # the copy starts from the same state
+    assert not np.array_equal(f(), first)  # and each advances its own
+    h = g.copy()
+    np.testing.assert_array_equal(h(), g())
+    k = pickle.loads(pickle.dumps(g))
+    np.testing.assert_array_equal(k(), g())
