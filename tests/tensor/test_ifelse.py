@@ -246,3 +246,46 @@ def test_module_example_runs():
     module = importlib.import_module("nbgraph.tensor.ifelse")
     result = doctest.testmod(module, verbose=False)
     assert result.attempted > 0 and result.failed == 0
+
+
+# -- properties over dtypes and shapes ------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+DTYPES = ["bool", "int8", "int32", "uint16", "int64", "float32", "float64"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(dtype=st.sampled_from(DTYPES),
+       then_shape=st.lists(st.integers(0, 3), max_size=3),
+       else_extra=st.integers(0, 2), cond=st.booleans(), seed=st.integers(0, 1000))
+def test_ifelse_returns_the_chosen_array_for_every_dtype_and_shape(dtype, then_shape, else_extra,
+                                                                   cond, seed):
+    rng = np.random.default_rng(seed)
+    ndim = len(then_shape)
+    else_shape = [s + else_extra for s in then_shape]  # a different shape (0-size included)
+    a = nt.tensor(dtype, (None,) * ndim, "a")
+    b = nt.tensor(dtype, (None,) * ndim, "b")
+    c = nt.bscalar("c")
+    f = ng.function([c, a, b], ifelse(c, a, b), linker="py")
+    av = (rng.integers(0, 2, then_shape) if dtype == "bool" else
+          rng.integers(0, 100, then_shape)).astype(dtype)
+    bv = (rng.integers(0, 2, else_shape) if dtype == "bool" else
+          rng.integers(0, 100, else_shape)).astype(dtype)
+    got = f(cond, av, bv)
+    expected = av if cond else bv
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+    assert not np.shares_memory(got, expected)
+
+
+@pytest.mark.parametrize("linker", ["debug", "c"])
+def test_ifelse_of_broadcastable_branches_in_c_linkers(linker):
+    c = nt.lscalar("c")
+    row = nt.tensor("float64", (1, None), "row")
+    mat = nt.dmatrix("mat")
+    out = ifelse(c, row + 1, mat * 2)
+    assert out.type.shape == (None, None)
+    f = ng.function([c, row, mat], out, linker=linker)
+    np.testing.assert_array_equal(f(1, np.ones((1, 3)), np.ones((0, 2))), np.full((1, 3), 2.0))
+    assert f(0, np.ones((1, 3)), np.ones((0, 2))).shape == (0, 2)

@@ -269,3 +269,46 @@ def test_shared_state_value_is_copied_unless_borrowed():
     g.standard_normal(10)
     assert state.get_value().bit_generator.state != g.bit_generator.state
     assert state.get_value(borrow=True) is state.container[0]
+
+
+# -- properties over shapes, sizes and dtypes -----------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=st.lists(st.integers(0, 3), max_size=3), seed=st.integers(0, 2 ** 20),
+       dtype=st.sampled_from(["float32", "float64"]), pshape_len=st.integers(0, 3))
+def test_draws_equal_numpy_for_any_size_and_broadcast_parameters(shape, seed, dtype,
+                                                                 pshape_len):
+    shape = tuple(shape)
+    # parameters shaped like a suffix of size (with some size-1 dims): they broadcast
+    pshape = tuple(1 if i % 2 else s for i, s in enumerate(shape[len(shape) - min(
+        pshape_len, len(shape)):]))
+    loc = np.arange(int(np.prod(pshape)), dtype=dtype).reshape(pshape)
+    srng = RandomStream(seed)
+    z = srng.normal(loc, 2.0, size=shape, dtype=dtype)
+    u = srng.uniform(size=shape, dtype=dtype)
+    i = srng.integers(-3, 4, size=shape)
+    zv, uv, iv = ng.function([], [z, u, i], linker="py")()
+    g0, g1, g2 = (numpy_generator(seed, k) for k in range(3))
+    expected_z = loc + np.asarray(2.0, dtype) * g0.standard_normal(shape, dtype=dtype)
+    np.testing.assert_array_equal(zv, expected_z)
+    np.testing.assert_array_equal(uv, g1.random(shape, dtype=dtype))
+    np.testing.assert_array_equal(iv, g2.integers(-3, 4, shape))
+    assert zv.dtype == dtype and uv.dtype == dtype and iv.dtype == np.int64
+    assert zv.shape == uv.shape == iv.shape == shape
+    assert z.type.shape == shape
+
+
+def test_shape_of_a_draw_is_known_without_drawing():
+    srng = RandomStream(0)
+    n, m = nt.lscalar("n"), nt.lscalar("m")
+    z = srng.normal(size=(n, m))
+    # (without the default update, which would still advance the state)
+    f = ng.function([n, m], [z.shape[0], z.shape[1]], linker="py", no_default_updates=True)
+    assert list(f(2, 5)) == [2, 5]
+    assert not any(type(node.op).__name__ == "RandomVariable" for node in f.fgraph.apply_nodes)
+    assert z.ndim == 2 and srng.choice(5).ndim == 0
+    with pytest.raises(TypeError, match=r"size\[1\]"):
+        srng.normal(size=(n, nt.dscalar()))
