@@ -27,9 +27,9 @@ import numpy as np
 
 from nbgraph.core.graph import Apply, Constant, Variable, io_toposort
 from nbgraph.core.op import Op
-from nbgraph.core.rewriting import node_rewriter
+from nbgraph.core.rewriting import GraphRewriter, node_rewriter
 from nbgraph.tensor.elemwise import Elemwise
-from nbgraph.tensor.rewriting import register_rewrite
+from nbgraph.tensor.rewriting import register_rewrite, rewrites
 from nbgraph.tensor.scalar_logic import Switch
 from nbgraph.tensor.type import FLOAT_DTYPES, TensorType
 from nbgraph.tensor.variable import as_tensor_variable, constant
@@ -44,16 +44,22 @@ class IfElse(Op):
 
     Inputs: the condition, then the ``n_outs`` values of the "then" branch,
     then the ``n_outs`` of the "else" branch.  Each output is a copy of the
-    chosen value (it never shares memory with a branch, so in-place rewrites
-    after it stay safe).
+    chosen value, unless ``as_view``: then it is the chosen value itself (a
+    view of either branch, declared in ``view_map``).  The ``ifelse_view``
+    rewrite sets ``as_view`` where no one else can see that memory: every
+    branch value is an intermediate that this node alone reads.
     """
 
-    __props__ = ("n_outs",)
+    __props__ = ("n_outs", "as_view")
 
-    def __init__(self, n_outs: int):
+    def __init__(self, n_outs: int, as_view: bool = False):
         if int(n_outs) < 1:
             raise ValueError("IfElse needs at least one output, got n_outs=%r" % (n_outs,))
         self.n_outs = int(n_outs)
+        self.as_view = bool(as_view)
+        if self.as_view:
+            n = self.n_outs
+            self.view_map = {j: [1 + j, 1 + n + j] for j in range(n)}
 
     def make_node(self, cond, *branches):
         n = self.n_outs
@@ -88,7 +94,10 @@ class IfElse(Op):
         for cell, value, out in zip(output_storage, chosen, node.outputs):
             if value is None:  # pragma: no cover - a scheduler that ignored needed_inputs
                 raise ValueError("ifelse: the taken branch was not computed")
-            cell[0] = np.array(value, dtype=out.type.dtype, copy=True)
+            if self.as_view and value.dtype == out.type.dtype:
+                cell[0] = value
+            else:
+                cell[0] = np.array(value, dtype=out.type.dtype, copy=True)
 
     def grad(self, inputs, output_grads):
         n = self.n_outs
@@ -131,6 +140,9 @@ class IfElse(Op):
 
     def do_constant_folding(self, node):
         return False  # the constant-condition rewrite below picks the branch instead
+
+    def __str__(self):
+        return "IfElse{%d%s}" % (self.n_outs, ", view" if self.as_view else "")
 
 
 def _as_list(out):
@@ -186,6 +198,41 @@ def ifelse(condition, then_branch: Branch, else_branch: Branch, name=None):
 
 
 # -- rewrites ---------------------------------------------------------------
+
+class IfElseView(GraphRewriter):
+    """``IfElse`` returns the chosen value without a copy where that is invisible.
+
+    Safe when every branch value is an intermediate that the IfElse node alone
+    reads and whose memory nothing else can reach (the in-place stage's own
+    test, :func:`nbgraph.tensor.inplace.destroyable`): then the output may be
+    that memory, and even be overwritten later.
+    """
+
+    name = "ifelse_view"
+
+    def apply(self, fgraph):
+        from nbgraph.tensor.inplace import destroyable
+
+        changes = 0
+        memo = {}
+        for node in fgraph.toposort():
+            op = node.op
+            if not isinstance(op, IfElse) or op.as_view or node not in fgraph.apply_nodes:
+                continue
+            if not all(destroyable(fgraph, node, v, memo) for v in node.inputs[1:]):
+                continue
+            new = Apply(IfElse(op.n_outs, as_view=True), list(node.inputs),
+                        [o.type() for o in node.outputs])
+            for old, out in zip(node.outputs, new.outputs):
+                out.name = old.name
+                if old in fgraph.variables:
+                    fgraph.replace(old, out, reason=self.name)
+            changes += 1
+        return changes
+
+
+rewrites.register("ifelse_view", IfElseView(), "inplace", position=210)
+
 
 @register_rewrite("ifelse_constant_condition", "fast", "canonicalize", position=15)
 @node_rewriter([IfElse])

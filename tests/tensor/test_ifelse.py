@@ -289,3 +289,26 @@ def test_ifelse_of_broadcastable_branches_in_c_linkers(linker):
     f = ng.function([c, row, mat], out, linker=linker)
     np.testing.assert_array_equal(f(1, np.ones((1, 3)), np.ones((0, 2))), np.full((1, 3), 2.0))
     assert f(0, np.ones((1, 3)), np.ones((0, 2))).shape == (0, 2)
+
+
+@pytest.mark.parametrize("linker", ["py", "debug", "c"])
+def test_private_branch_values_are_returned_without_a_copy(linker):
+    c, a = nt.dscalar("c"), nt.dmatrix("a")
+    out = ifelse(c > 0, nt.exp(a), a * 2) + 1   # the + 1 may then work in place too
+    f = ng.function([c, a], out, linker=linker)
+    (node,) = [n for n in f.fgraph.apply_nodes if isinstance(n.op, IfElse)]
+    assert node.op.as_view and str(node.op) == "IfElse{1, view}"
+    v = np.arange(4.0).reshape(2, 2)
+    np.testing.assert_allclose(f(1.0, v), np.exp(v) + 1)
+    np.testing.assert_allclose(f(-1.0, v), 2 * v + 1)
+    np.testing.assert_array_equal(v, np.arange(4.0).reshape(2, 2))
+
+
+def test_values_others_can_see_are_still_copied():
+    c, a = nt.dscalar("c"), nt.dmatrix("a")
+    e = nt.exp(a)
+    f = ng.function([c, a], [ifelse(c > 0, e, a), e], linker="py")
+    (node,) = [n for n in f.fgraph.apply_nodes if isinstance(n.op, IfElse)]
+    assert not node.op.as_view
+    r, ev = f(1.0, np.ones((1, 1)))
+    assert not np.shares_memory(r, ev)
