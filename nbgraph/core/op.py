@@ -118,6 +118,22 @@ class Op(PropsMixin):
         """False to forbid folding this node when all its inputs are constant."""
         return True
 
+    # -- inner graphs (loops, conditionals: Ops running graphs of their own) --
+    def inner_graphs(self):
+        """The FunctionGraphs this Op runs inside itself (display shows them); none here."""
+        return []
+
+    def bind_linker(self, node, link):
+        """A perform for ``node`` whose inner graphs run as compiled by ``link``.
+
+        Linkers call this once per node when they link a graph: ``link(fgraph)``
+        links an inner graph with the same linker as the outer one and returns
+        its program (``input_cells``, ``output_cells``, ``run()``).  Return a
+        callable with :meth:`perform`'s signature, or None (the default) to
+        run :meth:`perform` itself.
+        """
+        return None
+
     # -- C hooks (used by nbgraph.linkers.c) -----------------------------
     def c_code(self, node, name, inputs, outputs, sub):
         """C statements computing ``outputs`` (C names) from ``inputs``."""

@@ -414,7 +414,18 @@ class _Compact:
                     g.edge(names[node], names[out])
         _summary(g, self.walk, "compact")
         self._legend(g)
+        from nbgraph.display.inner import add_inner_clusters  # loops' bodies as boxes
+
+        add_inner_clusters(g, self.walk, self._draw_inner)
         return g
+
+    def _draw_inner(self, fgraph, prefix):
+        source = _GraphSource.of(fgraph)
+        walk = _Walk(source, len(self.walk.order) or 1)
+        walk.names = {item: prefix + name for item, name in walk.names.items()}
+        drawn = _Compact(source, walk, self.show_types, self.highlight).build()
+        first = walk.names.get(fgraph.outputs[0]) if fgraph.outputs else None
+        return drawn, first
 
     def _apply_node(self, g, node):
         op_text = _op_text(node.op)

@@ -122,6 +122,10 @@ def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nest
     maps = tuple(m for m, on in (("destroy_map", print_destroy_map),
                                  ("view_map", print_view_map)) if on)
     lines = _render(outputs, bool(print_type), depth, ids, max_nesting, maps)
+    from nbgraph.display.inner import inner_graph_lines  # loops' bodies (Op.inner_graphs)
+
+    lines += inner_graph_lines(outputs, lambda outs: _render(outs, bool(print_type), depth,
+                                                             ids, max_nesting, maps))
     text = "".join(line + "\n" for line in lines)
     if isinstance(file, str):
         return text

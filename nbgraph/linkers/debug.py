@@ -126,7 +126,8 @@ class DebugLinker:
     name = "debug"
 
     def link(self, fgraph, keep=()):
-        program = PythonLinker().link(fgraph, keep=keep)
+        base = PythonLinker(inner=self)
+        program = base.link(fgraph, keep=keep)
         order = list(program.nodes)
         c_nodes = [node for node in order if c_capable(node)[0]]
         module, kernels = compile_nodes(c_nodes)
@@ -139,14 +140,14 @@ class DebugLinker:
         keepalive = []
         for i, node in enumerate(order):
             program.thunks[i] = self._thunk(node, runners.get(node), storage, keepalive,
-                                            first=(i == 0))
+                                            first=(i == 0), perform=base.bound_perform(node))
             kinds.append("c" if node in runners else "py")
         program.kinds = kinds
         program.module = module
         program.linker = "debug"
         return program
 
-    def _thunk(self, node, runner, storage, keepalive, first):
+    def _thunk(self, node, runner, storage, keepalive, first, perform=None):
         in_cells = [storage[v] for v in node.inputs]
         out_cells = [storage[v] for v in node.outputs]
 
@@ -154,15 +155,15 @@ class DebugLinker:
             if first:
                 del keepalive[:]
             values = [c[0] for c in in_cells]
-            results = run_checked(node, values, runner, keepalive)
+            results = run_checked(node, values, runner, keepalive, perform)
             for cell, value in zip(out_cells, results):
                 cell[0] = value
         return thunk
 
 
-def _run_perform(node, values):
+def _run_perform(node, values, perform=None):
     storage = [[None] for _ in node.outputs]
-    node.op.perform(node, list(values), storage)
+    (perform or node.op.perform)(node, list(values), storage)
     for j, cell in enumerate(storage):
         if cell[0] is None:
             raise BadOutputType("%s.perform did not set output %d" % (node.op, j))
@@ -203,14 +204,17 @@ def _check_outputs(node, impl, inputs, before, outputs):
                 raise BadViewMap("%s (%s): outputs %d and %d share memory" % (op, impl, k, j))
 
 
-def run_checked(node, values, runner, keepalive=None):
-    """Run ``node`` in Python (and C when ``runner`` is given), check, return outputs."""
+def run_checked(node, values, runner, keepalive=None, perform=None):
+    """Run ``node`` in Python (and C when ``runner`` is given), check, return outputs.
+
+    ``perform`` replaces ``node.op.perform`` (an Op's perform bound to the linker,
+    which runs its inner graphs under this linker too)."""
     op = node.op
     py_out = None
     try:
         py_inputs = [copy_keeping_layout(v) for v in values]
         py_before = [_snapshot(v) for v in py_inputs]
-        py_out = _run_perform(node, py_inputs)
+        py_out = _run_perform(node, py_inputs, perform)
     except MethodNotDefined:
         if runner is None:
             raise

@@ -164,6 +164,21 @@ class PythonLinker:
 
     name = "py"
 
+    def __init__(self, inner=None):
+        # the linker that links the graphs Ops run inside themselves (Op.bind_linker):
+        # the outer linker, so a loop body compiled by "c" runs its C kernels
+        self.inner = inner
+
+    def link_inner(self, fgraph):
+        """Link an Op's inner graph with the outer linker; returns its program."""
+        return (self.inner or self).link(fgraph)
+
+    def bound_perform(self, node):
+        """``node.op.perform``, or the perform its Op binds to this linker."""
+        bind = getattr(node.op, "bind_linker", None)
+        bound = bind(node, self.link_inner) if bind is not None else None
+        return bound if bound is not None else node.op.perform
+
     def make_thunk(self, node, storage):
         """A no-argument callable running ``node.op.perform`` on the cells.
 
@@ -171,11 +186,11 @@ class PythonLinker:
         leaner callable with the same effect (or None to decline).
         """
         op = node.op
-        perform = op.perform
+        perform = self.bound_perform(node)
         in_cells = [storage[v] for v in node.inputs]
         out_cells = [storage[v] for v in node.outputs]
         fast = getattr(op, "make_py_thunk", None)
-        if fast is not None:
+        if fast is not None and perform == op.perform:
             thunk = fast(node, in_cells, out_cells)
             if thunk is not None:
                 return thunk

@@ -74,3 +74,7 @@ __all__ = [
 ] + [n for n in _variable.__all__ if n not in (
     "TensorVariable", "TensorConstant", "SharedVariable", "as_tensor_variable", "constant",
     "shared", "tensor")]
+
+from nbgraph.tensor import scan  # noqa: E402  (loops; callable: nt.scan(fn, ...))
+
+__all__ += ["scan"]

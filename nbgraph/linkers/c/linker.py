@@ -287,8 +287,10 @@ class CLinker:
         chosen = []
         for node in order:
             use_c, why = self.wants_c(node)
-            # a lazy node only chooses which blocks run: the program does that work
-            if self.mode == "c" and not use_c and not node.op.lazy_inputs(node):
+            # a lazy node only chooses which blocks run: the program does that work;
+            # a node running inner graphs (a loop) has them linked by this linker
+            if self.mode == "c" and not use_c and not node.op.lazy_inputs(node) \
+                    and not _runs_inner_graphs(node):
                 raise CLinkerRefusal(
                     "linker='c' runs every node as C, but node %s cannot: %s. Use "
                     "linker='cvm' to run such nodes in Python." % (_node_text(node), why))
@@ -296,7 +298,7 @@ class CLinker:
         c_nodes = [node for node, use_c in zip(order, chosen) if use_c]
         # The Python linker lays out storage, thunks and the release schedule;
         # the C nodes' thunks are then swapped for kernel calls.
-        base = PythonLinker().link(fgraph, keep=keep)
+        base = PythonLinker(inner=self).link(fgraph, keep=keep)
         if list(base.nodes) != list(order):  # pragma: no cover - toposort is stable
             raise RuntimeError("the Python linker ordered the graph differently")
         program = CProgram.__new__(CProgram)
@@ -330,6 +332,13 @@ class CLinker:
         module, kernels = compile_nodes(list(nodes))
         return {node: make_c_runner(node, kernel, module)
                 for node, kernel in zip(nodes, kernels)}
+
+
+def _runs_inner_graphs(node):
+    """True for an Op whose work is inner graphs, linked by this same linker (a loop):
+    linker="c" accepts it, and refuses in the inner graph whatever has no C."""
+    inner = getattr(node.op, "inner_graphs", None)
+    return bool(inner and inner())
 
 
 def _has_perform(node):

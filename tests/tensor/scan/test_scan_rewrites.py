@@ -1,0 +1,103 @@
+"""The Scan rewrites of the "fast" pipeline, checked on the compiled graphs, and their
+results checked against the same loops compiled without rewrites."""
+
+import numpy as np
+import pytest
+
+import nbgraph as ng
+import nbgraph.tensor as nt
+from nbgraph.tensor.scan import Scan, reduce as scan_reduce, scan
+
+
+def scans_of(f):
+    return [n for n in f.fgraph.toposort() if isinstance(n.op, Scan)]
+
+
+def same_results(inputs, outputs, args):
+    fast = ng.function(inputs, outputs, linker="py")
+    plain = ng.function(inputs, outputs, linker="py", rewrite=None)
+    for a, b in zip(fast(*args), plain(*args)):
+        np.testing.assert_array_equal(a, b)
+    return fast
+
+
+def test_only_the_last_step_is_kept_when_only_it_is_read():
+    x = nt.dvector("x")
+    total, _ = scan_reduce(lambda v, acc: acc + v, x, nt.constant(0.0))
+    f = same_results([x], [total], [np.arange(5.0)])
+    (node,) = scans_of(f)
+    assert node.op.store == ("last",)
+    assert node.outputs[0].ndim == 0  # the loop's output is the value, not a stack
+
+
+def test_last_step_of_zero_steps_still_raises():
+    x = nt.dvector("x")
+    total, _ = scan_reduce(lambda v, acc: acc + v, x, nt.constant(0.0))
+    f = ng.function([x], total, linker="py")
+    with pytest.raises(IndexError):
+        f(np.zeros(0))
+
+
+def test_every_step_is_kept_when_the_stack_is_read():
+    x = nt.dvector("x")
+    run, _ = scan(lambda v, acc: acc + v, sequences=x, outputs_info=nt.constant(0.0))
+    f = same_results([x], [run, run[-1]], [np.arange(4.0)])
+    assert scans_of(f)[0].op.store == ("all",)
+
+
+def test_unread_outputs_and_unread_inputs_are_dropped():
+    x, w = nt.dvector("x"), nt.dscalar("w")
+    (acc, doubled), _ = scan(lambda v, a, w: (a + v, v * w), sequences=x,
+                             outputs_info=[nt.constant(0.0), None], non_sequences=w)
+    f = ng.function([x, w], acc[-1], linker="py")
+    assert f(np.arange(4.0), 3.0) == 6.0
+    (node,) = scans_of(f)
+    assert node.op.n_nit_sot == 0 and node.op.n_non_seqs == 0
+
+
+def test_loop_invariant_work_is_computed_once_outside():
+    x, W = nt.dvector("x"), nt.dmatrix("W")
+    # W.T.dot(W) reads only a non-sequence: it moves out of the loop
+    out, _ = scan(lambda v, h, W: nt.dot(nt.dot(W.T, W), h) + v, sequences=x,
+                  outputs_info=nt.zeros((2,)), non_sequences=W)
+    f = same_results([x, W], [out], [np.arange(3.0), np.array([[1.0, 2.0], [0.5, -1.0]])])
+    (node,) = scans_of(f)
+    inner_dots = [n for n in node.op.fgraph.apply_nodes if str(n.op) == "Dot"]
+    assert len(inner_dots) == 1
+
+
+def test_hoisting_rewrite_on_a_hand_built_body():
+    from nbgraph.core.fgraph import FunctionGraph
+    from nbgraph.tensor.scan.rewriting import scan_hoist_invariants
+
+    h, w = nt.dvector("h"), nt.dvector("w")
+    body = FunctionGraph([h, w], [h * nt.exp(w)], clone=True)
+    op = Scan(body, 0, [(-1,)], 0)
+    w_outer, h0 = nt.dvector("w_outer"), nt.dvector("h0")
+    out = op.make_node(3, h0.dimshuffle("x", 0), w_outer).outputs[0]
+    fg = FunctionGraph([h0, w_outer], [out], clone=True)
+    node = fg.outputs[0].owner
+    new = scan_hoist_invariants.transform(fg, node)
+    inner_ops = {str(n.op) for n in new[0].owner.op.fgraph.apply_nodes}
+    assert inner_ops == {"Elemwise{mul}"}
+    f = ng.function(list(fg.inputs), new[0], linker="py")
+    np.testing.assert_allclose(f(np.ones(2), np.array([0.0, 1.0])),
+                               [[1, np.e], [1, np.e ** 2], [1, np.e ** 3]], rtol=1e-15)
+
+
+def test_loops_over_the_same_sequence_are_merged():
+    x = nt.dvector("x")
+    doubled, _ = scan(lambda v: v * 2, sequences=x)
+    running, _ = scan(lambda v, acc: acc + v, sequences=x, outputs_info=nt.constant(0.0))
+    f = same_results([x], [doubled, running], [np.arange(5.0)])
+    (node,) = scans_of(f)
+    assert node.op.n_seqs == 1  # the shared sequence is read once
+    assert node.op.n_states == 1 and node.op.n_nit_sot == 1
+
+
+def test_dependent_loops_are_not_merged():
+    x = nt.dvector("x")
+    first, _ = scan(lambda v: v * 2, sequences=x)
+    second, _ = scan(lambda v: v + 1, sequences=first, n_steps=x.shape[0])
+    f = same_results([x], [second], [np.arange(4.0)])
+    assert len(scans_of(f)) == 2
