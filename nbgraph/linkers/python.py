@@ -8,7 +8,7 @@ peak memory stays close to what the graph really needs at once.
 
 import time
 
-from nbgraph.linkers.schedule import lazy_schedule
+from nbgraph.linkers.schedule import lazy_schedule, make_lazy_run
 
 __all__ = ["PythonLinker", "Program"]
 
@@ -238,9 +238,17 @@ class PythonLinker:
         for var, i in last_use.items():
             if var not in protected and not _is_constant(var):
                 release[i].append(storage[var])
-        return Program(fgraph, [storage[v] for v in fgraph.inputs],
-                       [storage[v] for v in fgraph.outputs], thunks, order, release, storage,
-                       steps)
+        program = Program(fgraph, [storage[v] for v in fgraph.inputs],
+                          [storage[v] for v in fgraph.outputs], thunks, order, release,
+                          storage, steps)
+        if steps is not None:
+            def fail(exc, i):
+                _reraise_with_node(exc, order[i], storage, program._clear)
+
+            run = make_lazy_run(program, fail)
+            if run is not None:
+                program.run = run
+        return program
 
 
 def hidden_outputs(nodes):

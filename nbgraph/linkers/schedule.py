@@ -141,3 +141,80 @@ def lazy_schedule(order, fgraph, keep=()):
     if len(new_order) != len(order):  # pragma: no cover - every scope is reachable
         raise RuntimeError("lazy scheduling lost %d nodes" % (len(order) - len(new_order)))
     return new_order, steps
+
+
+#: Deeper nesting of lazy nodes than this runs through Program's generic walk
+#: (Python limits the indentation of generated code).
+MAX_GENERATED_DEPTH = 40
+
+
+def _depth(steps):
+    deepest = 0
+    for step in steps:
+        if step.__class__ is not int:
+            for _, sub, _ in step[1]:
+                deepest = max(deepest, 1 + _depth(sub))
+    return deepest
+
+
+def make_lazy_run(program, on_error, poll=False):
+    """Straight-line Python running ``program.steps``: each thunk, the cells it frees,
+    and for a lazy node an ``if`` per block asking its Op's ``needed_inputs``.
+
+    ``on_error(exc, i)`` re-raises an error of node ``i``; ``poll``: first call
+    ``program._poll()`` while ``program._job`` is set (a background compilation).
+    Thunks are looked up at call time (a linker may swap them later).  Returns
+    None when the nesting is too deep for generated code.
+    """
+    steps = program.steps
+    if _depth(steps) > MAX_GENERATED_DEPTH:
+        return None
+    nodes, release, storage = program.nodes, program.release, program.storage
+    names = {"T": program.thunks, "FAIL": on_error, "P": program}
+    lines = ["def run():"]
+    if poll:
+        lines += ["    if P._job is not None:", "        P._poll()"]
+    lines += ["    i = 0", "    try:"]
+
+    def free(k, pad):
+        out = []
+        for m, cell in enumerate(release[k]):
+            name = "R%d_%d" % (k, m)
+            names[name] = cell
+            out.append(pad + "%s[0] = None" % name)
+        return out
+
+    def emit(block, depth):
+        pad = "    " * depth
+        out = []
+        for step in block:
+            if step.__class__ is int:
+                out += [pad + "i = %d" % step, pad + "T[%d]()" % step] + free(step, pad)
+                continue
+            k, branches = step
+            node = nodes[k]
+            lazy = {b for b, _, _ in branches}
+            names["N%d" % k], names["Q%d" % k] = node, node.op.needed_inputs
+            values = []
+            for j, var in enumerate(node.inputs):
+                if j in lazy:
+                    values.append("None")
+                else:
+                    names["C%d_%d" % (k, j)] = storage[var]
+                    values.append("C%d_%d[0]" % (k, j))
+            out += [pad + "i = %d" % k,
+                    pad + "need%d = Q%d(N%d, [%s])" % (k, k, k, ", ".join(values))]
+            for b, sub, indices in branches:
+                taken = emit(sub, depth + 1)
+                skipped = [line for j in indices for line in free(j, pad + "    ")]
+                out += [pad + "if %d in need%d:" % (b, k)] + (taken or [pad + "    pass"])
+                if skipped:
+                    out += [pad + "else:"] + skipped
+            out += [pad + "i = %d" % k, pad + "T[%d]()" % k] + free(k, pad)
+        return out
+
+    body = emit(steps, 2)
+    lines += body or ["        pass"]
+    lines += ["    except Exception as exc:", "        FAIL(exc, i)"]
+    exec(compile("\n".join(lines) + "\n", "<nbgraph lazy program>", "exec"), names)
+    return names["run"]

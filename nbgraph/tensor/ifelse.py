@@ -99,6 +99,19 @@ class IfElse(Op):
             else:
                 cell[0] = np.array(value, dtype=out.type.dtype, copy=True)
 
+    def make_py_thunk(self, node, in_cells, out_cells):
+        """A lean thunk for the Python linker (what perform does, with fewer steps)."""
+        if self.n_outs != 1 or not self.as_view:
+            return None
+        cond, then_cell, else_cell = in_cells
+        (out,) = out_cells
+        dtype = node.outputs[0].type.numpy_dtype
+
+        def thunk():
+            value = then_cell[0] if cond[0] else else_cell[0]
+            out[0] = value if value.dtype == dtype else np.array(value, dtype=dtype)
+        return thunk
+
     def grad(self, inputs, output_grads):
         n = self.n_outs
         cond, thens, elses = inputs[0], inputs[1:1 + n], inputs[1 + n:]

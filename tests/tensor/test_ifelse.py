@@ -312,3 +312,31 @@ def test_values_others_can_see_are_still_copied():
     assert not node.op.as_view
     r, ev = f(1.0, np.ones((1, 1)))
     assert not np.shares_memory(r, ev)
+
+
+@pytest.mark.parametrize("depth", [3, 45])
+def test_deeply_nested_conditionals(depth):
+    # beyond MAX_GENERATED_DEPTH the program walks its schedule instead of generated code
+    from nbgraph.linkers.schedule import MAX_GENERATED_DEPTH
+
+    c, x = nt.lscalar("c"), nt.dscalar("x")
+    out = x
+    for level in range(depth):
+        out = ifelse(c > level, out + 1, x * 0 - level)
+    f = ng.function([c, x], out, linker="py")
+    generated = getattr(f.program.run, "__name__", "") == "run" and \
+        not hasattr(f.program.run, "__self__")
+    assert generated == (depth <= MAX_GENERATED_DEPTH + 1)
+    assert float(f(depth, 0.0)) == depth
+    assert float(f(depth - 1, 0.0)) == -(depth - 1)
+
+
+def test_background_compilation_installs_kernels_into_a_lazy_program():
+    c, x = nt.dscalar("c"), nt.dvector("x")
+    f = ng.function([c, x], ifelse(c > 0, nt.exp(x) * 2, nt.log(x) + 1), linker="cvm")
+    v = np.ones(3)
+    np.testing.assert_allclose(f(1.0, v), 2 * np.e)
+    assert f.program.wait_compiled(timeout=120)
+    np.testing.assert_allclose(f(1.0, v), 2 * np.e)
+    np.testing.assert_allclose(f(-1.0, v), 1.0)
+    assert "c" in f.program.kinds

@@ -108,10 +108,14 @@ class CProgram(Program):
         Same behaviour as :meth:`run` (errors name the failing node), less
         interpreter work per call.  Thunks are looked up at call time, so kernels
         installed later by a background compilation are used.  A lazy schedule
-        (``self.steps``, see :mod:`nbgraph.linkers.schedule`) keeps the generic
-        :meth:`run`, which honours it.
+        (``self.steps``) gets the same, with an ``if`` per block of a lazy node
+        (:func:`nbgraph.linkers.schedule.make_lazy_run`).
         """
         if getattr(self, "steps", None) is not None:
+            from nbgraph.linkers.schedule import make_lazy_run
+
+            self.__dict__.pop("run", None)  # the Python linker's, copied from its Program
+            self.run = make_lazy_run(self, self.reraise, poll=True) or self.run
             return self.run
         names = {"P": self, "T": self.thunks}
         lines = ["def run():", "    if P._job is not None:", "        P._poll()", "    i = 0",
