@@ -1,6 +1,7 @@
 """Ways to look at graphs: text trees, diagrams, rich notebook displays, narrowing traces.
 
-- :func:`dprint` / :func:`dprint_text`: indented text trees.
+- :func:`dprint` / :func:`dprint_text`: indented text trees; :func:`pp`: one
+  infix expression.
 - :func:`diagram`: a :class:`graphviz.Digraph` ("compact" or "structure"
   style); :func:`render_svg` renders it with ``dot`` (with a timeout).
 - :func:`explain_narrowing`: how ``Type.filter_variable`` fits a Variable to
@@ -36,6 +37,7 @@ _LAZY = {
     "HistoryView": "narrowing",
     "GraphExplorer": "widgets",
     "GraphView": "view",
+    "pp": "pretty",
 }
 
 
@@ -67,4 +69,5 @@ __all__ = [
     "HistoryView",
     "GraphExplorer",
     "GraphView",
+    "pp",
 ]

@@ -187,7 +187,8 @@ class FunctionExtras:
             raise TypeError("%s is missing values for %s" % (self._describe(), missing))
         return values
 
-    def copy(self, share_memory: bool = False, swap: dict | None = None, name: str | None = None):
+    def copy(self, share_memory: bool = False, swap: dict | None = None,
+             delete_updates: bool = False, name: str | None = None):
         """A new Function computing the same thing.
 
         ``share_memory=False`` (the default) gives the copy its own shared
@@ -195,6 +196,7 @@ class FunctionExtras:
         this function's shared variables alone; ``True`` shares them.
         ``swap`` maps shared variables of this function to other shared
         variables (of the same type) that the copy uses instead.
+        ``delete_updates=True`` leaves the updates out of the copy.
         """
         from nbgraph.core.graph import clone_replace
         from nbgraph.linkers.function import function
@@ -218,13 +220,16 @@ class FunctionExtras:
                 if update is not None and new is not old:
                     new.default_update = clone_replace(update, list(swap.items()))
         outputs, single = options["outputs"], options["single"]
-        updates = options["updates"]
+        updates = [] if delete_updates else options["updates"]
         exprs = list(outputs) + [e for _, e in updates]
         if swap and exprs:
             exprs = clone_replace(exprs, list(swap.items()))
         new_outputs = exprs[:len(outputs)]
         new_updates = [(swap.get(t, t), e) for (t, _), e in zip(updates, exprs[len(outputs):])]
         kwargs = dict(options["kwargs"])
+        if delete_updates:  # the copy keeps the signature, even of inputs now unused
+            kwargs["no_default_updates"] = True
+            kwargs["on_unused_input"] = "ignore"
         if name is not None:
             kwargs["name"] = name
         return function(list(self.input_specs), new_outputs[0] if single else new_outputs,

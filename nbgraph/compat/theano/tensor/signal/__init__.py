@@ -1,0 +1,1 @@
+"""``theano.tensor.signal``: ``pool`` and the older ``downsample``."""
