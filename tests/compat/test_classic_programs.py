@@ -192,7 +192,8 @@ def test_derivatives_grad_rop_lop():
 
 
 def test_derivatives_jacobian_and_hessian():
-    needs(theano, "scan")  # both loop over the expression's entries
+    needs(theano, "scan")  # both loop (scan) over the expression's entries (arange)
+    needs(T, "arange")
     v = T.dvector("x")
     jac = theano.function([v], T.jacobian(v ** 2, v))
     np.testing.assert_allclose(jac([4, 4]), np.diag([8.0, 8.0]))
