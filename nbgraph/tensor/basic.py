@@ -35,10 +35,43 @@ def _as_argument(value, where, what):
 
 
 def _static_int(var):
-    """The Python int ``var`` holds when it is a constant scalar, else None."""
+    """The Python int ``var`` is known to hold at build time, else None.
+
+    Known: a constant scalar, and the size of a dimension whose static shape
+    is known (``ShapeI`` or ``x.shape[i]``), so creation and reshape Ops keep
+    every static size their arguments carry.
+    """
     if isinstance(var, Constant) and getattr(var.data, "ndim", 1) == 0:
         return int(var.data)
+    node = var.owner
+    if node is None:
+        return None
+    if isinstance(node.op, ShapeI):
+        return node.inputs[0].type.shape[node.op.i]
+    vector = node.inputs[0]
+    if (type(node.op).__name__ == "Subtensor" and len(node.inputs) == 2
+            and vector.owner is not None and isinstance(vector.owner.op, Shape)
+            and isinstance(node.inputs[1], Constant)):
+        x = vector.owner.inputs[0]
+        i = int(node.inputs[1].data)
+        if -x.ndim <= i < x.ndim:
+            return x.type.shape[i]
     return None
+
+
+def _stacked_scalars(vector):
+    """The scalars a ``stack([...])`` of 0-d tensors was made of, else None."""
+    node = vector.owner
+    if node is None or not isinstance(node.op, Join) or node.op.axis != 0:
+        return None
+    scalars = []
+    for part in node.inputs:
+        inner = part.owner
+        if (inner is None or type(inner.op).__name__ != "DimShuffle"
+                or inner.inputs[0].ndim != 0 or part.ndim != 1):
+            return None
+        scalars.append(inner.inputs[0])
+    return scalars
 
 
 def as_shape_entries(shape, what="shape"):
@@ -47,6 +80,16 @@ def as_shape_entries(shape, what="shape"):
         n = shape.type.shape[0]
         if n is None:
             raise ValueError("%s %r must have a static length" % (what, shape))
+        # Read the entries where the vector says what they are, so static
+        # sizes survive: a constant, another tensor's shape, a stack of scalars.
+        if isinstance(shape, Constant):
+            return [constant_shape_entry(int(v)) for v in np.asarray(shape.data)]
+        if shape.owner is not None and isinstance(shape.owner.op, Shape):
+            return [shape_i(shape.owner.inputs[0], i) for i in range(n)]
+        stacked = _stacked_scalars(shape)
+        if stacked is not None and all(s.dtype in DISCRETE_DTYPES and s.dtype != "bool"
+                                       for s in stacked):
+            return as_shape_entries(stacked, what)
         return [shape[i] for i in range(n)]
     if isinstance(shape, (int, np.integer, Variable)):
         shape = (shape,)
@@ -182,6 +225,8 @@ class Alloc(Op):
             if s is not None and vs not in (None, 1, s):
                 raise ValueError("alloc: cannot broadcast a value of size %d to size %d in "
                                  "dimension %d" % (vs, s, i))
+            if s is None and vs not in (None, 1):
+                s = vs  # a dimension of size vs broadcasts only to vs
             static.append(s)
         return Apply(self, [value] + entries, [TensorType(value.dtype, tuple(static))()])
 
@@ -277,7 +322,10 @@ _shape = Shape()
 
 
 def shape(x):
-    """The symbolic shape of ``x`` (an int64 vector)."""
+    """The symbolic shape of ``x`` (an int64 vector); a constant when fully static."""
+    x = as_tensor_variable(x)
+    if x.ndim and None not in x.type.shape:
+        return constant(np.asarray(x.type.shape, dtype=np.int64))
     return _shape(x)
 
 

@@ -323,9 +323,34 @@ def _parse(x, index):
     return idx_list, inputs, new_axes
 
 
+def _shape_entry(vector, index):
+    """``t.shape[i]`` for a Python int ``i``: the size of ``t``'s dimension i.
+
+    A constant when that size is static, else ``ShapeI``; None when ``vector``
+    is not a shape or ``index`` not a plain int (ordinary indexing applies).
+    """
+    from nbgraph.tensor.basic import Shape, shape_i
+
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        return None
+    if isinstance(vector, Constant) and vector.ndim == 1 and vector.dtype == "int64":
+        data = np.asarray(vector.data)  # a fully static shape is a constant already
+        return constant(data[int(index)]) if -data.size <= index < data.size else None
+    node = vector.owner
+    if node is None or not isinstance(node.op, Shape):
+        return None
+    x = node.inputs[0]
+    if not -x.ndim <= index < x.ndim:
+        return None  # the usual IndexError comes from ordinary indexing
+    return shape_i(x, int(index))
+
+
 def getitem(x, index):
     """``x[index]`` for ints, integer scalars, slices, None and Ellipsis."""
     x = as_tensor_variable(x)
+    size = _shape_entry(x, index)
+    if size is not None:
+        return size
     idx_list, inputs, new_axes = _parse(x, index)
     out = Subtensor(idx_list)(x, *inputs) if idx_list else x
     if new_axes:

@@ -117,3 +117,30 @@ def test_base_convert_variable_returns_a_variable_of_an_equal_type():
 
     v = Plain()("v")
     assert Plain().convert_variable(v) is v
+
+
+def test_static_sizes_survive_the_symbolic_shape():
+    # item 3: x.shape[i] of a static size is that size; shapes rebuilt from it stay static
+    x = TensorType("float64", (50,))("x")
+    assert isinstance(x.shape[0], Constant) and int(x.shape[0].data) == 50
+    assert nt.zeros(x.shape).type.shape == (50,)
+    assert nt.zeros((x.shape[0], 3)).type.shape == (50, 3)
+    assert x.reshape(nt.stack([2, 25])).type.shape == (2, 25)
+    m = TensorType("float64", (None, 4))("m")
+    assert nt.zeros(m.shape).type.shape == (None, 4)
+    assert m.reshape(nt.stack([m.shape[1], -1])).type.shape == (4, None)
+    f = ng.function([m], [m.shape[0] * 10 + m.shape[1], nt.zeros(m.shape)], linker="py")
+    size, zeros = f(np.ones((3, 4)))
+    assert int(size) == 34 and zeros.shape == (3, 4)
+
+
+def test_alloc_keeps_the_static_sizes_of_its_value():
+    # item 4: a value dimension of size 5 can only broadcast to 5
+    v = TensorType("float64", (None, 1, 5))("v")
+    n, k = nt.lscalar("n"), nt.lscalar("k")
+    out = nt.alloc(v, n, 1, k)
+    assert out.type.shape == (None, 1, 5)
+    f = ng.function([v, n, k], out, linker="py")
+    assert f(np.ones((2, 1, 5)), 2, 5).shape == (2, 1, 5)
+    with pytest.raises(ValueError):
+        f(np.ones((2, 1, 5)), 2, 4)
