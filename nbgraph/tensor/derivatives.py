@@ -104,25 +104,20 @@ def _unrolled_rows(expression, xs, n, consider_constant, disconnected_inputs):
 
 
 def _scan_rows(expression, xs, consider_constant, disconnected_inputs):
-    try:
-        from nbgraph.tensor.scan import scan
-    except ImportError as exc:
-        raise NotImplementedError(
-            "jacobian of %r, whose size is known only at run time, needs scan (not available "
-            "in this build); give the expression a static shape (specify_shape) and use "
-            "method='unroll'" % (expression,)) from exc
-    from nbgraph.tensor.basic import arange_like_size
+    from nbgraph.tensor.scan import scan
+    from nbgraph.tensor.variable import constant
 
     flat = expression.flatten() if expression.ndim != 1 else expression
 
-    def row(i, *_):
-        return grad(flat[i], xs, consider_constant=consider_constant,
-                    disconnected_inputs=disconnected_inputs)
+    def row(previous, flat, *wrt):
+        i = previous + 1  # the element this step differentiates
+        grads = grad(flat[i], list(wrt), consider_constant=consider_constant,
+                     disconnected_inputs=disconnected_inputs)
+        return list(grads) + [i]
 
-    out = scan(row, sequences=[arange_like_size(flat)], non_sequences=[flat] + xs,
-               return_list=True)
-    outputs = out[0] if isinstance(out, tuple) else out
-    return list(outputs)
+    outputs, _ = scan(row, outputs_info=[None] * len(xs) + [constant(np.int64(-1))],
+                      non_sequences=[flat] + xs, n_steps=flat.shape[0], return_list=True)
+    return list(outputs[:len(xs)])
 
 
 def hessian(cost, wrt: Wrt, consider_constant=None, disconnected_inputs="raise",

@@ -226,3 +226,27 @@ def test_the_gradient_api_module_gathers_everything():
 
     assert G.Rop is Rop and G.jacobian is jacobian and ng.hessian is hessian
     assert ng.Lop is Lop and G.grad is grad
+
+
+@pytest.mark.parametrize("linker", ["py", "cvm"])
+def test_jacobian_and_hessian_through_scan_for_run_time_sizes(linker):
+    W, x = nt.dmatrix("W"), nt.dvector("x")
+    y = nt.tanh(nt.dot(W, x))  # length known only at run time: scan
+    J = jacobian(y, x)
+    H = hessian((x ** 3).sum() + (nt.dot(W, x) ** 2).sum(), x, method="scan")
+    f = ng.function([W, x], [J, H], linker=linker)
+    Jv, Hv = f(W_VAL, X_VAL)
+    forward = ng.function([W, x], y, linker="py")
+    np.testing.assert_allclose(Jv, numeric_jacobian(lambda xv: forward(W_VAL, xv), X_VAL),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(Hv, np.diag(6 * X_VAL) + 2 * W_VAL.T @ W_VAL, rtol=1e-10)
+    assert any(type(n.op).__name__ == "Scan" for n in f.fgraph.apply_nodes)
+
+
+def test_scan_and_unrolled_jacobians_agree():
+    x = nt.tensor("float64", (3,), "x")
+    y = nt.exp(x) * x.sum()
+    f = ng.function([x], [jacobian(y, x, method="scan"), jacobian(y, x, method="unroll")],
+                    linker="py")
+    a, b = f(np.array([0.1, 0.2, 0.3]))
+    np.testing.assert_allclose(a, b, rtol=1e-14)
