@@ -312,3 +312,20 @@ def test_shape_of_a_draw_is_known_without_drawing():
     assert z.ndim == 2 and srng.choice(5).ndim == 0
     with pytest.raises(TypeError, match=r"size\[1\]"):
         srng.normal(size=(n, nt.dscalar()))
+
+
+def test_random_numbers_for_a_loop_are_drawn_outside_it():
+    from nbgraph.tensor.scan import scan
+
+    srng = RandomStream(9)
+    with pytest.raises(NotImplementedError, match="outside the loop"):
+        scan(lambda: srng.normal(size=(2,)), n_steps=3)
+    # per-step dropout masks: one draw for all steps, read as a sequence
+    xs = nt.dmatrix("xs")
+    masks = srng.binomial(1, 0.5, size=xs.shape, dtype="float64")
+    total, _ = scan(lambda x, m, acc: acc + (x * m).sum(), sequences=[xs, masks],
+                    outputs_info=nt.constant(0.0))
+    f = ng.function([xs], total[-1], linker="py")
+    xv = np.arange(12.0).reshape(4, 3)
+    gen = numpy_generator(9, 1)  # draw 0 was the refused loop's
+    assert float(f(xv)) == pytest.approx((xv * gen.binomial(1, 0.5, xv.shape)).sum())

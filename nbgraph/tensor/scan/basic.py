@@ -241,6 +241,22 @@ def _free_variables(outputs, placeholders):
     return free
 
 
+def _refuse_default_updates(outs, updates, cond):
+    """A step reading a shared variable with a ``default_update`` (a random state)
+    would repeat the same value at every step: refused, with the way out."""
+    pending = [o for o in outs if isinstance(o, Variable)] + list(updates.values())
+    if cond is not None:
+        pending.append(cond)
+    for var in graph_inputs(pending):
+        if isinstance(var, SharedVariable) and var not in updates and \
+                getattr(var, "default_update", None) is not None:
+            raise NotImplementedError(
+                "the scan step draws random numbers from %r, whose state would not advance "
+                "from one step to the next (every step would get the same numbers): draw "
+                "them outside the loop for all steps (size=(n_steps, ...)) and pass them as "
+                "a sequence" % (var,))
+
+
 def _int_steps(n_steps):
     if n_steps is None or isinstance(n_steps, Variable):
         return n_steps
@@ -377,6 +393,7 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     if generalized is not None:
         row_types = generalized
         outs, updates, cond = _call_step(fn, seq_inner, states, row_types, non_seqs)
+    _refuse_default_updates(outs, updates, cond)
     if outs_info and len(outs) != len(outs_info):
         raise ValueError("the step function returned %d outputs but outputs_info describes %d"
                          % (len(outs), len(outs_info)))
