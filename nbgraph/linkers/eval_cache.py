@@ -6,8 +6,13 @@ structurally equal graphs (the same expression typed again in another cell)
 share one compiled Function.  Any in-place graph edit bumps
 ``nbgraph.core.graph.graph_version()``; the next eval then recomputes the
 structural key and recompiles only if the graph really changed.
+
+Threads may evaluate at once: the caches are read and changed under one lock
+(compilation happens outside it), and the compiled Functions are themselves
+safe to call from several threads (see :mod:`nbgraph.linkers.concurrency`).
 """
 
+import threading
 from collections import OrderedDict
 
 from nbgraph.core.graph import Constant, Variable, graph_inputs, graph_version, toposort
@@ -19,6 +24,7 @@ MAX_ENTRIES = 256
 _PER_VARIABLE = 8
 _shared_functions = OrderedDict()
 _stats = {"hits": 0, "compiles": 0, "shared_hits": 0}
+_lock = threading.Lock()
 
 
 def cache_stats():
@@ -28,7 +34,8 @@ def cache_stats():
 
 def clear_cache():
     """Forget every compiled function shared between graphs."""
-    _shared_functions.clear()
+    with _lock:
+        _shared_functions.clear()
 
 
 def structural_key(output, inputs):
@@ -103,7 +110,10 @@ def evaluate(variable, inputs_to_values=None, linker=None):
                         "got %s" % type(values).__name__)
     keys = tuple(values)
     cache_key = (keys, linker)
-    per_var = variable.__dict__.setdefault("_eval_cache", OrderedDict())
+    per_var = variable.__dict__.get("_eval_cache")
+    if per_var is None:
+        with _lock:
+            per_var = variable.__dict__.setdefault("_eval_cache", OrderedDict())
     entry = per_var.get(cache_key)
     version = graph_version()
     if entry is not None and entry.version == version:
@@ -115,17 +125,20 @@ def evaluate(variable, inputs_to_values=None, linker=None):
         entry.version = version
         _stats["hits"] += 1
         return entry.function(*values.values())
-    fn = _shared_functions.get(skey)
+    with _lock:
+        fn = _shared_functions.get(skey)
+        if fn is not None:
+            _shared_functions.move_to_end(skey)
+            _stats["shared_hits"] += 1
     if fn is None:
-        fn = function(inputs, variable, linker=linker)
-        _stats["compiles"] += 1
-        _shared_functions[skey] = fn
-        while _shared_functions and len(_shared_functions) > MAX_ENTRIES:  # even if it shrank
-            _shared_functions.popitem(last=False)
-    else:
-        _shared_functions.move_to_end(skey)
-        _stats["shared_hits"] += 1
-    per_var[cache_key] = _Entry(version, fn, skey)
-    if len(per_var) > _PER_VARIABLE:
-        per_var.popitem(last=False)
+        fn = function(inputs, variable, linker=linker)  # outside the lock: may take long
+        with _lock:
+            _stats["compiles"] += 1
+            fn = _shared_functions.setdefault(skey, fn)  # another thread's, if it won
+            while _shared_functions and len(_shared_functions) > MAX_ENTRIES:
+                _shared_functions.popitem(last=False)  # even if it shrank
+    with _lock:
+        per_var[cache_key] = _Entry(version, fn, skey)
+        if len(per_var) > _PER_VARIABLE:
+            per_var.popitem(last=False)
     return fn(*values.values())

@@ -17,6 +17,7 @@ from nbgraph.config import config
 from nbgraph.core.fgraph import FunctionGraph, MissingInputError, path_to
 from nbgraph.core.graph import Constant, Variable, ancestors, clone_replace, graph_inputs
 from nbgraph.core.type import DowncastError
+from nbgraph.linkers.concurrency import SharedGate, contended_call, holding
 from nbgraph.linkers.io import FunctionExtras, unpack_inputs, unpack_outputs
 from nbgraph.linkers.profile import ProfileStats
 
@@ -264,6 +265,14 @@ class Function(FunctionExtras):
     when compiled with ``profile=True``), ``trust_input`` (skip argument
     checks when True), ``maker`` (Theano's view: ``f.maker.fgraph``).
     Inputs given as ``In(var, value=...)`` may be left out of a call.
+
+    Threads: one Function may be called from many threads at once, with every
+    linker.  A call holds the Function's token; a call that finds it taken runs
+    on a *twin* (the same graph and compiled module, its own storage), made
+    once and kept for later contended calls.  A Function that reads or updates
+    shared variables holds their locks for the whole call, so concurrent
+    updates apply atomically per call; profiled calls run one at a time.  See
+    :mod:`nbgraph.linkers.concurrency`.
     """
 
     def __init__(self, fgraph, inputs, outputs, single, shared_inputs, updates, linker,
@@ -283,9 +292,18 @@ class Function(FunctionExtras):
         self.input_specs = input_specs or unpack_inputs(inputs)[1]
         self._input_names = [spec.name for spec in self.input_specs]
         self._has_defaults = any(spec.has_default for spec in self.input_specs)
+        self._allow_downcast = allow_input_downcast
         self._filters = [functools.partial(t.filter, allow_downcast=True)
                          if allow_input_downcast else t.filter for t in self._input_types]
         self.program = _make_linker(linker).link(fgraph)
+        # Thread safety (nbgraph.linkers.concurrency): a call holds the token
+        # (list.pop / append: atomic and cheap); a call finding it taken runs on
+        # a twin from this pool; shared variables' locks are held by the gate.
+        self._token = [True]
+        self._twins = []
+        self._gate = SharedGate(self, [s.container for s in shared_inputs]) \
+            if shared_inputs else None
+        self.program.token = self._token
         cells = self.program.input_cells
         self._arg_cells = cells[:n_in]
         self._shared_cells = list(zip(cells[n_in:], [s.container for s in shared_inputs]))
@@ -346,6 +364,7 @@ class Function(FunctionExtras):
     def _install_call_path(self):
         """Generate ``__call__`` for the current trust_input and profile settings."""
         self._drop_c_call()
+        self._twins = []  # made with the previous settings
         self._fast, call = self._make_fast_call()
         type(self).__call__ = call
         if getattr(self.program, "direct_call", None) is not None:
@@ -401,15 +420,16 @@ class Function(FunctionExtras):
         elif not self._trust_input and not self._c_checks_suffice(argmap):
             return
         fallback = type(self).__call__
-        cells, single = self._arg_cells, self.single
+        cells, single, token = self._arg_cells, self.single, self._token
 
         def on_error(code, message, args):
             from nbgraph.linkers.c.runtime import error_from_message
 
             exc = error_from_message(code, message, node)
-            for cell, value in zip(cells, args):
-                cell[0] = value  # for the error's input listing
-            program.reraise(exc, 0)
+            with holding(token):  # the cells are the generated call's too
+                for cell, value in zip(cells, args):
+                    cell[0] = value  # for the error's input listing
+                program.reraise(exc, 0)
 
         call = program.kernel_call(fallback, on_error, argmap, self._nargs,
                                    aslist=not single, consts=consts)
@@ -434,6 +454,7 @@ class Function(FunctionExtras):
         params = ["_nbg_arg%d" % i for i in range(self._nargs)]
         names = {"DIRECT": direct, "P": self.program, "MISSING": _MISSING,
                  "SLOWCALL": _slow_call}
+        self._guard_names(names)
         ret = "DIRECT(%s)" % ", ".join(params[k] for k in argmap)
         if not self.single and n_outputs == 1:
             ret = "[%s]" % ret
@@ -443,6 +464,7 @@ class Function(FunctionExtras):
             failed.append("c%d[0] = %s" % (i, params[i]))  # for the error's input listing
         body = ["try:", "    return " + ret, "except Exception as exc:"] + \
             ["    " + line for line in failed] + ["    P.reraise(exc, 0)"]
+        body = self._guarded(body, params)
         guard = _call_guard(self, params)
         call_body = ["if %s:" % " or ".join(guard),
                      "    return SLOWCALL(_nbg_self, (%s) + _nbg_rest, _nbg_kw)"
@@ -469,6 +491,7 @@ class Function(FunctionExtras):
         """
         # (a weak reference: the generated code must not keep the Function alive)
         names = {"RUN": self._run, "SELF": weakref.ref(self), "ndarray": np.ndarray}
+        self._guard_names(names)
         params = ["_nbg_arg%d" % i for i in range(self._nargs)]
         body = []
         for i, cell in enumerate(self._arg_cells):
@@ -493,7 +516,8 @@ class Function(FunctionExtras):
             body = (["try:"] + ["    " + line for line in body] +
                     ["except (TypeError, ValueError):"] +
                     ["    c%d[0] = None" % i for i in range(self._nargs)] +
-                    ["    return SELF()._call((%s), None)" % "".join(p + ", " for p in params)])
+                    ["    return SELF()._call_held((%s), None)"
+                     % "".join(p + ", " for p in params)])
         for k, (cell, container) in enumerate(self._shared_cells):
             names["s%d" % k], names["S%d" % k] = cell, container
             body.append("s%d[0] = S%d[0]" % (k, k))
@@ -522,6 +546,7 @@ class Function(FunctionExtras):
             body.append("return r0")
         else:
             body.append("return [%s]" % ", ".join(results))
+        body = self._guarded(body, params)
         source = "def fast(%s):\n%s\n" % (", ".join(params),
                                            "\n".join("    " + line for line in body))
         # The same body as the class's __call__: positional arguments bound
@@ -538,7 +563,56 @@ class Function(FunctionExtras):
         exec(compile(source, "<nbgraph function call>", "exec"), names)
         return names["fast"], names["call"]
 
+    def _guard_names(self, names):
+        """The names :meth:`_guarded` code uses."""
+        names.update(TAKE=self._token.pop, GIVE=self._token.append, CONTENDED=contended_call)
+        names.setdefault("SELF", weakref.ref(self))
+        if self._gate is not None:
+            names.update(GATE_IN=self._gate.enter, GATE_OUT=self._gate.leave)
+
+    def _guarded(self, body, params):
+        """Generated ``body`` wrapped so that it runs holding the token (a twin runs
+        the call when the token is taken) and, with shared variables, their locks.
+
+        Invariant every call path must keep (the C ``Kernel`` path excepted: it
+        touches no cells): storage cells, a program's scratch and the shared
+        containers are only read or written while the token (and gate) is held.
+        """
+        if self._gate is not None:
+            body = ["GATE_IN()", "try:"] + ["    " + line for line in body] + \
+                ["finally:", "    GATE_OUT()"]
+        return (["try:", "    TAKE()", "except IndexError:",
+                 "    return CONTENDED(SELF, (%s))" % "".join(p + ", " for p in params),
+                 "try:"] + ["    " + line for line in body] +
+                ["finally:", "    GIVE(True)"])
+
     def _call(self, args, kwargs):
+        """Any call but plain positional arguments, holding the token (or on a twin);
+        profiled calls wait for the token instead: one ProfileStats records them."""
+        token = self._token
+        if self.profile is None:
+            try:
+                token.pop()
+            except IndexError:
+                return contended_call(weakref.ref(self), args, kwargs or {})
+            try:
+                return self._call_gated(args, kwargs)
+            finally:
+                token.append(True)
+        with holding(token):
+            return self._call_gated(args, kwargs)
+
+    def _call_gated(self, args, kwargs):
+        if self._gate is None:
+            return self._call_held(args, kwargs)
+        self._gate.enter()
+        try:
+            return self._call_held(args, kwargs)
+        finally:
+            self._gate.leave()
+
+    def _call_held(self, args, kwargs):
+        """The call itself; the caller holds the token (and the gate)."""
         if self._has_defaults:
             args = self._fill_defaults(args, kwargs)
         elif kwargs:

@@ -245,12 +245,20 @@ class CProgram(Program):
                                 argmap=tuple(argmap), nargs=nargs, method=True,
                                 aslist=aslist, consts=tuple(consts))
 
+    #: The owning Function's token (see nbgraph.linkers.concurrency): kernels are
+    #: installed only while it is held, never under a call running in another thread.
+    token = None
+
     def wait_compiled(self, timeout=None):
         """Wait for a background compilation; True when the C kernels are installed."""
         job = self._job
         if job is not None:
             job.wait(timeout)
-            self._poll()
+            from nbgraph.linkers.concurrency import holding
+
+            with holding(self.token):
+                if self._job is not None:
+                    self._poll()
         return self._job is None and self.module is not None
 
     @property
