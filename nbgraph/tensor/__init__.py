@@ -20,6 +20,8 @@ from nbgraph.tensor.math import (
 from nbgraph.tensor.reduction import Reduce
 from nbgraph.tensor.ifelse import IfElse, ifelse
 from nbgraph.tensor import random  # noqa: F401  (nt.random.RandomStream)
+from nbgraph.tensor.ufuncs import *  # noqa: F401,F403  (floor, erf, clip, arctan2, ...)
+from nbgraph.tensor import ufuncs as _ufuncs
 from nbgraph.tensor.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import (
@@ -78,3 +80,4 @@ __all__ = [
 from nbgraph.tensor import scan  # noqa: E402  (loops; callable: nt.scan(fn, ...))
 
 __all__ += ["scan"]
+__all__ += _ufuncs.__all__

@@ -269,6 +269,10 @@ class Elemwise(Op):
                 out.append(None)
                 continue
             g = _lift_scalar_graph(sgrad, mapping)
+            if g.ndim < inp.ndim:  # a constant gradient (zero, for a step function)
+                from nbgraph.tensor.basic import alloc_like
+
+                g = alloc_like(g, inp)
             g = sum_to_shape(g, inp)
             if g.dtype != inp.dtype:
                 from nbgraph.tensor.math import cast

@@ -10,6 +10,12 @@ This is the public module; the code lives in
 * :mod:`nbgraph.tensor.scalar_logic` — comparisons, bitwise logic, switch,
   identity and cast;
 * :mod:`nbgraph.tensor.scalar_math` — exp, log, ..., sigmoid, softplus;
+* :mod:`nbgraph.tensor.scalar_float` — rounding, isnan/isinf/isfinite, clip,
+  inverse trigonometric and hyperbolic functions, log2, log10, exp2, ...;
+* :mod:`nbgraph.tensor.scalar_binary` — arctan2, hypot, logaddexp,
+  copysign, nextafter and the integer shifts;
+* :mod:`nbgraph.tensor.scalar_special` — erf, erfc, erfcx, erfinv, gammaln,
+  digamma;
 * :mod:`nbgraph.tensor.scalar_composite` — :class:`Composite`.
 
 Every op matches NumPy: same output dtype (float32 where NumPy would use
@@ -115,6 +121,11 @@ from nbgraph.tensor.scalar_ops import (
     sub,
     true_div,
 )
+from nbgraph.tensor.scalar_float import *  # noqa: F401,F403
+from nbgraph.tensor.scalar_binary import *  # noqa: F401,F403
+from nbgraph.tensor.scalar_special import *  # noqa: F401,F403
+from nbgraph.tensor import scalar_binary as _binary, scalar_float as _float
+from nbgraph.tensor import scalar_special as _special
 from nbgraph.tensor.scalar_type import (
     ScalarConstant,
     ScalarType,
@@ -167,3 +178,4 @@ __all__ = [
     "invert", "switch", "identity", "cast", "exp", "log", "log1p", "expm1", "sqrt", "sin",
     "cos", "tan", "tanh", "sigmoid", "softplus",
 ]
+__all__ += _float.__all__ + _binary.__all__ + _special.__all__

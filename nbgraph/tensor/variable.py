@@ -142,6 +142,22 @@ class _TensorOperators:
     def __rxor__(self, other):
         return _m().xor(other, self)
 
+    def __lshift__(self, other):
+        from nbgraph.tensor.ufuncs import left_shift
+        return left_shift(self, other)
+
+    def __rlshift__(self, other):
+        from nbgraph.tensor.ufuncs import left_shift
+        return left_shift(other, self)
+
+    def __rshift__(self, other):
+        from nbgraph.tensor.ufuncs import right_shift
+        return right_shift(self, other)
+
+    def __rrshift__(self, other):
+        from nbgraph.tensor.ufuncs import right_shift
+        return right_shift(other, self)
+
     def __lt__(self, other):
         return _m().lt(self, other)
 
