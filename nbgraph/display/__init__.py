@@ -4,6 +4,8 @@
   infix expression.
 - :func:`diagram`: a :class:`graphviz.Digraph` ("compact" or "structure"
   style); :func:`render_svg` renders it with ``dot`` (with a timeout).
+- :func:`side_by_side`: several diagrams of one graph as one picture;
+  :func:`type_notation`: ``float64[?, 3]`` for a tensor type.
 - :func:`explain_narrowing`: how ``Type.filter_variable`` fits a Variable to
   a Type, step by step; :func:`history_table`: every replacement a
   FunctionGraph went through, with its trace.
@@ -38,6 +40,8 @@ _LAZY = {
     "GraphExplorer": "widgets",
     "GraphView": "view",
     "pp": "pretty",
+    "side_by_side": "picture",
+    "type_notation": "names",
 }
 
 
@@ -70,4 +74,6 @@ __all__ = [
     "GraphExplorer",
     "GraphView",
     "pp",
+    "side_by_side",
+    "type_notation",
 ]

@@ -47,6 +47,7 @@ import graphviz
 
 from nbgraph.core.fgraph import FunctionGraph
 from nbgraph.core.graph import Apply, Constant, Variable
+from nbgraph.display.names import output_labels, type_notation
 from nbgraph.display.text import _outputs_of
 
 __all__ = ["diagram", "STYLES", "COLORS", "LINKER_NAMES"]
@@ -66,6 +67,8 @@ COLORS = {
     "variable_border": "#6b6b6b",
     "constant": "#eeeeee",
     "constant_border": "#8a8a8a",
+    "shared": "#e8dcf5",
+    "shared_border": "#6a3d9a",
     "view": "#1f6fb4",
     "destroy": "#c62828",
     "highlight": "#d81b60",
@@ -99,7 +102,8 @@ _EXPECTED = ("a Variable, a list of Variables, an Apply, a FunctionGraph or a co
              "Function")
 
 
-def diagram(obj, style="compact", show_types=True, max_nodes=200, highlight=None):
+def diagram(obj, style="compact", show_types=True, max_nodes=200, highlight=None,
+            labels=None, legend=True):
     """A :class:`graphviz.Digraph` drawing the graph behind ``obj``.
 
     Parameters
@@ -118,6 +122,14 @@ def diagram(obj, style="compact", show_types=True, max_nodes=200, highlight=None
     highlight
         Variables and/or Apply nodes to outline in a strong colour (a widget
         or a narrowing trace uses this to show what a rewrite inserted).
+    labels
+        ``{Variable: name}``: names to draw on outputs (the names a ``%%graph``
+        cell bound, say).  A compiled Function's outputs are labelled with
+        the caller's names and ``update -> W`` without being asked.
+    legend
+        Compact style: explain the colours used (inputs, shared variables,
+        constants, outputs, and where a Function's nodes run) in a legend
+        under the picture.
 
     The result's ``source`` is deterministic.  Render it with
     ``nbgraph.display.render_svg(graph)`` or graphviz's ``pipe``/``render``.
@@ -128,10 +140,12 @@ def diagram(obj, style="compact", show_types=True, max_nodes=200, highlight=None
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
         raise ValueError("max_nodes must be a positive int, got %r" % (max_nodes,))
     source = _GraphSource.of(obj)
+    if labels:
+        source.labels.update(labels)
     walk = _Walk(source, max_nodes)
     marked = _highlight_set(highlight)
     if style == "compact":
-        return _Compact(source, walk, bool(show_types), marked).build()
+        return _Compact(source, walk, bool(show_types), marked, bool(legend)).build()
     return _Structure(source, walk, bool(show_types), marked).build()
 
 
@@ -142,11 +156,12 @@ def diagram(obj, style="compact", show_types=True, max_nodes=200, highlight=None
 class _GraphSource:
     """Outputs, inputs and (for a compiled Function) the linker kind of each node."""
 
-    def __init__(self, outputs, inputs, kinds=None, fgraph=None):
+    def __init__(self, outputs, inputs, kinds=None, fgraph=None, labels=None):
         self.outputs = outputs
         self.inputs = inputs
         self.kinds = kinds
         self.fgraph = fgraph
+        self.labels = dict(labels or {})
 
     @classmethod
     def of(cls, obj):
@@ -160,7 +175,8 @@ class _GraphSource:
             node_kinds = getattr(program, "kinds", None)
             if nodes is not None and node_kinds is not None:
                 kinds = {node: kind for node, kind in zip(nodes, node_kinds)}
-            return cls(list(fgraph.outputs), list(fgraph.inputs), kinds, fgraph)
+            return cls(list(fgraph.outputs), list(fgraph.inputs), kinds, fgraph,
+                       output_labels(obj))
         return cls(_outputs_of(obj, who="diagram", expected=_EXPECTED), None)
 
 
@@ -277,6 +293,11 @@ def _op_text(op):
 
 
 def _type_text(var):
+    return type_notation(var.type)
+
+
+def _type_repr(var):
+    """The Type object as the structure picture draws it: its full text."""
     try:
         return str(var.type)
     except Exception:
@@ -296,8 +317,8 @@ def _shorten(text, limit=60):
 
 def _new_digraph(rankdir):
     g = graphviz.Digraph(name="nbgraph")
-    g.attr(rankdir=rankdir, nodesep="0.25", ranksep="0.35", fontname=_FONT)
-    g.attr("node", fontname=_FONT, fontsize="11", margin="0.08,0.04")
+    g.attr(rankdir=rankdir, nodesep="0.2", ranksep="0.3", fontname=_FONT)
+    g.attr("node", fontname=_FONT, fontsize="11", margin="0.06,0.03", height="0.3")
     g.attr("edge", fontname=_FONT, fontsize="9", color=COLORS["edge"],
            fontcolor=COLORS["edge"], arrowsize="0.7")
     return g
@@ -362,11 +383,13 @@ def _edge_label_key(n):
 
 
 class _Compact:
-    def __init__(self, source, walk, show_types, highlight):
+    def __init__(self, source, walk, show_types, highlight, legend=True):
         self.source = source
         self.walk = walk
         self.show_types = show_types
         self.highlight = highlight
+        self.legend = legend
+        self.used = set()  # colour categories drawn, for the legend
 
     def build(self):
         g = _new_digraph("TB")
@@ -413,7 +436,8 @@ class _Compact:
                 else:
                     g.edge(names[node], names[out])
         _summary(g, self.walk, "compact")
-        self._legend(g)
+        if self.legend:
+            self._legend(g)
         from nbgraph.display.inner import add_inner_clusters  # loops' bodies as boxes
 
         add_inner_clusters(g, self.walk, self._draw_inner)
@@ -423,7 +447,7 @@ class _Compact:
         source = _GraphSource.of(fgraph)
         walk = _Walk(source, len(self.walk.order) or 1)
         walk.names = {item: prefix + name for item, name in walk.names.items()}
-        drawn = _Compact(source, walk, self.show_types, self.highlight).build()
+        drawn = _Compact(source, walk, self.show_types, self.highlight, legend=False).build()
         first = walk.names.get(fgraph.outputs[0]) if fgraph.outputs else None
         return drawn, first
 
@@ -433,36 +457,53 @@ class _Compact:
         kinds = self.source.kinds
         if kinds is not None and node in kinds:
             fill = COLORS.get(kinds[node], fill)
+            self.used.add(("kind", kinds[node]))
         attrs = dict(shape="box", style="rounded,filled", fillcolor=fill,
                      color=COLORS["apply_border"], tooltip=_label(op_text))
         self._mark(node, attrs)
         g.node(self.walk.names[node], _label(*_wrap(op_text)), **attrs)
 
+    def _category(self, var):
+        walk = self.walk
+        if isinstance(var, Constant):
+            return "constant"
+        if var.owner is None and _is_shared(var):
+            return "shared"
+        if var in walk.input_set:
+            return "input"
+        if var in walk.output_set:
+            return "output"
+        return "variable"
+
     def _variable_node(self, g, var, name=None):
         walk = self.walk
         is_constant = isinstance(var, Constant)
-        if var.name is not None:
+        label = self.source.labels.get(var)
+        if label is not None:
+            first = label
+        elif var.name is not None:
             first = var.name
-        elif is_constant or var.owner is None:
+        elif is_constant or (var.owner is None and not self.show_types):
             first = _var_text(var)  # a constant's value, or <Type> for an unnamed root
-        else:
+        else:  # an unnamed root or intermediate: its type line says it all
             first = None
         type_line = None
-        if self.show_types and not (var.name is None and var.owner is None
-                                    and not is_constant):
+        if self.show_types:
             type_line = _type_text(var)
-        if first is None and (type_line is None or name is not None):
+        if first is None and name is not None:
             first = _var_text(var)  # a repeated drawing says which variable it repeats
         lines = [_shorten(first)] if first else []
         if type_line:
             lines.append(type_line)
-        if is_constant:
-            attrs = dict(shape="box", style="rounded,filled", fillcolor=COLORS["constant"],
-                         color=COLORS["constant_border"])
-        elif var in walk.input_set:
+        category = self._category(var)
+        self.used.add(category)
+        if category in ("constant", "shared"):
+            attrs = dict(shape="box", style="rounded,filled", fillcolor=COLORS[category],
+                         color=COLORS[category + "_border"])
+        elif category == "input":
             attrs = dict(shape="ellipse", style="filled,bold", fillcolor=COLORS["input"],
                          color=COLORS["input_border"])
-        elif var in walk.output_set:
+        elif category == "output":
             attrs = dict(shape="ellipse", style="filled", fillcolor=COLORS["output"],
                          color=COLORS["output_border"])
         else:
@@ -470,7 +511,10 @@ class _Compact:
                          color=COLORS["variable_border"], fontsize="10")
         if var in walk.output_set:
             attrs["peripheries"] = "2"
-        tooltip = "%s: %s" % (_var_text(var), _type_text(var))
+            self.used.add("output")
+        if not lines:  # an unnamed intermediate drawn without types: a small dot
+            attrs.update(shape="circle", width="0.12", height="0.12", fixedsize="true")
+        tooltip = "%s: %s" % (first or _var_text(var), _type_text(var))
         if name is not None:  # a repeated drawing of a much-read root
             styles = [part for part in attrs["style"].split(",") if part != "bold"]
             attrs["style"] = ",".join(styles + ["dashed"])
@@ -483,34 +527,71 @@ class _Compact:
         if item in self.highlight:
             attrs["color"] = COLORS["highlight"]
             attrs["penwidth"] = "3"
+            self.used.add("highlight")
 
     def _legend(self, g):
-        kinds = self.source.kinds
-        if not kinds:
-            return
+        """The legend: one coloured swatch per category drawn, as the graph's label.
+
+        A graph label is part of the picture (below it, centred), so it is
+        never clipped the way a cluster at the side of a wide layout can be.
+        """
+        entries = []
+        for category, text in _LEGEND:
+            if category in self.used:
+                fill, border = _LEGEND_COLORS[category]
+                entries.append((fill, border, text))
+        kinds = self.source.kinds or {}
         counts = {}
         for node in self.walk.applys():
             kind = kinds.get(node)
             if kind is not None:
                 counts[kind] = counts.get(kind, 0) + 1
-        if not counts:
-            return
         order = [k for k in LINKER_NAMES if k in counts]
         order += sorted(k for k in counts if k not in LINKER_NAMES)
-        with g.subgraph(name="cluster_legend") as legend:
-            legend.attr(label="runs in", fontsize="10", style="rounded,dashed",
-                        color=COLORS["summary"], fontcolor="#555555")
-            for kind in order:
-                n = counts[kind]
-                legend.node("legend_%s" % kind,
-                            _label("%s (%d node%s)" % (LINKER_NAMES.get(kind, kind), n,
-                                                       "" if n == 1 else "s")),
-                            shape="box", style="rounded,filled",
-                            fillcolor=COLORS.get(kind, COLORS["apply"]),
-                            color=COLORS["apply_border"], fontsize="10")
-            if len(order) > 1:
-                for a, b in zip(order, order[1:]):
-                    legend.edge("legend_%s" % a, "legend_%s" % b, style="invis")
+        for kind in order:
+            entries.append((COLORS.get(kind, COLORS["apply"]), COLORS["apply_border"],
+                            "runs in %s (%s)" % (LINKER_NAMES.get(kind, kind),
+                                                 _plural(counts[kind], "node"))))
+        if len(entries) < 2 and not order:
+            return  # one colour explains itself
+        cells = []
+        for fill, border, text in entries:
+            cells.append('<TD BGCOLOR="%s" COLOR="%s" BORDER="1" WIDTH="12" HEIGHT="10" '
+                         'FIXEDSIZE="TRUE"></TD><TD ALIGN="LEFT">%s</TD>'
+                         % (fill, border, graphviz.escape(text).replace("&", "&amp;")
+                            .replace("<", "&lt;").replace(">", "&gt;")))
+        rows = ["<TR>%s</TR>" % "".join(cells[i:i + _LEGEND_PER_ROW])
+                for i in range(0, len(cells), _LEGEND_PER_ROW)]
+        g.attr(label='<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="3" CELLPADDING="1">'
+                     '%s</TABLE>>' % "".join(rows),
+               labelloc="b", labeljust="c", fontsize="9", fontcolor="#444444")
+
+
+#: Legend entries, in order: (category, text).
+_LEGEND = (
+    ("input", "input"),
+    ("shared", "shared variable"),
+    ("constant", "constant"),
+    ("output", "output"),
+    ("highlight", "changed"),
+)
+_LEGEND_COLORS = {
+    "input": (COLORS["input"], COLORS["input_border"]),
+    "shared": (COLORS["shared"], COLORS["shared_border"]),
+    "constant": (COLORS["constant"], COLORS["constant_border"]),
+    "output": (COLORS["output"], COLORS["output_border"]),
+    "highlight": ("#ffffff", COLORS["highlight"]),
+}
+_LEGEND_PER_ROW = 3
+
+
+def _plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+def _is_shared(var):
+    """True for a shared variable (a root whose value lives between calls)."""
+    return hasattr(var, "get_value") and hasattr(var, "container")
 
 
 def _index_map(op, attr):
@@ -606,7 +687,7 @@ class _Structure:
         if self.show_types:
             type_name, new = self.type_names.name_of(var.type)
             if new:
-                g.node(type_name, _label(_type_text(var)), shape="box", style="filled",
+                g.node(type_name, _label(_type_repr(var)), shape="box", style="filled",
                        fillcolor=COLORS["s_type"], color=COLORS["s_type_border"],
                        fontsize="10")
             g.edge(me, type_name, **{self.lk: "type"})

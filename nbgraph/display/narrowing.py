@@ -204,7 +204,8 @@ def _before_after(trace):
     figures = []
     if isinstance(variable, Variable):
         figures.append(("before: the variable", _svg_or_hint(
-            rich, diagram(variable, max_nodes=_DIAGRAM_NODES))))
+            rich, diagram(variable, max_nodes=_DIAGRAM_NODES),
+            "nbgraph diagram of the variable before narrowing")))
     if trace.error is not None:
         figures.append(("after: refused", "<p><i>no result: the variable cannot stand for "
                                           "%s</i></p>" % _h(trace.target_type)))
@@ -217,20 +218,23 @@ def _before_after(trace):
                          if v not in old and v.owner is not None}
             picture = diagram(result, max_nodes=_DIAGRAM_NODES,
                                        highlight=new_nodes | {result})
-            figures.append(("after: %s" % trace_summary(trace), _svg_or_hint(rich, picture)))
+            figures.append(("after: %s" % trace_summary(trace), _svg_or_hint(
+                rich, picture, "nbgraph diagram of the result, what narrowing added outlined")))
     if not figures:
         return ""
-    cells = ['<figure style="margin:0.3em 1.5em 0.3em 0">'
+    cells = ['<figure style="margin:0.3em 1.5em 0.3em 0;min-width:0;max-width:100%%">'
              '<figcaption style="font-size:0.85em;color:#555">%s</figcaption>%s</figure>'
              % (_h(caption), body) for caption, body in figures]
     return ('<div style="display:flex;flex-wrap:wrap;align-items:flex-start">%s</div>'
             % "".join(cells))
 
 
-def _svg_or_hint(rich, graph):
+def _svg_or_hint(rich, graph, alt="nbgraph compact diagram"):
+    from nbgraph.display.picture import img_html
+
     svg, hint = rich._try_svg(graph)
     if svg is not None:
-        return svg
+        return img_html(svg, alt)
     return '<p style="color:#666"><i>%s</i></p>' % _h(hint)
 
 

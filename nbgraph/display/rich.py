@@ -42,6 +42,7 @@ import threading
 import graphviz
 
 from nbgraph.display.diagram import diagram
+from nbgraph.display.picture import img_html
 
 __all__ = [
     "mimebundle",
@@ -59,6 +60,8 @@ __all__ = [
     "profile_chart_svg",
     "format_seconds",
     "format_bytes",
+    "picture_bundle",
+    "alt_text",
 ]
 
 #: The hint shown instead of a diagram when graphviz's ``dot`` program is missing.
@@ -276,7 +279,7 @@ def _safe_repr(obj):
         return "<%s>" % type(obj).__name__
 
 
-def _dprint(obj, print_type=True):
+def _dprint(obj, print_type="short"):
     from nbgraph.display.text import dprint
 
     return _cap(dprint(obj, print_type=print_type, file="str").rstrip("\n"))
@@ -292,15 +295,83 @@ def _cap(text, max_lines=None):
 
 
 def _with_diagram(bundle, obj, want, **kwargs):
-    """Add the SVG diagram of ``obj`` when wanted, or append the hint to the text."""
-    if not want(_SVG):
+    """Add the SVG diagram of ``obj`` when wanted (as SVG and as a fitted ``<img>``
+    in HTML), or append the hint to the text."""
+    if not (want(_SVG) or want(_HTML)):
         return bundle
     svg, hint = _try_svg(obj, **kwargs)
     if svg is not None:
-        bundle[_SVG] = svg
+        _add_picture(bundle, svg, alt_text(obj, kwargs.get("style", "compact")), want)
     else:
         bundle[_TEXT] += "\n" + hint
     return bundle
+
+
+def _add_picture(bundle, svg, alt, want):
+    if want(_SVG):
+        bundle[_SVG] = svg
+    if want(_HTML):
+        bundle[_HTML] = img_html(svg, alt)
+    return bundle
+
+
+def picture_bundle(obj, make_svg, want, what="diagram", text=None):
+    """The bundle of a picture of ``obj`` drawn by ``make_svg()`` (text, SVG, fitted HTML).
+
+    ``text`` is the ``text/plain`` (default: the dprint of ``obj``).  Never
+    raises: when the picture cannot be drawn, the text carries the hint.
+    """
+    if text is None:
+        try:
+            text = _dprint(obj)
+        except Exception as exc:
+            text = "%s\n(text unavailable: %s)" % (_safe_repr(obj), _one_line(exc))
+    bundle = {_TEXT: text}
+    if not (want(_SVG) or want(_HTML)):
+        return bundle
+    try:
+        svg = make_svg()
+    except DiagramUnavailable as exc:
+        bundle[_TEXT] += "\n" + str(exc)
+        return bundle
+    except Exception as exc:  # a display hook must never fail the cell
+        bundle[_TEXT] += "\n(diagram unavailable: %s)" % _one_line(exc)
+        return bundle
+    return _add_picture(bundle, svg, alt_text(obj, what), want)
+
+
+def alt_text(obj, what="compact"):
+    """A one-sentence description of a diagram of ``obj``, for ``alt`` and ``title``."""
+    from nbgraph.core.graph import Constant, io_toposort
+    from nbgraph.display.names import plural
+    from nbgraph.display.text import _outputs_of
+
+    try:
+        fgraph = getattr(obj, "fgraph", None) if not hasattr(obj, "apply_nodes") else obj
+        outputs = _outputs_of(obj)
+        if fgraph is not None:
+            n = len(fgraph.apply_nodes)
+            inputs = list(fgraph.inputs)
+        else:
+            from nbgraph.core.graph import graph_inputs
+
+            inputs = [v for v in graph_inputs(outputs) if not isinstance(v, Constant)]
+            n = len(io_toposort(inputs, outputs))
+        ins = ", ".join(_short_name(v) for v in inputs[:6]) + (", ..." if len(inputs) > 6 else "")
+        outs = ", ".join(_short_name(v) for v in outputs[:6]) + (
+            ", ..." if len(outputs) > 6 else "")
+        style = what if what.endswith("diagram") or what.endswith("diagrams") \
+            else "%s diagram" % what
+        return "nbgraph %s of %s: %s; inputs %s; outputs %s" % (
+            style, _safe_repr(obj) if fgraph is not None and fgraph is not obj
+            else "a graph", plural(n, "Apply node"), ins or "none", outs or "none")
+    except Exception:
+        return "nbgraph diagram"
+
+
+def _short_name(var):
+    text = _safe_repr(var)
+    return text if len(text) <= 30 else text[:29] + "\u2026"
 
 
 def _variable_bundle(var, want):
@@ -321,7 +392,7 @@ def _fgraph_bundle(fgraph, want):
             len(fgraph.history), "" if len(fgraph.history) == 1 else "s")
     if fgraph.history and want(_HTML):
         svg, hint = _try_svg(fgraph)
-        picture = svg if svg is not None else _hint_html(hint)
+        picture = img_html(svg, alt_text(fgraph)) if svg is not None else _hint_html(hint)
         body = ('<div class="nbgraph-fgraph">\n%s\n<h4 style="margin:0.6em 0 0.3em 0">'
                 'rewrite history</h4>\n%s</div>' % (picture, narrowing.history_html(fgraph)))
         return {_TEXT: text, _HTML: body}

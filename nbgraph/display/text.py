@@ -29,6 +29,7 @@ from collections import deque
 
 from nbgraph.core.fgraph import FunctionGraph
 from nbgraph.core.graph import Apply, Variable
+from nbgraph.display.names import type_notation
 
 __all__ = ["dprint", "dprint_text"]
 
@@ -52,8 +53,10 @@ def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nest
         any object whose ``fgraph`` attribute is a FunctionGraph, such as a
         compiled Function.  Several outputs print one tree after another and
         share one set of ids.
-    print_type : bool
-        Add each Variable's type, as ``<repr(type)>``, after its id.
+    print_type : bool or "short"
+        Add each Variable's type, as ``<repr(type)>``, after its id;
+        ``"short"`` writes it in the short notation of
+        :func:`nbgraph.display.names.type_notation` (``<float64[?, 3]>``).
     file
         None prints to ``sys.stdout`` (looked up at call time); ``"str"``
         returns the text instead of printing it; anything else must be a
@@ -121,10 +124,13 @@ def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nest
 
     maps = tuple(m for m, on in (("destroy_map", print_destroy_map),
                                  ("view_map", print_view_map)) if on)
-    lines = _render(outputs, bool(print_type), depth, ids, max_nesting, maps)
+    if isinstance(print_type, str) and print_type != "short":
+        raise ValueError("print_type must be True, False or 'short', got %r" % (print_type,))
+    print_type = print_type if print_type == "short" else bool(print_type)
+    lines = _render(outputs, print_type, depth, ids, max_nesting, maps)
     from nbgraph.display.inner import inner_graph_lines  # loops' bodies (Op.inner_graphs)
 
-    lines += inner_graph_lines(outputs, lambda outs: _render(outs, bool(print_type), depth,
+    lines += inner_graph_lines(outputs, lambda outs: _render(outs, print_type, depth,
                                                              ids, max_nesting, maps))
     text = "".join(line + "\n" for line in lines)
     if isinstance(file, str):
@@ -235,7 +241,9 @@ def _render(outputs, print_type, depth, ids, max_nesting, maps=()):
                     parts.append(repr(var))
                 if ids:
                     parts.append(" [id %s]" % label_of(key))
-                if print_type:
+                if print_type == "short":
+                    parts.append(" <%s>" % type_notation(var.type))
+                elif print_type:
                     parts.append(" <%r>" % (var.type,))
                 if node is not None:
                     parts.append(" '%s'" % (var.name if var.name is not None else ""))

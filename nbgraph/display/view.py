@@ -16,10 +16,13 @@ class GraphView:
     """Show ``obj`` (a Variable, a list of them, a FunctionGraph or Function) as a diagram.
 
     ``style`` is "compact" or "structure"; ``show_types`` puts types on
-    variables; ``as_text`` shows the dprint tree instead of a picture.
+    variables; ``as_text`` shows the dprint tree instead of a picture;
+    ``labels`` (``{Variable: name}``) names outputs the way the user does
+    (``%%graph`` passes the names its cell bound).
     """
 
-    def __init__(self, obj, style="compact", show_types=True, max_nodes=200, as_text=False):
+    def __init__(self, obj, style="compact", show_types=True, max_nodes=200, as_text=False,
+                 labels=None):
         if style not in ("compact", "structure"):
             raise ValueError("style must be 'compact' or 'structure', got %r" % (style,))
         self.obj = obj
@@ -27,10 +30,11 @@ class GraphView:
         self.show_types = show_types
         self.max_nodes = max_nodes
         self.as_text = as_text
+        self.labels = dict(labels or {})
 
     def text(self):
         """The dprint text of the graph."""
-        return dprint_text(self.obj, print_type=self.show_types)
+        return dprint_text(self.obj, print_type="short" if self.show_types else False)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         try:
@@ -43,17 +47,14 @@ class GraphView:
         if self.as_text:
             return bundle
         want = rich.wanted_types(include, exclude)
-        if not want("image/svg+xml"):
-            return bundle
-        try:
-            bundle["image/svg+xml"] = rich.render_svg(
-                self.obj, style=self.style, show_types=self.show_types,
-                max_nodes=self.max_nodes)
-        except rich.DiagramUnavailable as exc:
-            bundle["text/plain"] += "\n" + str(exc)
-        except Exception as exc:  # a display hook must never fail the cell
-            bundle["text/plain"] += "\n(diagram unavailable: %s)" % (exc,)
-        return bundle
+        return rich.picture_bundle(self.obj, self.svg, want, what=self.style, text=text)
+
+    def svg(self):
+        """The SVG text of the diagram (raises DiagramUnavailable without ``dot``)."""
+        kwargs = {"labels": self.labels} if self.labels else {}
+        return rich.render_svg(self.obj, style=self.style, show_types=self.show_types,
+                               max_nodes=self.max_nodes, **kwargs)
 
     def __repr__(self):
         return self.text().rstrip("\n")
+

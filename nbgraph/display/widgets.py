@@ -45,6 +45,7 @@ import time
 import numpy as np
 
 from nbgraph.display.history import _one_line, _text, graph_of, replay_rewrites
+from nbgraph.display.picture import img_html
 
 __all__ = ["GraphExplorer"]
 
@@ -135,7 +136,9 @@ class _ExplorerPanel:
                                 style={"description_width": "initial"},
                                 layout=w.Layout(width="420px"))
         self.step_info = w.HTML()
-        self.diagram = w.HTML(layout=w.Layout(overflow="auto"))
+        # a steady height while the slider moves (pictures scale to the width)
+        self.diagram = w.HTML(layout=w.Layout(overflow="auto", min_height="360px",
+                                              max_height="640px"))
 
         self.input_variables = self._input_variables(obj)
         self.inputs = [_input_box(var, i) for i, var in enumerate(self.input_variables)]
@@ -242,7 +245,38 @@ class _ExplorerPanel:
                 % (_h(text.rstrip("\n")), _h(hint)))
             return
         self.diagram_text = None
-        self.diagram.value = '<div class="nbgraph-explorer-diagram">%s</div>' % svg
+        self.diagram.value = img_html(svg, "nbgraph %s diagram at rewrite step %d" % (
+            self.style.value, self.step.value), css_class="nbgraph-explorer-diagram")
+
+    # -- what a saved or exported notebook shows -------------------------------
+    def __repr__(self):
+        return "<GraphExplorer: %s, rewrite step %d of %d>" % (
+            _text_of(self.obj), self.step.value, len(self.replay))
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget, plus a static snapshot (HTML) of what it shows now.
+
+        A front end without the widget's JavaScript or state (an exported
+        page, an untrusted notebook, GitHub) shows the snapshot instead of an
+        empty output or the widget's raw repr.
+        """
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:
+            bundle = {}
+        bundle["text/plain"] = repr(self)
+        bundle["text/html"] = self.snapshot_html()
+        return bundle
+
+    def snapshot_html(self):
+        """The panel's current state as static HTML: step, diagram, last result."""
+        parts = ['<div class="nbgraph-explorer-snapshot">',
+                 '<p style="margin:0.2em 0"><b>GraphExplorer</b> (a live widget; this is a '
+                 'snapshot: run the notebook to use it)</p>',
+                 self.step_info.value, self.diagram.value]
+        if self.result.value:
+            parts.append(self.result.value)
+        parts.append("</div>")
+        return "\n".join(parts)
 
     # -- evaluation ------------------------------------------------------------
     @staticmethod
@@ -450,3 +484,11 @@ def _result_text(fn, result):
 
 def _h(obj):
     return html.escape(str(obj), quote=True)
+
+
+def _text_of(obj):
+    try:
+        text = repr(obj)
+    except Exception:
+        text = type(obj).__name__
+    return text if len(text) <= 60 else text[:59] + "\u2026"

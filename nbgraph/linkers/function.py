@@ -699,9 +699,10 @@ class Function(FunctionExtras):
     def __repr__(self):
         ins = ", ".join(repr(v) for v in self.inputs)
         outs = ", ".join(repr(v) for v in self.outputs)
-        return "<Function%s (%s) -> (%s), linker=%s, %d nodes>" % (
-            " " + self.name if self.name else "", ins, outs, self.linker,
-            len(self.fgraph.apply_nodes))
+        n = len(self.fgraph.apply_nodes)
+        return "<Function%s (%s) -> (%s), linker=%s, %d node%s>" % (
+            " " + self.name if self.name else "", ins, outs, self.linker, n,
+            "" if n == 1 else "s")
 
 
 _MISSING = object()

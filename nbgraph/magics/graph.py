@@ -192,10 +192,15 @@ class GraphMagics(Magics):
         from IPython.display import display
 
         target = outputs[0] if len(outputs) == 1 else outputs
+        drawn = outputs
         if args.rewrite:
             target = self._compile(outputs, args.linker)[0]
+            drawn = target.fgraph.outputs
+        # outputs are labelled with the names the cell bound (or -o gave)
+        labels = {var: name for var, name, out in zip(drawn, names, outputs)
+                  if name != repr(out)}
         display(GraphView(target, style=args.style, show_types=args.types,
-                          as_text=args.text))
+                          as_text=args.text, labels=labels))
         if eval_pairs is not None:
             self._evaluate(outputs, names, args, eval_pairs)
 

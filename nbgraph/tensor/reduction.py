@@ -37,8 +37,8 @@ def normalize_axis(axis, ndim, what="axis"):
         if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
             raise TypeError("%s entries must be ints, got %r" % (what, a))
         if not -ndim <= a < ndim:
-            raise ValueError("%s %d is out of range for a tensor with %d dimensions" % (
-                what, a, ndim))
+            raise ValueError("%s %d is out of range for a tensor with %d dimension%s" % (
+                what, a, ndim, "" if ndim == 1 else "s"))
         out.append(int(a) % ndim)
     if len(set(out)) != len(out):
         raise ValueError("%s %r repeats an axis" % (what, tuple(entries)))

@@ -23,6 +23,7 @@ from nbgraph.display import GraphExplorer, dprint_text, rich
 from nbgraph.display import history as history_module
 from nbgraph.display import widgets as widgets_module
 from nbgraph.display.history import replay_rewrites
+from nbgraph.display.picture import svgs_in, unwrap_pictures
 from nbgraph.tensor.rewriting import rewrite_graph
 
 
@@ -68,6 +69,7 @@ def eager_snapshots(outputs):
 
 def svg_texts(svg):
     """The text labels drawn in an SVG (what a reader sees)."""
+    svg = unwrap_pictures(svg)
     return [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
 
 
@@ -269,14 +271,14 @@ def test_shared_variables_and_constants_get_no_input_box():
 def test_style_toggle_redraws_the_diagram():
     x, y, z = sample()
     explorer = GraphExplorer(z)
-    compact = explorer.diagram.value
+    compact = unwrap_pictures(explorer.diagram.value)
     assert "<svg" in compact and explorer.diagram_text is None
     titles = node_titles(compact)
     assert titles and not any(t.startswith(("op", "type")) for t in titles)
     assert "Elemwise{mul}" in svg_texts(compact)
 
     explorer.style.value = "structure"
-    structure = explorer.diagram.value
+    structure = unwrap_pictures(explorer.diagram.value)
     assert structure != compact
     titles = node_titles(structure)
     assert any(t.startswith("op") for t in titles)      # Op circles
@@ -286,18 +288,18 @@ def test_style_toggle_redraws_the_diagram():
     assert "owner" in labels and "op" in labels          # arrow labels of the seed's picture
 
     explorer.style.value = "compact"
-    assert explorer.diagram.value == compact
+    assert unwrap_pictures(explorer.diagram.value) == compact
 
 
 @pytest.mark.needs_dot
 def test_types_toggle_redraws_the_diagram():
     x, y, z = sample()
     explorer = GraphExplorer(z)
-    assert "TensorType(float64, (None,))" in svg_texts(explorer.diagram.value)
+    assert "float64[?]" in svg_texts(explorer.diagram.value)
     explorer.show_types.value = False
-    assert not any("TensorType" in t for t in svg_texts(explorer.diagram.value))
+    assert not any("float64" in t for t in svg_texts(explorer.diagram.value))
     explorer.style.value = "structure"
-    assert "TensorType" not in explorer.diagram.value
+    assert "TensorType" not in unwrap_pictures(explorer.diagram.value)
     explorer.show_types.value = True
     assert "TensorType(float64, ())" in svg_texts(explorer.diagram.value)
 
@@ -310,7 +312,7 @@ def test_diagram_is_the_rendered_step_graph():
     step = explorer.replay[3]
     svg = rich.render_svg(step.graph, style="structure", show_types=False,
                           highlight=step.changed)
-    assert svg in explorer.diagram.value
+    assert svgs_in(explorer.diagram.value) == [svg]
 
 
 # ---------------------------------------------------------------------------

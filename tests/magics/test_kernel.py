@@ -110,7 +110,7 @@ def test_graph_cell_displays_the_diagram(notebook):
     (shown,) = outputs(notebook, 2, "display_data")
     x, y, z = local_graph()
     assert shown.data["text/plain"].startswith(
-        dprint(z, print_type=True, file="str").rstrip("\n"))
+        dprint(z, print_type="short", file="str").rstrip("\n"))
     if "image/svg+xml" not in shown.data:
         pytest.skip("graphviz's dot is not installed: the kernel showed text only")
     labels = svg_texts(shown.data["image/svg+xml"])
@@ -128,7 +128,7 @@ def test_line_magic_displays_the_expression(notebook):
     (shown,) = outputs(notebook, 4, "display_data")
     x, y, z = local_graph()
     assert shown.data["text/plain"].startswith(
-        dprint(z + 1, print_type=True, file="str").rstrip("\n"))
+        dprint(z + 1, print_type="short", file="str").rstrip("\n"))
     if "image/svg+xml" in shown.data:
         labels = svg_texts(shown.data["image/svg+xml"])
         assert "x" in labels and "y" in labels
@@ -146,7 +146,7 @@ def test_error_cell_has_a_name_error_traceback_on_its_line(notebook):
 def test_cells_after_the_error_still_run(notebook):
     (shown,) = outputs(notebook, 6, "display_data")
     x = nt.dvector("x")
-    assert shown.data == {"text/plain": dprint(x - 1, print_type=True, file="str").rstrip("\n")}
+    assert shown.data == {"text/plain": dprint(x - 1, print_type="short", file="str").rstrip("\n")}
     # names bound by %%graph cells stay defined; the failed cell bound its first line only
     assert stdout(notebook, 7).strip() == "['ok', 'q', 'w', 'z']"
 

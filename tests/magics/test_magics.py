@@ -25,6 +25,7 @@ from nbgraph.linkers.function import Function
 
 SVG = "image/svg+xml"
 TEXT = "text/plain"
+HTML = "text/html"
 OPTIONS = ["-o", "--eval", "--linker", "--text", "--style", "--no-types", "--rewrite"]
 TIMING = re.compile(r"^compiled in [\d.]+ (us|ms|s) \(linker (\w+)\), ran in [\d.]+ (us|ms|s)$")
 
@@ -172,7 +173,7 @@ def test_cell_runs_in_the_user_namespace(ip):
     assert ip.ns["helper"] == 3
     assert isinstance(ip.ns["z"], nbgraph.core.Variable)
     view = one_view(ip)
-    assert view[TEXT] == dprint(ip.ns["z"], print_type=True, file="str").rstrip("\n")
+    assert view[TEXT] == dprint(ip.ns["z"], print_type="short", file="str").rstrip("\n")
     # and later cells see the names
     ip.ok("w = z + helper")
     assert ip.ns["w"].owner.inputs[0] is ip.ns["z"]
@@ -180,20 +181,20 @@ def test_cell_runs_in_the_user_namespace(ip):
 
 def test_default_outputs_are_the_variables_bound_by_the_last_statement(ip):
     ip.ok("%%graph --text\na = x + 1\nb = x * 2")
-    assert one_view(ip)[TEXT] == dprint(ip.ns["b"], print_type=True, file="str").rstrip("\n")
+    assert one_view(ip)[TEXT] == dprint(ip.ns["b"], print_type="short", file="str").rstrip("\n")
     ip.ok("%%graph --text\na, b, n = x + 1, x * 2, 3")
-    expected = dprint([ip.ns["a"], ip.ns["b"]], print_type=True, file="str").rstrip("\n")
+    expected = dprint([ip.ns["a"], ip.ns["b"]], print_type="short", file="str").rstrip("\n")
     assert one_view(ip)[TEXT] == expected
     ip.ok("%%graph --text\nc = d = x - 1")  # one Variable bound twice: shown once
-    assert one_view(ip)[TEXT] == dprint(ip.ns["c"], print_type=True, file="str").rstrip("\n")
+    assert one_view(ip)[TEXT] == dprint(ip.ns["c"], print_type="short", file="str").rstrip("\n")
     ip.ok("%%graph --text\nq = x\nq += 1")
-    assert one_view(ip)[TEXT] == dprint(ip.ns["q"], print_type=True, file="str").rstrip("\n")
+    assert one_view(ip)[TEXT] == dprint(ip.ns["q"], print_type="short", file="str").rstrip("\n")
 
 
 def test_default_output_is_else_the_last_expression(ip, capsys):
     ip.ok("%%graph --text\na = x + 1\na * y")
     shown = one_view(ip)[TEXT]
-    assert shown == dprint(ip.ns["a"] * ip.ns["y"], print_type=True, file="str").rstrip("\n")
+    assert shown == dprint(ip.ns["a"] * ip.ns["y"], print_type="short", file="str").rstrip("\n")
     assert "_nbgraph_last_value_" not in ip.ns
     ip.ok("%%graph --eval x=[1,2],y=3 --linker py\na = x + 1\na * y")
     out = capsys.readouterr().out.splitlines()
@@ -220,7 +221,7 @@ def test_ipython_syntax_works_inside_the_cell(ip, capsys):
     ip.ok("%%graph --text\nimport os\nlisting = !echo hello\n%time z = x * 2\nz = z + 1")
     assert list(ip.ns["listing"]) == ["hello"]
     assert "Wall time" in capsys.readouterr().out
-    assert one_view(ip)[TEXT] == dprint(ip.ns["z"], print_type=True, file="str").rstrip("\n")
+    assert one_view(ip)[TEXT] == dprint(ip.ns["z"], print_type="short", file="str").rstrip("\n")
 
 
 # ---------------------------------------------------------------------------
@@ -229,12 +230,12 @@ def test_ipython_syntax_works_inside_the_cell(ip, capsys):
 
 def test_option_o_names_the_outputs(ip):
     ip.ok("%%graph -o a,b --text\na = x + 1\nb = x * 2\nc = x - 1")
-    expected = dprint([ip.ns["a"], ip.ns["b"]], print_type=True, file="str").rstrip("\n")
+    expected = dprint([ip.ns["a"], ip.ns["b"]], print_type="short", file="str").rstrip("\n")
     assert one_view(ip)[TEXT] == expected
     ip.ok('%%graph -o "a, b" --text\nc = x - 1')  # quoted, with a space
     assert one_view(ip)[TEXT] == expected
     ip.ok("%%graph --outputs a --text\nc = x - 1")
-    assert one_view(ip)[TEXT] == dprint(ip.ns["a"], print_type=True, file="str").rstrip("\n")
+    assert one_view(ip)[TEXT] == dprint(ip.ns["a"], print_type="short", file="str").rstrip("\n")
 
 
 def test_option_eval_prints_values_and_timings(ip, capsys):
@@ -282,7 +283,7 @@ def test_option_text_is_exactly_dprint(ip):
     ip.ok("%%graph --text\nz = (x * y).sum()")
     bundle = one_view(ip)
     assert set(bundle) == {TEXT}
-    assert bundle[TEXT] == dprint(ip.ns["z"], print_type=True, file="str").rstrip("\n")
+    assert bundle[TEXT] == dprint(ip.ns["z"], print_type="short", file="str").rstrip("\n")
     ip.ok("%%graph --text --no-types\nz = (x * y).sum()")
     assert one_view(ip)[TEXT] == dprint(ip.ns["z"], print_type=False, file="str").rstrip("\n")
 
@@ -291,12 +292,15 @@ def test_option_text_is_exactly_dprint(ip):
 def test_default_display_is_a_diagram_with_the_variable_names(ip):
     ip.ok("%%graph\nz = (x * y).sum()")
     bundle = one_view(ip)
-    assert set(bundle) == {TEXT, SVG}
+    assert set(bundle) == {TEXT, SVG, HTML}
     labels = svg_texts(bundle[SVG])
     assert "x" in labels and "y" in labels
     assert "Sum{axis=0}" in labels
-    assert "TensorType(float64, (None,))" in labels  # types by default
-    assert bundle[SVG] == rich.render_svg(ip.ns["z"], style="compact", show_types=True)
+    assert "float64[?]" in labels  # types by default, in short notation
+    assert "z" in labels  # the output is labelled with the name the cell bound
+    assert bundle[SVG] == rich.render_svg(ip.ns["z"], style="compact", show_types=True,
+                                          labels={ip.ns["z"]: "z"})
+    assert '<img src="data:image/svg+xml;base64,' in bundle[HTML]
 
 
 @pytest.mark.needs_dot
@@ -325,7 +329,7 @@ def test_option_rewrite_shows_the_rewritten_graph(ip):
     ip.ok("%%graph --text --rewrite --linker py\nz = (-(-x) * 1).sum()")
     text = one_view(ip)[TEXT]
     fn = nbgraph.function([ip.ns["x"]], ip.ns["z"], linker="py")
-    assert text == dprint(fn.fgraph, print_type=True, file="str").rstrip("\n")
+    assert text == dprint(fn.fgraph, print_type="short", file="str").rstrip("\n")
     assert "Elemwise{neg}" not in text and "Elemwise{mul}" not in text
     assert text.splitlines()[0].startswith("Sum{axis=0}")
 
@@ -352,10 +356,10 @@ def test_option_rewrite_draws_the_compiled_function(ip, monkeypatch):
 def test_line_magic_shows_one_expression(ip):
     ip.ok("z = x * 2")
     ip.ok("%graph --text z + 1")
-    expected = dprint(ip.ns["z"] + 1, print_type=True, file="str").rstrip("\n")
+    expected = dprint(ip.ns["z"] + 1, print_type="short", file="str").rstrip("\n")
     assert one_view(ip)[TEXT] == expected
     ip.ok("%graph --text [z, z + 1]")
-    expected = dprint([ip.ns["z"], ip.ns["z"] + 1], print_type=True, file="str").rstrip("\n")
+    expected = dprint([ip.ns["z"], ip.ns["z"] + 1], print_type="short", file="str").rstrip("\n")
     assert one_view(ip)[TEXT] == expected
 
 
@@ -467,7 +471,7 @@ def test_graph_view_text_and_checks():
     x = nt.dvector("x")
     z = (x * 2).sum()
     view = GraphView(z, as_text=True)
-    assert view._repr_mimebundle_() == {TEXT: dprint(z, print_type=True, file="str").rstrip("\n")}
+    assert view._repr_mimebundle_() == {TEXT: dprint(z, print_type="short", file="str").rstrip("\n")}
     assert repr(view) == view._repr_mimebundle_()[TEXT]
     assert GraphView(z, show_types=False, as_text=True).text() == dprint(z, file="str")
     with pytest.raises(ValueError, match="style"):
@@ -480,7 +484,8 @@ def test_graph_view_svg_follows_the_options():
     z = (x * 2).sum()
     bundle = GraphView(z, style="structure", show_types=False)._repr_mimebundle_()
     assert bundle[SVG] == rich.render_svg(z, style="structure", show_types=False)
-    assert GraphView(z)._repr_mimebundle_(exclude=[SVG]).keys() == {TEXT}
+    assert GraphView(z)._repr_mimebundle_(exclude=[SVG, HTML]).keys() == {TEXT}
+    assert GraphView(z)._repr_mimebundle_(exclude=[SVG]).keys() == {TEXT, HTML}
     assert GraphView(z)._repr_mimebundle_(include=[TEXT]).keys() == {TEXT}
 
 
@@ -512,7 +517,7 @@ def test_graph_view_cuts_long_text_next_to_a_picture(monkeypatch):
     z = x
     for _ in range(150):
         z = z * 2
-    full = dprint(z, print_type=True, file="str").rstrip("\n")
+    full = dprint(z, print_type="short", file="str").rstrip("\n")
     assert full.count("\n") > rich.TEXT_MAX_LINES
     picture = GraphView(z)._repr_mimebundle_()
     assert picture[TEXT].count("\n") == rich.TEXT_MAX_LINES
