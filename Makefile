@@ -6,7 +6,8 @@
 #   make clean   remove the virtual environment and every generated file
 #
 # Works on a fresh Debian/Ubuntu machine.  As root, missing system packages
-# (graphviz, a C compiler, python3-venv) are installed with apt-get; otherwise
+# (graphviz, a C compiler, python3-venv, and chromium for the real-browser
+# tests of tests/browser) are installed with apt-get; otherwise
 # the one sudo command to run is printed and set-up carries on without them.
 
 SHELL  := /bin/bash
@@ -36,6 +37,7 @@ setup: system-deps $(STAMP)
 system-deps:
 	@missing=""; \
 	command -v dot >/dev/null 2>&1 || missing="$$missing graphviz"; \
+	command -v chromium >/dev/null 2>&1 || [ -n "$${NBGRAPH_CHROMIUM:-}" ] || missing="$$missing chromium"; \
 	if [ -z "$${CC:-}" ] && ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then \
 	    missing="$$missing gcc libc6-dev"; \
 	fi; \
@@ -101,8 +103,12 @@ else
 	@echo "==> no notebooks/*.ipynb yet: skipping the notebook tests"
 endif
 
+# The stored tutorials are trusted (their pictures show on first open, before
+# any cell runs); on a remote or headless machine pass e.g.
+#   make lab LAB_ARGS="--no-browser --ip=0.0.0.0 --port=8888"
 lab: setup $(LAB_STAMP)
 	@mkdir -p notebooks
+	@$(VENV)/bin/jupyter trust notebooks/*.ipynb
 	@extra=""; [ "$$(id -u)" = 0 ] && extra="--allow-root"; \
 	set -x; $(VENV)/bin/jupyter lab $$extra $(LAB_ARGS) notebooks/
 

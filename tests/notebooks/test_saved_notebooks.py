@@ -45,9 +45,11 @@ def _text(value):
 
 
 def _is_picture(output):
-    """A rich output showing a rendered picture: SVG, a widget, or HTML with inline SVG."""
+    """A rich output showing a rendered picture: SVG, a widget, or HTML with an SVG (inline
+    or as an <img> of image/svg+xml)."""
     data = output.get("data", {})
-    return SVG in data or WIDGET in data or (HTML in data and "<svg" in _text(data[HTML]))
+    html = _text(data.get(HTML, ""))
+    return SVG in data or WIDGET in data or "<svg" in html or "data:image/svg+xml" in html
 
 
 def _label(path, index, cell):
