@@ -17,8 +17,9 @@ import pytest
 
 import nbgraph as ng
 import nbgraph.tensor as nt
-from nbgraph.display import GraphExplorer, side_by_side, type_notation
-from nbgraph.display.diagram import COLORS, diagram
+# (the function first: importing the submodule first would shadow it in the package)
+from nbgraph.display import GraphExplorer, diagram, side_by_side, type_notation
+from nbgraph.display.diagram import COLORS
 from nbgraph.display.names import output_labels, plural
 from nbgraph.display.picture import PAGE_WIDTH, combine_svgs, img_html, svg_size, svgs_in
 
