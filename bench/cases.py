@@ -8,6 +8,7 @@ import timeit
 import numpy as np
 
 from bench import peers
+from bench.lenet_case import lenet_jax, lenet_setup
 from bench.process import seconds_printed
 
 try:
@@ -32,7 +33,7 @@ class Case:
     """
 
     def __init__(self, name, setup, number=None, self_timed=False, peer=None, target=None,
-                 per_numpy=False, repeat=5):
+                 per_numpy=False, repeat=5, jax=None):
         self.name = name
         self.repeat = repeat
         self.setup = setup
@@ -41,6 +42,7 @@ class Case:
         self.peer = peer
         self.target = target
         self.per_numpy = per_numpy
+        self.jax = jax  # returns JAX's callable for the same work, or None
 
 
 def best_time(fn, number=None, repeat=5):
@@ -62,8 +64,8 @@ def _fmt(seconds):
     return "%.2f s" % seconds
 
 
-HEADER = "%-44s %11s %11s %7s %11s %11s %11s" % (
-    "case", "nbgraph", "numpy", "ratio", "numexpr", "pytensor", "target")
+HEADER = "%-44s %11s %11s %7s %11s %11s %11s %11s" % (
+    "case", "nbgraph", "numpy", "ratio", "numexpr", "pytensor", "jax", "target")
 
 
 def _time(fn, case):
@@ -74,7 +76,11 @@ def _time(fn, case):
     return best_time(fn, case.number, case.repeat)
 
 
-def _target_text(case, t_ours, t_np):
+def _target_text(case, t_ours, t_np, t_jax=None):
+    if case.target == "jax":  # the goal is JAX's time
+        if t_jax is None:
+            return "-"
+        return "<=jax" + (" ok" if t_ours <= t_jax else " MISS")
     if case.target is None:
         return "-"
     if case.per_numpy:
@@ -97,10 +103,11 @@ def run_case(case, linker):
     t_np = _time(theirs, case)
     t_ne = _time(ne, case)
     t_pt = _time(peer, case)
+    t_jax = _time(case.jax() if case.jax is not None else None, case)
     ratio = "%.2fx" % (t_ours / t_np) if t_np else "-"
-    return "%-44s %11s %11s %7s %11s %11s %11s" % (
-        case.name, _fmt(t_ours), _fmt(t_np), ratio, _fmt(t_ne), _fmt(t_pt),
-        _target_text(case, t_ours, t_np))
+    return "%-44s %11s %11s %7s %11s %11s %11s %11s" % (
+        case.name, _fmt(t_ours), _fmt(t_np), ratio, _fmt(t_ne), _fmt(t_pt), _fmt(t_jax),
+        _target_text(case, t_ours, t_np, t_jax))
 
 
 def _wait_for_compilers():
@@ -312,4 +319,6 @@ CASES = [
          peer=peers.warm_cache_process, target=15 * _MS),
     Case("import nbgraph (fresh process)", import_time, self_timed=True, peer=peers.import_time,
          target=100 * _MS),
+    Case("LeNet 28x28, one SGD step, batch 64, float32", lenet_setup, number=3, repeat=3,
+         jax=lenet_jax, target="jax"),
 ]

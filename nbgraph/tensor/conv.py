@@ -17,10 +17,11 @@ filters are flipped); ``False`` computes a cross-correlation, as deep-learning
 libraries call "convolution".  ``subsample`` is the stride, ``filter_dilation``
 the spacing of filter taps.
 
-The computation gathers the image windows (im2col, a strided view copied once
-by ``numpy.tensordot``) and multiplies them with the filters through BLAS.
-The gradients are two more Ops (:class:`Conv2dGradWeights`,
-:class:`Conv2dGradInputs`) that scatter the same windows back.
+The computation gathers the image windows into a matrix (im2col: one strided
+copy per filter tap) and multiplies it with the filters through BLAS.  The
+gradients are two more Ops: :class:`Conv2dGradWeights` (the output gradient
+times the same matrix) and :class:`Conv2dGradInputs` (the filters times the
+output gradient, scattered back one tap at a time).
 
 >>> import numpy as np
 >>> import nbgraph.tensor as nt
@@ -112,17 +113,27 @@ class _ConvBase(Op):
                                        self.filter_dilation[axis])[1]
                      for axis, k in enumerate((kh, kw)))
 
-    def _windows(self, x, kh, kw):
-        """The padded input and its windows ``(N, C, out_rows, out_cols, kh, kw)``."""
+    def _columns(self, x, kh, kw):
+        """im2col: ``(cols, rows_out, cols_out)`` where ``cols`` has shape
+        ``(C * kh * kw, N * rows_out * cols_out)``: one row per (channel, tap),
+        filled with one strided copy per tap."""
         (ph, pw), (sh, sw), (dh, dw) = self._pads(kh, kw), self.subsample, self.filter_dilation
+        n, c, h, w = x.shape
+        span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+        if h + 2 * ph < span_h or w + 2 * pw < span_w:
+            raise ValueError("conv2d: the (padded) image %s is smaller than the (dilated) "
+                             "filter (%d, %d)" % ((h + 2 * ph, w + 2 * pw), span_h, span_w))
         if ph or pw:
             x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-        span_h, span_w = (kh - 1) * dh + 1, (kw - 1) * dw + 1
-        if x.shape[2] < span_h or x.shape[3] < span_w:
-            raise ValueError("conv2d: the (padded) image %s is smaller than the (dilated) "
-                             "filter (%d, %d)" % (x.shape[2:], span_h, span_w))
-        win = np.lib.stride_tricks.sliding_window_view(x, (span_h, span_w), axis=(2, 3))
-        return x, win[:, :, ::sh, ::sw, ::dh, ::dw]
+        rows = (h + 2 * ph - span_h) // sh + 1
+        cols = (w + 2 * pw - span_w) // sw + 1
+        buf = np.empty((c, kh, kw, n, rows, cols), dtype=x.dtype)
+        xt = x.transpose(1, 0, 2, 3)
+        for a in range(kh):
+            for b in range(kw):
+                buf[:, a, b] = xt[:, :, a * dh:a * dh + sh * (rows - 1) + 1:sh,
+                                  b * dw:b * dw + sw * (cols - 1) + 1:sw]
+        return buf.reshape(c * kh * kw, n * rows * cols), rows, cols
 
     def _check(self, x, w):
         if x.ndim != 4 or w.ndim != 4:
@@ -159,10 +170,11 @@ class Conv2d(_ConvBase):
     def perform(self, node, inputs, output_storage):
         x, w = inputs
         self._check(x, w)
-        _, win = self._windows(x, w.shape[2], w.shape[3])
-        out = np.tensordot(win, self._oriented(w), axes=([1, 4, 5], [1, 2, 3]))
-        out = np.ascontiguousarray(out.transpose(0, 3, 1, 2))
-        output_storage[0][0] = out.astype(node.outputs[0].type.numpy_dtype, copy=False)
+        k, _, kh, kw = w.shape
+        cols, rows, ncols = self._columns(x, kh, kw)
+        wmat = np.ascontiguousarray(self._oriented(w)).reshape(k, -1)
+        out = np.dot(wmat, cols).reshape(k, x.shape[0], rows, ncols).transpose(1, 0, 2, 3)
+        output_storage[0][0] = np.ascontiguousarray(out, dtype=node.outputs[0].type.numpy_dtype)
 
     def infer_shape(self, node, input_shapes):
         from nbgraph.tensor.basic import constant_shape_entry
@@ -205,9 +217,10 @@ class Conv2dGradWeights(_ConvBase):
     def perform(self, node, inputs, output_storage):
         x, w, g = inputs
         self._check(x, w)
-        _, win = self._windows(x, w.shape[2], w.shape[3])
-        gw = np.tensordot(g, win, axes=([0, 2, 3], [0, 2, 3]))  # (K, C, kh, kw)
-        gw = self._oriented(gw)
+        k, c, kh, kw = w.shape
+        cols, _, _ = self._columns(x, kh, kw)
+        gmat = np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(k, -1)
+        gw = self._oriented(np.dot(gmat, cols.T).reshape(k, c, kh, kw))
         output_storage[0][0] = np.ascontiguousarray(gw, dtype=node.outputs[0].type.numpy_dtype)
 
     def infer_shape(self, node, input_shapes):
@@ -229,18 +242,20 @@ class Conv2dGradInputs(_ConvBase):
     def perform(self, node, inputs, output_storage):
         x, w, g = inputs
         self._check(x, w)
-        kh, kw = w.shape[2], w.shape[3]
+        k, c, kh, kw = w.shape
         (ph, pw), (sh, sw), (dh, dw) = self._pads(kh, kw), self.subsample, self.filter_dilation
-        w = self._oriented(w)
         n, _, rows, cols = g.shape
-        gpad = np.zeros((x.shape[0], x.shape[1], x.shape[2] + 2 * ph, x.shape[3] + 2 * pw),
+        wmat = np.ascontiguousarray(self._oriented(w)).reshape(k, -1)
+        gmat = np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(k, -1)
+        dcols = np.dot(wmat.T, gmat).reshape(c, kh, kw, n, rows, cols)
+        gpad = np.zeros((c, n, x.shape[2] + 2 * ph, x.shape[3] + 2 * pw),
                         dtype=np.result_type(g.dtype, w.dtype))
         for a in range(kh):
             for b in range(kw):
-                part = np.tensordot(g, w[:, :, a, b], axes=([1], [0]))  # (N, rows, cols, C)
                 r0, c0 = a * dh, b * dw
                 gpad[:, :, r0:r0 + sh * (rows - 1) + 1:sh, c0:c0 + sw * (cols - 1) + 1:sw] += \
-                    part.transpose(0, 3, 1, 2)
+                    dcols[:, a, b]
+        gpad = gpad.transpose(1, 0, 2, 3)
         gx = gpad[:, :, ph:ph + x.shape[2], pw:pw + x.shape[3]]
         output_storage[0][0] = np.ascontiguousarray(gx, dtype=node.outputs[0].type.numpy_dtype)
 

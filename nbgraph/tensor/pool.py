@@ -127,6 +127,15 @@ class _PoolBase(Op):
             return np.outer(inc_h, inc_w)
         return np.outer(exc_h, exc_w)
 
+    def _taps(self, buf, rows, cols):
+        """For each position (a, b) inside a window: the buffer's elements at that
+        position of every window, as a strided view of shape (..., rows, cols)."""
+        (sh, sw) = self.stride
+        for a in range(self.ws[0]):
+            for b in range(self.ws[1]):
+                yield (slice(a, a + sh * (rows - 1) + 1, sh) if rows else slice(0, 0),
+                       slice(b, b + sw * (cols - 1) + 1, sw) if cols else slice(0, 0))
+
     def _check(self, x):
         if x.ndim < 2:
             raise ValueError("pool_2d: input needs at least 2 dimensions, got %d" % x.ndim)
@@ -149,14 +158,13 @@ class Pool2d(_PoolBase):
         self._check(x)
         (rows, cols), spans = self._geometry(x.shape)
         buf = self._padded(x, spans, self._fill(x.dtype))
-        win = np.lib.stride_tricks.sliding_window_view(buf, self.ws, axis=(-2, -1))
-        win = win[..., ::self.stride[0], ::self.stride[1], :, :][..., :rows, :cols, :, :]
-        if self.mode == "max":
-            out = win.max(axis=(-2, -1)) if win.size else np.zeros(win.shape[:-2], x.dtype)
-        else:
-            out = win.sum(axis=(-2, -1), dtype=x.dtype)
-            if self.mode != "sum":
-                out = out / self._counts(spans).astype(x.dtype)
+        reduce = np.maximum if self.mode == "max" else np.add
+        out = None
+        for rsl, csl in self._taps(buf, rows, cols):
+            part = buf[..., rsl, csl]
+            out = part.copy() if out is None else reduce(out, part, out=out)
+        if self.mode.startswith("average"):
+            out = out / self._counts(spans).astype(x.dtype)
         output_storage[0][0] = np.ascontiguousarray(out, dtype=node.outputs[0].type.numpy_dtype)
 
     def infer_shape(self, node, input_shapes):
@@ -200,19 +208,16 @@ class Pool2dGrad(_PoolBase):
         x, out, g = inputs
         self._check(x)
         (rows, cols), spans = self._geometry(x.shape)
-        (sh, sw), (ph, pw) = self.stride, self.pad
+        (ph, pw) = self.pad
         buf = self._padded(x, spans, self._fill(x.dtype)) if self.mode == "max" else None
         gbuf = np.zeros(x.shape[:-2] + (spans[0][2], spans[1][2]), dtype=g.dtype)
         if self.mode.startswith("average"):
             g = g / self._counts(spans).astype(g.dtype)
-        for a in range(self.ws[0]):
-            for b in range(self.ws[1]):
-                rsl = slice(a, a + sh * (rows - 1) + 1, sh) if rows else slice(0, 0)
-                csl = slice(b, b + sw * (cols - 1) + 1, sw) if cols else slice(0, 0)
-                if self.mode == "max":
-                    gbuf[..., rsl, csl] += np.where(buf[..., rsl, csl] == out, g, 0)
-                else:
-                    gbuf[..., rsl, csl] += g
+        for rsl, csl in self._taps(gbuf, rows, cols):
+            if self.mode == "max":
+                gbuf[..., rsl, csl] += np.where(buf[..., rsl, csl] == out, g, 0)
+            else:
+                gbuf[..., rsl, csl] += g
         gx = gbuf[..., ph:ph + x.shape[-2], pw:pw + x.shape[-1]]
         output_storage[0][0] = np.ascontiguousarray(gx, dtype=node.outputs[0].type.numpy_dtype)
 
