@@ -291,6 +291,18 @@ def warm_cache_process(linker):
     return (lambda: seconds_printed(timed, env, root)), None, None
 
 
+def ifelse_mean(linker):
+    """The conditions tutorial's program: only the taken branch's mean is computed."""
+    ng, nt = _nt()
+    a, b = nt.dscalar("a"), nt.dscalar("b")
+    x, y = nt.dmatrix("x"), nt.dmatrix("y")
+    f = ng.function([a, b, x, y], ng.ifelse(a < b, x.mean(), y.mean()), linker=linker)
+    rng = np.random.default_rng(0)
+    xv, yv = rng.random((1000, 1000)), rng.random((1000, 1000))
+    av, bv = np.array(0.0), np.array(1.0)
+    return (lambda: f(av, bv, xv, yv)), (lambda: xv.mean() if av < bv else yv.mean()), None
+
+
 _US, _MS = 1e-6, 1e-3
 
 CASES = [
@@ -321,4 +333,6 @@ CASES = [
          target=100 * _MS),
     Case("LeNet 28x28, one SGD step, batch 64, float32", lenet_setup, number=3, repeat=3,
          jax=lenet_jax, target="jax"),
+    Case("ifelse(a < b, mean(x), mean(y)), 1000x1000", ifelse_mean, number=20, target=1.2,
+         per_numpy=True),
 ]

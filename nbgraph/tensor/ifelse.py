@@ -25,7 +25,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from nbgraph.core.graph import Apply, Constant, Variable, io_toposort
+from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.core.op import Op
 from nbgraph.core.rewriting import GraphRewriter, node_rewriter
 from nbgraph.tensor.elemwise import Elemwise
@@ -264,26 +264,32 @@ def ifelse_constant_condition(fgraph, node):
 SWITCH_TO_IFELSE_MIN_SIZE = 64
 
 
-def _exclusive_work(fgraph, branch, switch_node):
-    """True when a node used only by ``branch`` of ``switch_node`` reads an array."""
+def _exclusive_work(fgraph, branch, switch_node, limit=200):
+    """True when a node used only by ``branch`` of ``switch_node`` reads an array.
+
+    Looks at most ``limit`` nodes up from the branch (a bounded walk, so a graph
+    with many switches does not cost quadratic time)."""
     if branch.owner is None:
         return False
-    sub = io_toposort([], [branch])
-    if len(sub) > 500:
-        sub = sub[-500:]
+    nodes, stack, seen = [], [branch.owner], set()
+    while stack and len(nodes) < limit:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        nodes.append(node)
+        stack.extend(i.owner for i in node.inputs if i.owner is not None)
     exclusive = set()
-    for node in reversed(sub):
-        ok = True
-        for out in node.outputs:
-            for client, _ in fgraph.clients.get(out, ()):
-                if client == "output" or (client is not switch_node and client not in exclusive):
-                    ok = False
-                    break
-            if not ok:
-                break
-        if ok and (node is not branch.owner or
-                   [c for c, _ in fgraph.clients.get(branch, ())] == [switch_node]):
-            exclusive.add(node)
+    changed = True
+    while changed:  # a node is exclusive when only exclusive nodes (or the switch) read it
+        changed = False
+        for node in nodes:
+            if node in exclusive:
+                continue
+            if all(client is switch_node or client in exclusive
+                   for out in node.outputs for client, _ in fgraph.clients.get(out, ())):
+                exclusive.add(node)
+                changed = True
     for node in exclusive:
         for inp in node.inputs:
             if isinstance(inp.type, TensorType) and inp.type.ndim > 0:
