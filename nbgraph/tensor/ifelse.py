@@ -28,6 +28,7 @@ import numpy as np
 from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.core.op import Op
 from nbgraph.core.rewriting import GraphRewriter, node_rewriter
+from nbgraph.tensor.basic import Shape, ShapeI
 from nbgraph.tensor.elemwise import Elemwise
 from nbgraph.tensor.rewriting import register_rewrite, rewrites
 from nbgraph.tensor.scalar_logic import Switch
@@ -291,6 +292,8 @@ def _exclusive_work(fgraph, branch, switch_node, limit=200):
                 exclusive.add(node)
                 changed = True
     for node in exclusive:
+        if isinstance(node.op, (Shape, ShapeI)):
+            continue  # reads only an array's metadata
         for inp in node.inputs:
             if isinstance(inp.type, TensorType) and inp.type.ndim > 0:
                 shape = inp.type.shape

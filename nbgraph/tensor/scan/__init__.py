@@ -20,6 +20,7 @@ from nbgraph.tensor.scan.basic import ScanUpdates, scan, until
 from nbgraph.tensor.scan.helpers import foldl, foldr, map, reduce
 from nbgraph.tensor.scan.op import Scan
 from nbgraph.tensor.scan import rewriting as _rewriting  # noqa: F401  (registers rewrites)
+from nbgraph.tensor.scan import pushout as _pushout  # noqa: F401  (registers rewrites)
 
 __all__ = ["scan", "until", "map", "reduce", "foldl", "foldr", "Scan", "ScanUpdates"]
 

@@ -21,8 +21,8 @@ sequence rows and the initial values get no gradient.
 
 
 
-from nbgraph.core.graph import Constant, clone_replace
-from nbgraph.core.gradient import grad as core_grad
+from nbgraph.core.graph import Constant, clone_replace, toposort
+from nbgraph.core.gradient import Lop
 from nbgraph.tensor.type import FLOAT_DTYPES, TensorType
 
 __all__ = ["scan_grad"]
@@ -137,11 +137,13 @@ def scan_grad(op, inputs, output_grads):
         w_in = list(args[pos:])
         outs = clone_replace(op.fgraph.outputs,
                              list(zip(op.fgraph.inputs, s_in + taps_in + w_in)))
-        terms = []
+        fs, vs = [], []
         for q, i in enumerate(float_states):
-            terms.append((outs[i] * (gy_in[q] + pend[q][0])).sum())
+            fs.append(outs[i])
+            vs.append(gy_in[q] + pend[q][0])
         for q, k in enumerate(float_nits):
-            terms.append((outs[nst + k] * gz_in[q]).sum())
+            fs.append(outs[nst + k])
+            vs.append(gz_in[q])
         tap_vars = []
         start = 0
         for i in range(nst):
@@ -151,19 +153,11 @@ def scan_grad(op, inputs, output_grads):
         for i in float_states:
             wrt += tap_vars[i]
         wrt += [w_in[k] for k in float_ns]
-        if terms and wrt:
-            cost = terms[0]
-            for term in terms[1:]:
-                cost = cost + term
-            grads = core_grad(cost, wrt, disconnected_inputs="ignore")
+        if fs and wrt:
+            grads = Lop(fs, wrt, vs, disconnected_inputs="ignore")
         else:
             grads = [_zeros(v) for v in wrt]
-        kept = [(o, v) for o, v in zip(outs, y_in + z_in)
-                if o.owner is not None and not isinstance(o, Constant)]
-        seen = set()
-        kept = [(o, v) for o, v in kept if not (o in seen or seen.add(o))]
-        if kept:
-            grads = clone_replace(grads, kept)
+        grads = _reuse_stored(grads, outs, y_in + z_in)
         g_seq = grads[:len(float_seqs)]
         pos = len(float_seqs)
         new_pend = []
@@ -234,3 +228,38 @@ def _cast(var, like):
 
 
 
+
+
+def _reuse_stored(grads, outs, stored):
+    """``grads`` reading the loop's stored outputs instead of recomputing them.
+
+    Each forward output with an owner becomes its stored value; so does any node
+    of the gradient graph that recomputes it (``tanh``'s gradient builds
+    ``tanh(x)`` anew: same Op, same inputs as the forward node).  What only
+    those values needed (the forward's matrix products, say) is then not
+    computed at all.
+    """
+    store_of = {}
+    for o, v in zip(outs, stored):
+        if o.owner is not None and not isinstance(o, Constant) and o not in store_of:
+            store_of[o] = v
+    if not store_of:
+        return grads
+    forward_nodes = {}
+    for node in toposort(list(store_of)):
+        try:
+            forward_nodes.setdefault((node.op, tuple(node.inputs)), node)
+        except TypeError:  # an unhashable Op: not matched
+            pass
+    replace = dict(store_of)
+    for node in toposort(grads):
+        try:
+            twin = forward_nodes.get((node.op, tuple(node.inputs)))
+        except TypeError:
+            continue
+        if twin is None or twin is node:
+            continue
+        for o, fo in zip(node.outputs, twin.outputs):
+            if fo in store_of and o.type == fo.type:
+                replace[o] = store_of[fo]
+    return clone_replace(grads, list(replace.items()))

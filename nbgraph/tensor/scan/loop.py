@@ -89,6 +89,103 @@ def _check_inputs(op, node, n, seqs, inits):
                              "need %d" % (op, i, var, init.shape[0], op.state_taps[i], lag))
 
 
+def _step_source(op, program, seq_0d, state_0d):
+    """Python source of the step loop for ``op`` over ``program`` (see :func:`step_loop`)."""
+    ns, nst, nnit = op.n_seqs, op.n_states, op.n_nit_sot
+    in_cells, out_cells = program.input_cells, program.output_cells
+    names = {"RUN": program.run, "np": np, "FAIL": _fail_state, "FAILN": _fail_nit}
+    body = []
+    for k in range(ns):
+        names["cs%d" % k] = in_cells[k]
+        body.append("cs%d[0] = S%d[t%s]" % (k, k, ", ..." if seq_0d[k] else ""))
+    pos = ns
+    lags = op.lags()
+    for i, taps in enumerate(op.state_taps):
+        lag, full = lags[i], op.store[i] == "all"
+        for j, tap in enumerate(taps):
+            names["ct%d_%d" % (i, j)] = in_cells[pos]
+            pos += 1
+            if full:
+                body.append("ct%d_%d[0] = B%d[t + %d%s]" % (
+                    i, j, i, lag + tap, ", ..." if state_0d[i] else ""))
+            else:
+                body.append("ct%d_%d[0] = H%d[%d]" % (i, j, i, lag + tap))
+    body.append("RUN()")
+    for i in range(nst):
+        names["o%d" % i] = out_cells[i]
+        body += ["v = o%d[0]" % i,
+                 "if getattr(v, 'shape', None) != R%d:" % i,
+                 "    FAIL(t, %d, v, R%d)" % (i, i)]
+        if op.store[i] == "all":
+            body.append("B%d[t + %d] = v" % (i, lags[i]))
+        elif lags[i] == 1:
+            body.append("H%d[0] = v" % i)
+        else:
+            body += ["H%d.append(v)" % i, "del H%d[0]" % i]
+    for m in range(nnit):
+        j = nst + m
+        names["o%d" % j] = out_cells[j]
+        body.append("v = o%d[0]" % j)
+        if op.store[j] == "all":
+            body += ["if N%d is None:" % m,
+                     "    v = np.asarray(v)",
+                     "    N%d = np.empty((n,) + v.shape, dtype=v.dtype)" % m,
+                     "    NS%d = v.shape" % m,
+                     "elif getattr(v, 'shape', None) != NS%d:" % m,
+                     "    FAILN(t, %d, v, NS%d)" % (j, m),
+                     "N%d[t] = v" % m]
+        else:
+            body.append("NL%d = v" % m)
+    if op.until:
+        names["ocond"] = out_cells[-1]
+        body.append("stop = ocond[0]")
+    for k, cell in enumerate(out_cells):
+        if not any(cell is c for c in in_cells):
+            names["z%d" % k] = cell
+            body.append("z%d[0] = None" % k)
+    if op.until:
+        body += ["if stop:", "    done = t + 1", "    break"]
+    head = ["def steps(n, S, B, H, R, tstate):"]
+    head += ["    S%d = S[%d]" % (k, k) for k in range(ns)]
+    for i in range(nst):
+        head.append("    B%d = B[%d]" % (i, i) if op.store[i] == "all" else
+                    "    H%d = H[%d]" % (i, i))
+        head.append("    R%d = R[%d]" % (i, i))
+    for m in range(nnit):
+        head += ["    N%d = None" % m, "    NS%d = None" % m, "    NL%d = None" % m]
+    head.append("    done = n")
+    head.append("    for t in range(n):")
+    head.append("        tstate[0] = t")
+    head += ["        " + line for line in body]
+    head.append("    return done, [%s], [%s]" % (
+        "".join("N%d, " % m for m in range(nnit)), "".join("NL%d, " % m for m in range(nnit))))
+    return "\n".join(head) + "\n", names
+
+
+def _fail_state(t, i, value, shape):
+    raise ValueError("step %d computed state %d with %s, but the state's initial value has "
+                     "rows of shape %s" % (t, i, _describe(value), shape))
+
+
+def _fail_nit(t, j, value, shape):
+    raise ValueError("output %d has %s at step %d but shape %s at step 0; the steps of an "
+                     "output must agree" % (j, _describe(value), t, shape))
+
+
+def step_loop(op, program, seq_0d, state_0d):
+    """The generated step loop ``steps(n, seqs, bufs, hists, row_shapes, tstate)`` ->
+    ``(steps done, stacked nit-sot outputs, last nit-sot values)`` (cached per program)."""
+    cache = program.__dict__.setdefault("_nbg_scan_loops", {}) \
+        if hasattr(program, "__dict__") else {}
+    key = (id(op), seq_0d, state_0d)
+    fn = cache.get(key)
+    if fn is None:
+        source, names = _step_source(op, program, seq_0d, state_0d)
+        exec(compile(source, "<nbgraph scan loop: %s>" % op, "exec"), names)
+        fn = cache[key] = names["steps"]
+    return fn
+
+
 def run_loop(op, node, program, inputs, output_storage):
     """Run ``op``'s loop for ``node`` on ``inputs`` with ``program`` as the body."""
     n = int(inputs[0])
@@ -101,12 +198,8 @@ def run_loop(op, node, program, inputs, output_storage):
     store = op.store
     in_cells = program.input_cells
     out_cells = program.output_cells
-    run = program.run
-
-    # where each inner input comes from
     n_taps = sum(len(t) for t in op.state_taps)
-    ns_cells = in_cells[ns + n_taps:]
-    for cell, value in zip(ns_cells, non_seqs):
+    for cell, value in zip(in_cells[ns + n_taps:], non_seqs):
         cell[0] = value
     bufs, hists = [], []
     for i, (init, lag) in enumerate(zip(inits, lags)):
@@ -118,67 +211,16 @@ def run_loop(op, node, program, inputs, output_storage):
             hists.append(None)
         else:
             bufs.append(None)
-            hists.append([rows[r] for r in range(lag)])
+            hists.append([rows[r, ...] for r in range(lag)])
     row_shapes = [init.shape[1:] for init in inits]
-    nit = [None] * op.n_nit_sot
-    nit_last = [None] * op.n_nit_sot
-    tap_cells = []
-    pos = ns
-    for taps in op.state_taps:
-        tap_cells.append(in_cells[pos:pos + len(taps)])
-        pos += len(taps)
-    seq_cells = list(zip(in_cells[:ns], seqs))
-    states = list(zip(op.state_taps, tap_cells, lags, bufs, hists))
-    # an output that is an inner input (a non-sequence passed through) shares its cell
-    clear_cells = [c for c in out_cells if not any(c is i for i in in_cells)]
-    n_done = n
-    t = 0
+    steps = step_loop(op, program, tuple(s.ndim == 1 for s in seqs),
+                      tuple(init.ndim == 1 for init in inits))
+    tstate = [0]
     try:
-        for t in range(n):
-            for cell, seq in seq_cells:
-                cell[0] = seq[t]
-            for taps, cells, lag, buf, hist in states:
-                if buf is not None:
-                    for cell, tap in zip(cells, taps):
-                        cell[0] = buf[lag + t + tap]
-                else:
-                    for cell, tap in zip(cells, taps):
-                        cell[0] = hist[lag + tap]
-            run()
-            for i in range(nst):
-                value = out_cells[i][0]
-                if getattr(value, "shape", None) != row_shapes[i]:
-                    raise ValueError(
-                        "%s: step %d computed state %d with %s, but the state's initial value "
-                        "has rows of shape %s" % (op, t, i, _describe(value), row_shapes[i]))
-                if bufs[i] is not None:
-                    bufs[i][lags[i] + t] = value
-                else:
-                    hist = hists[i]
-                    hist.append(value)
-                    del hist[0]
-            for m in range(op.n_nit_sot):
-                value = np.asarray(out_cells[nst + m][0])
-                if store[nst + m] == "all":
-                    if nit[m] is None:
-                        nit[m] = np.empty((n,) + value.shape, dtype=value.dtype)
-                    elif value.shape != nit[m].shape[1:]:
-                        raise ValueError(
-                            "%s: output %d has shape %s at step %d but %s at step 0; the "
-                            "steps of an output must agree" % (
-                                op, nst + m, value.shape, t, nit[m].shape[1:]))
-                    nit[m][t] = value
-                else:
-                    nit_last[m] = value
-            stop = op.until and bool(out_cells[-1][0])
-            for cell in clear_cells:
-                cell[0] = None
-            if stop:
-                n_done = t + 1
-                break
+        n_done, nit, nit_last = steps(n, seqs, bufs, hists, row_shapes, tstate)
     except Exception as exc:
         if hasattr(exc, "add_note"):
-            exc.add_note("(while running step %d of %s)" % (t, op))
+            exc.add_note("(while running step %d of %s)" % (tstate[0], op))
         raise
     finally:
         for cell in in_cells:

@@ -27,8 +27,33 @@ __all__ = ["ScanMerge", "rebuild"]
 def rebuild(op, inner_inputs, inner_outputs, n_seqs, state_taps, n_nit_sot, store):
     """A Scan like ``op`` over a new inner graph (cloned from the given variables)."""
     fgraph = FunctionGraph(list(inner_inputs), list(inner_outputs), clone=True, name=op.name)
-    return Scan(fgraph, n_seqs, state_taps, n_nit_sot, until=op.until, store=store,
-                truncate_gradient=op.truncate_gradient, name=op.name)
+    new = Scan(fgraph, n_seqs, state_taps, n_nit_sot, until=op.until, store=store,
+               truncate_gradient=op.truncate_gradient, name=op.name)
+    if op.__dict__.get("_canonical"):
+        new.__dict__["_canonical"] = True  # a part of a canonical body is canonical
+    return new
+
+
+@register_rewrite("scan_canonicalize_inner", "fast", "scan", position=29)
+@node_rewriter([Scan])
+def scan_canonicalize_inner(fgraph, node):
+    """Canonicalise the loop body (the "fast" node rewrites, to a fixed point) once, so
+    the rewrites below see its simplified form (sizes read from inputs, say)."""
+    from nbgraph.core.rewriting import EquilibriumRewriter, MergeRewriter, SequentialRewriter
+
+    op = node.op
+    if op.__dict__.get("_canonical"):
+        return None
+    op.__dict__["_canonical"] = True
+    inner = FunctionGraph(op.fgraph.inputs, op.fgraph.outputs, clone=True, name=op.name)
+    changes = SequentialRewriter(MergeRewriter(),
+                                 EquilibriumRewriter(rewrites.query("fast"))).rewrite(inner)
+    if not changes:
+        return None
+    new_op = Scan(inner, op.n_seqs, op.state_taps, op.n_nit_sot, until=op.until,
+                  store=op.store, truncate_gradient=op.truncate_gradient, name=op.name)
+    new_op.__dict__["_canonical"] = True
+    return new_op.make_node(*node.inputs).outputs
 
 
 def _is_last_row(client):

@@ -101,3 +101,42 @@ def test_dependent_loops_are_not_merged():
     second, _ = scan(lambda v: v + 1, sequences=first, n_steps=x.shape[0])
     f = same_results([x], [second], [np.arange(4.0)])
     assert len(scans_of(f)) == 2
+
+
+def _elman(linker="py", rewrite="fast"):
+    x, h0 = nt.dtensor3("x"), nt.dmatrix("h0")
+    W, U = nt.dmatrix("W"), nt.dmatrix("U")
+    h, _ = scan(lambda x_t, hp, W, U: nt.tanh(nt.dot(x_t, W) + nt.dot(hp, U)), sequences=x,
+                outputs_info=h0, non_sequences=[W, U])
+    cost = (h ** 2).sum()
+    return ng.function([x, h0, W, U], [cost] + ng.grad(cost, [W, U, h0]), linker=linker,
+                       rewrite=rewrite)
+
+
+def test_matrix_products_with_weights_leave_both_loops():
+    """x_t W is one product before the forward loop; the gradient loop's sums of
+    x_t^T d_t and h_{t-1}^T d_t are two products after it: each loop body keeps
+    only its recurrent product."""
+    f = _elman()
+    loops = scans_of(f)
+    assert len(loops) == 2
+    from nbgraph.tensor.scan.loop import rewritten_inner
+
+    for node in loops:
+        dots = [n for n in rewritten_inner(node.op).apply_nodes if str(n.op) == "Dot"]
+        assert len(dots) == 1, node.op
+    rng = np.random.default_rng(1)
+    args = [rng.standard_normal((6, 3, 4)), rng.standard_normal((3, 5)),
+            rng.standard_normal((4, 5)) * 0.5, rng.standard_normal((5, 5)) * 0.5]
+    plain = _elman(rewrite=None)
+    for a, b in zip(f(*args), plain(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_an_accumulator_read_in_the_body_stays_in_the_loop():
+    x = nt.dvector("x")
+    # acc is read by the second output too: it cannot become a sum after the loop
+    (acc, seen), _ = scan(lambda v, a: (a + v, a * 2), sequences=x,
+                          outputs_info=[nt.constant(0.0), None])
+    f = same_results([x], [acc[-1], seen], [np.arange(4.0)])
+    assert scans_of(f)[0].op.n_states == 1
