@@ -22,6 +22,14 @@ from nbgraph.tensor.ifelse import IfElse, ifelse
 from nbgraph.tensor import random  # noqa: F401  (nt.random.RandomStream)
 from nbgraph.tensor.ufuncs import *  # noqa: F401,F403  (floor, erf, clip, arctan2, ...)
 from nbgraph.tensor import ufuncs as _ufuncs
+from nbgraph.tensor import advanced_indexing as _advanced_indexing
+from nbgraph.tensor import creation as _creation
+from nbgraph.tensor import extra_ops as _extra_ops
+from nbgraph.tensor import shape_ops as _shape_ops
+from nbgraph.tensor.advanced_indexing import *  # noqa: F401,F403  (take, take_along_axis, ...)
+from nbgraph.tensor.creation import *  # noqa: F401,F403  (arange, eye, tri, linspace, ...)
+from nbgraph.tensor.extra_ops import *  # noqa: F401,F403  (argmax, any, var, cumsum, norm, ...)
+from nbgraph.tensor.shape_ops import *  # noqa: F401,F403  (flatten, squeeze, tile, split, ...)
 from nbgraph.tensor.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import (
@@ -73,7 +81,8 @@ __all__ = [
     "maximum", "minimum", "lt", "le", "gt", "ge", "eq", "neq", "and_", "or_", "xor",
     "invert", "switch", "where", "cast", "sum", "prod", "mean", "max", "min", "outer",
     "ifelse", "IfElse",
-] + [n for n in _variable.__all__ if n not in (
+] + _advanced_indexing.__all__ + _creation.__all__ + _extra_ops.__all__ + _shape_ops.__all__ + [
+    n for n in _variable.__all__ if n not in (
     "TensorVariable", "TensorConstant", "SharedVariable", "as_tensor_variable", "constant",
     "shared", "tensor")]
 

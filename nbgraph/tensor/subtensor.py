@@ -346,8 +346,13 @@ def _shape_entry(vector, index):
 
 
 def getitem(x, index):
-    """``x[index]`` for ints, integer scalars, slices, None and Ellipsis."""
+    """``x[index]`` for ints, integer scalars, slices, None and Ellipsis; an index with
+    arrays or masks goes to :mod:`nbgraph.tensor.advanced_indexing`."""
     x = as_tensor_variable(x)
+    from nbgraph.tensor import advanced_indexing
+
+    if advanced_indexing.is_advanced_index(index):
+        return advanced_indexing.advanced_getitem(x, index)
     size = _shape_entry(x, index)
     if size is not None:
         return size
@@ -372,7 +377,11 @@ def set_subtensor(view, y):
 
 
 def _write(view, y, set_instead):
+    from nbgraph.tensor.advanced_indexing import AdvancedSubtensor, advanced_write
+
     node = view.owner
+    if node is not None and isinstance(node.op, AdvancedSubtensor):
+        return advanced_write(view, y, set_instead)
     if node is None or not isinstance(node.op, Subtensor):
         raise TypeError("inc/set_subtensor needs the result of indexing a tensor, got %r" % (
             view,))

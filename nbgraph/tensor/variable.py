@@ -14,6 +14,7 @@ import numpy as np
 from nbgraph.config import config
 from nbgraph.core.graph import Constant, Variable
 from nbgraph.tensor.type import ALL_DTYPES, TensorType, normalize_dtype, unmask
+from nbgraph.tensor.variable_methods import TensorMethods
 
 __all__ = [
     "TensorVariable", "TensorConstant", "SharedVariable", "as_tensor_variable", "constant",
@@ -26,7 +27,7 @@ __all__ = [
     "bcol", "wcol", "icol", "lcol", "fcol", "dcol",
     "btensor3", "wtensor3", "itensor3", "ltensor3", "ftensor3", "dtensor3",
     "btensor4", "wtensor4", "itensor4", "ltensor4", "ftensor4", "dtensor4",
-]
+]  # and the plurals (scalars, dmatrices, ...), added where they are made below
 
 
 def _m():
@@ -35,7 +36,7 @@ def _m():
     return math
 
 
-class _TensorOperators:
+class _TensorOperators(TensorMethods):
     """Operators and methods shared by every tensor Variable."""
 
     @property
@@ -205,10 +206,6 @@ class _TensorOperators:
                 or (isinstance(shape[0], Variable) and getattr(shape[0].type, "ndim", 0) == 1)):
             shape = shape[0]  # one sequence or one shape vector, not one scalar entry
         return reshape(self, shape, ndim=ndim)
-
-    def flatten(self):
-        """A 1-d view of all elements."""
-        return self.reshape((-1,))
 
     def astype(self, dtype):
         """The values cast to ``dtype``."""
@@ -542,3 +539,31 @@ for _kind, _shape in _KINDS.items():
     for _prefix, _dtype in _PREFIXES.items():
         globals()[_prefix + _kind] = _constructor(_shape, _dtype, _prefix + _kind)
 del _kind, _shape, _prefix, _dtype
+
+
+def _plural(single):
+    def make(*names, dtype=None):
+        """Several Variables at once, as Theano's plural constructors:
+        ``dmatrices("a", "b")``, ``scalars("x y")`` (or ``"x, y"``), ``vectors(3)``
+        (unnamed).  One name gives one Variable, several a list."""
+        if len(names) == 1 and isinstance(names[0], numbers.Integral):
+            made = [single(None, **({} if dtype is None else {"dtype": dtype}))
+                    for _ in range(int(names[0]))]
+            return made[0] if len(made) == 1 else made
+        split = [n for name in names for n in str(name).replace(",", " ").split()]
+        if not split:
+            raise TypeError("%s() needs names or a count, e.g. %s('a', 'b')" % (
+                make.__name__, make.__name__))
+        made = [single(n, **({} if dtype is None else {"dtype": dtype})) for n in split]
+        return made[0] if len(made) == 1 else made
+    make.__name__ = single.__name__[:-2] + "ices" if single.__name__.endswith("matrix") \
+        else single.__name__ + "s"
+    return make
+
+
+for _prefix in ("",) + tuple(_PREFIXES):
+    for _kind in _KINDS:
+        _made = _plural(globals()[_prefix + _kind])
+        globals()[_made.__name__] = _made
+        __all__.append(_made.__name__)
+del _prefix, _kind, _made
