@@ -251,6 +251,9 @@ class AllocDiag(Op):
     def __init__(self, offset=0):
         self.offset = int(offset)
 
+    def __str__(self):
+        return "AllocDiag{offset=%d}" % self.offset
+
     def make_node(self, v, rows, cols):
         v = tensor_arg(v, "diag", "v")
         if v.ndim != 1:
@@ -286,6 +289,9 @@ class ExtractDiag(Op):
 
     def __init__(self, offset=0):
         self.offset = int(offset)
+
+    def __str__(self):
+        return "ExtractDiag{offset=%d}" % self.offset
 
     def make_node(self, x):
         x = tensor_arg(x, "diag", "v")
@@ -357,6 +363,9 @@ class Linspace(Op):
     def __init__(self, endpoint, dtype):
         self.endpoint = bool(endpoint)
         self.dtype = normalize_dtype(dtype)
+
+    def __str__(self):
+        return "Linspace{%s%s}" % (self.dtype, "" if self.endpoint else ", no endpoint")
 
     def make_node(self, start, stop, num):
         start = scalar_arg(start, "linspace", "start")

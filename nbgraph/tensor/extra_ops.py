@@ -434,8 +434,13 @@ def _matrix_norm(x, ord, axes, keepdims):
         other = other - 1 if other > summed else other
         out = (tm.max if ord > 0 else tm.min)(sums, axis=other)
     elif ord in (2, -2, "nuc"):
-        raise NotImplementedError("norm: ord=%r needs singular values, which nbgraph does not "
-                                  "compute yet" % (ord,))
+        if x.ndim != 2:
+            raise NotImplementedError("norm: ord=%r of a %d-d tensor needs batched singular "
+                                      "values; only matrices are supported" % (ord, x.ndim))
+        from nbgraph.tensor.linalg_ops import svd
+
+        s = svd(x, compute_uv=False)
+        out = tm.sum(s) if ord == "nuc" else (tm.max if ord == 2 else tm.min)(s)
     else:
         raise ValueError("norm: invalid norm order %r for matrices" % (ord,))
     return _keep(out, tuple(sorted(axes)), x.ndim, keepdims)
@@ -443,7 +448,8 @@ def _matrix_norm(x, ord, axes, keepdims):
 
 def norm(x, ord=None, axis=None, keepdims=False):
     """``np.linalg.norm``: vector norms (orders None/2, 1, inf, -inf, 0, any p) over one
-    axis, matrix norms ('fro', 1, -1, inf, -inf) over two; integers compute in float64."""
+    axis, matrix norms ('fro', 1, -1, inf, -inf; 2, -2 and 'nuc' of a matrix through its
+    singular values) over two; integers compute in float64."""
     x = _as_float(tensor_arg(x, "norm", "x"))
     if axis is None:
         if ord is None:

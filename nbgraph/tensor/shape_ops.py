@@ -173,6 +173,9 @@ class Repeat(Op):
     def __init__(self, axis):
         self.axis = int(axis)
 
+    def __str__(self):
+        return "Repeat{axis=%d}" % self.axis
+
     def make_node(self, x, repeats):
         x = tensor_arg(x, "repeat", "a")
         if isinstance(repeats, (list, tuple)) and len(repeats) == 0:
@@ -261,6 +264,9 @@ class Split(Op):
     def __init__(self, n, axis):
         self.n = int(n)
         self.axis = int(axis)
+
+    def __str__(self):
+        return "Split{%d, axis=%d}" % (self.n, self.axis)
 
     def make_node(self, x, *sizes):
         x = tensor_arg(x, "split", "ary")
@@ -363,6 +369,9 @@ class Roll(Op):
 
     def __init__(self, axis=None):
         self.axis = None if axis is None else int(axis)
+
+    def __str__(self):
+        return "Roll{axis=%s}" % self.axis
 
     def make_node(self, x, shift):
         x = tensor_arg(x, "roll", "a")

@@ -194,7 +194,7 @@ def test_vector_norms_match_numpy(oracle, ord, dtype):
                      np.linalg.norm(a, ord=ord, axis=0, keepdims=True), ulps=16)
 
 
-@pytest.mark.parametrize("ord", [None, "fro", 1, -1, np.inf, -np.inf])
+@pytest.mark.parametrize("ord", [None, "fro", 1, -1, np.inf, -np.inf, 2, -2, "nuc"])
 @pytest.mark.parametrize("axis", [None, (0, 1), (1, 0)])
 def test_matrix_norms_match_numpy(oracle, ord, axis):
     a = rng.normal(size=(3, 4))
@@ -218,3 +218,5 @@ def test_norm_of_any_ndim_flattens_grad_and_refusals(oracle):
         nt.norm(x, ord="fro", axis=0)
     with pytest.raises(ValueError, match="invalid norm order"):
         nt.norm(x, ord=3, axis=(0, 1))
+    with pytest.raises(NotImplementedError, match="only matrices"):
+        nt.norm(x, ord="nuc", axis=(0, 1))
