@@ -238,6 +238,8 @@ def var(x, axis=None, ddof=0, keepdims=False, corrected=False):
     if corrected:
         ddof = 1
     axes = _axes(axis, x.ndim, "var")
+    if x.dtype in DISCRETE_DTYPES:
+        x = tm.cast(x, "float64")  # NumPy sums integers as float64 elements, not exactly
     centered = x - tm.mean(x, axis=axes, keepdims=True)
     total = tm.sum(centered * centered, axis=axes, keepdims=keepdims)
     count = _count(x, axes)
