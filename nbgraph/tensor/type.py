@@ -294,17 +294,21 @@ class TensorType(CLinkerType, Type):
         trace.add("is the variable's type a supertype?", "yes" if otype.is_super(self) else "no")
 
     def convert_variable(self, var):
-        """``var`` when its type is as specific as self; a SpecifyShape narrowing when it is
-        more general; None otherwise."""
+        """``var`` when its type is as specific as self; otherwise, when the two static
+        shapes agree wherever both are known, a SpecifyShape narrowing ``var`` to what
+        both know (``(1, None, 3)`` and ``(None, 5, 3)`` give ``(1, 5, 3)``); None when
+        dtype, ndim or a static size differ."""
         vtype = var.type
         if not isinstance(vtype, TensorType):
             return None
         if self.is_super(vtype):
             return var
-        if vtype.is_super(self):
+        if self.incompatibility(vtype) is None:
             from nbgraph.tensor.basic import specify_shape
 
-            return specify_shape(var, self.shape)
+            merged = tuple(s if s is not None else o
+                           for s, o in zip(self.shape, vtype.shape, strict=True))
+            return specify_shape(var, merged)
         return None
 
     # -- differentiation hooks --------------------------------------------

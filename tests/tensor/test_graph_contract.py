@@ -144,3 +144,25 @@ def test_alloc_keeps_the_static_sizes_of_its_value():
     assert f(np.ones((2, 1, 5)), 2, 5).shape == (2, 1, 5)
     with pytest.raises(ValueError):
         f(np.ones((2, 1, 5)), 2, 4)
+
+
+def test_types_of_mixed_specificity_narrow_to_what_both_know():
+    # item 1: neither (1, None, 3) nor (None, 5, 3) is a supertype, yet they agree
+    from nbgraph.core.fgraph import FunctionGraph
+
+    a = TensorType("float64", (1, None, 3))("a")
+    b = TensorType("float64", (None, 5, 3))("b")
+    narrowed = a.type.filter_variable(b)
+    assert narrowed.type.shape == (1, 5, 3)
+    assert type(narrowed.owner.op).__name__ == "SpecifyShape"
+    fg = FunctionGraph([a, b], [nt.exp(a)], clone=False)
+    fg.replace(a, b)
+    fg.check_integrity()
+    f = ng.function([b], fg.outputs[0], linker="py")
+    np.testing.assert_allclose(f(np.zeros((1, 5, 3))), np.ones((1, 5, 3)))
+    with pytest.raises(ValueError):
+        f(np.zeros((2, 5, 3)))
+    # a real conflict is still refused at build time
+    with pytest.raises(TypeError, match="dimension 0"):
+        TensorType("float64", (2, None))("u").type.filter_variable(
+            TensorType("float64", (3, 1))("v"))

@@ -107,15 +107,23 @@ class TestConflicts:
         with pytest.raises(TypeError, match="dimension 0"):
             target.filter_variable(v)
 
-    def test_incomparable_types_are_refused(self):
-        # (2, None) and (None, 1): neither is a supertype of the other (spec: TypeError)
+    def test_incomparable_but_compatible_types_narrow_to_both(self):
+        # (2, None) and (None, 1): neither is a supertype of the other, but they
+        # agree wherever both are known, so the variable narrows to (2, 1)
         target = TensorType("float64", (2, None))
         v = TensorType("float64", (None, 1))("v")
+        result = target.filter_variable(v)
+        assert result.type == TensorType("float64", (2, 1))
+        assert result.owner.inputs[0] is v
+
+    def test_incompatible_types_are_refused_naming_both(self):
+        target = TensorType("float64", (2, None))
+        v = TensorType("float64", (3, 1))("v")
         with pytest.raises(TypeError) as info:
             target.filter_variable(v)
         text = str(info.value)
         assert "variable v " in text
-        assert "TensorType(float64, (None, 1))" in text
+        assert "TensorType(float64, (3, 1))" in text
         assert "TensorType(float64, (2, None))" in text
 
     def test_specify_shape_refuses_static_conflicts(self):
