@@ -26,10 +26,12 @@ from nbgraph.tensor import advanced_indexing as _advanced_indexing
 from nbgraph.tensor import creation as _creation
 from nbgraph.tensor import extra_ops as _extra_ops
 from nbgraph.tensor import shape_ops as _shape_ops
+from nbgraph.tensor import sorting as _sorting
 from nbgraph.tensor.advanced_indexing import *  # noqa: F401,F403  (take, take_along_axis, ...)
 from nbgraph.tensor.creation import *  # noqa: F401,F403  (arange, eye, tri, linspace, ...)
 from nbgraph.tensor.extra_ops import *  # noqa: F401,F403  (argmax, any, var, cumsum, norm, ...)
 from nbgraph.tensor.shape_ops import *  # noqa: F401,F403  (flatten, squeeze, tile, split, ...)
+from nbgraph.tensor.sorting import *  # noqa: F401,F403  (sort, argsort)
 from nbgraph.tensor.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import (
@@ -81,7 +83,8 @@ __all__ = [
     "maximum", "minimum", "lt", "le", "gt", "ge", "eq", "neq", "and_", "or_", "xor",
     "invert", "switch", "where", "cast", "sum", "prod", "mean", "max", "min", "outer",
     "ifelse", "IfElse",
-] + _advanced_indexing.__all__ + _creation.__all__ + _extra_ops.__all__ + _shape_ops.__all__ + [
+] + _advanced_indexing.__all__ + _creation.__all__ + _extra_ops.__all__ + _shape_ops.__all__ + \
+    _sorting.__all__ + [
     n for n in _variable.__all__ if n not in (
     "TensorVariable", "TensorConstant", "SharedVariable", "as_tensor_variable", "constant",
     "shared", "tensor")]

@@ -103,3 +103,49 @@ class TensorMethods:
 
         return ExtractDiag(offset)(self)
 
+
+    def clip(self, a_min, a_max):
+        """Values limited to ``[a_min, a_max]`` (``np.clip``)."""
+        from nbgraph.tensor.ufuncs import clip
+
+        return clip(self, a_min, a_max)
+
+    def round(self, mode="half_to_even"):
+        """Values rounded to integers (NumPy's half-to-even unless ``mode`` says otherwise)."""
+        from nbgraph.tensor.ufuncs import round as round_
+
+        return round_(self, mode)
+
+    def __round__(self, ndigits=None):
+        if ndigits is not None:
+            raise TypeError("round(x, ndigits) is not supported on a symbolic tensor; use "
+                            "x.round()")
+        return self.round()
+
+    def max_and_argmax(self, axis=None, keepdims=False):
+        """``[max, argmax]`` over ``axis`` in one pass."""
+        return _extra().max_and_argmax(self, axis=axis, keepdims=keepdims)
+
+    def diff(self, n=1, axis=-1):
+        """The ``n``-th discrete difference along ``axis`` (``np.diff``)."""
+        return _extra().diff(self, n=n, axis=axis)
+
+    def tile(self, reps):
+        """Repeated ``reps`` times along each dimension (``np.tile``)."""
+        return _shape_ops().tile(self, reps)
+
+    def roll(self, shift, axis=None):
+        """Elements shifted cyclically along ``axis`` (``np.roll``)."""
+        return _shape_ops().roll(self, shift, axis)
+
+    def sort(self, axis=-1, kind="quicksort"):
+        """A sorted copy along ``axis`` (a graph cannot sort in place as NumPy's method does)."""
+        from nbgraph.tensor.sorting import sort
+
+        return sort(self, axis, kind)
+
+    def argsort(self, axis=-1, kind="quicksort"):
+        """The indices that sort along ``axis`` (int64)."""
+        from nbgraph.tensor.sorting import argsort
+
+        return argsort(self, axis, kind)

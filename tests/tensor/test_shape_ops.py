@@ -264,3 +264,17 @@ def test_roll_symbolic_shift_grad_and_empty(oracle):
         nt.roll(x, (1, 2, 3), (0, 1))
     with pytest.raises(TypeError, match="roll: argument shift must be an integer"):
         nt.roll(x, 1.5)
+
+
+def test_more_methods_match_numpy(oracle):
+    a = np.array([[-1.5, 0.5, 2.5], [3.2, -0.4, 1.0]])
+    x = oracle.sym(a)
+    oracle.check([x], x.clip(-1.0, 2.0), [a], a.clip(-1.0, 2.0))
+    oracle.check([x], x.round(), [a], a.round())
+    oracle.check([x], round(x), [a], a.round())
+    oracle.check([x], x.diff(axis=0), [a], np.diff(a, axis=0))
+    oracle.check([x], x.tile((2, 1)), [a], np.tile(a, (2, 1)))
+    oracle.check([x], x.roll(1, 1), [a], np.roll(a, 1, 1))
+    oracle.check([x], x.max_and_argmax(axis=1)[1], [a], a.argmax(axis=1))
+    oracle.check([x], x.diagonal(1), [a], a.diagonal(1))
+    oracle.check([x], x.take([0, 0], axis=1), [a], a.take([0, 0], axis=1))
