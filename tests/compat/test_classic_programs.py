@@ -238,15 +238,20 @@ def _has(module, name):
 # -- the tutorial: loops -------------------------------------------------------------
 
 
-def test_loop_power_and_polynomial():
+def test_loop_power():
     needs(theano, "scan")
-    needs(T, "arange")
     k = T.iscalar("k")
     A = T.dvector("A")
     result, updates = theano.scan(fn=lambda prior_result, A: prior_result * A,
                                   outputs_info=T.ones_like(A), non_sequences=A, n_steps=k)
     power = theano.function([A, k], result[-1], updates=updates)
     np.testing.assert_allclose(power(np.arange(10.0), 2), np.arange(10.0) ** 2)
+    np.testing.assert_allclose(power(np.arange(5.0), 3), np.arange(5.0) ** 3)
+
+
+def test_loop_polynomial():
+    needs(theano, "scan")
+    needs(T, "arange")
     coefficients = T.dvector("coefficients")
     x = T.dscalar("x")
     components, _ = theano.scan(fn=lambda c, p, x: c * (x ** p), outputs_info=None,
