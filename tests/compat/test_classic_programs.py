@@ -267,8 +267,11 @@ class LogisticRegression:
     """The tutorial's class, as written there (softmax layer, NLL, errors)."""
 
     def __init__(self, input, n_in, n_out, W=None, b=None):
-        self.W = W or theano.shared(np.zeros((n_in, n_out), dtype=floatX), name="W", borrow=True)
-        self.b = b or theano.shared(np.zeros((n_out,), dtype=floatX), name="b", borrow=True)
+        if W is None:
+            W = theano.shared(np.zeros((n_in, n_out), dtype=floatX), name="W", borrow=True)
+        if b is None:
+            b = theano.shared(np.zeros((n_out,), dtype=floatX), name="b", borrow=True)
+        self.W, self.b = W, b
         self.p_y_given_x = T.nnet.softmax(T.dot(input, self.W) + self.b)
         self.y_pred = T.argmax(self.p_y_given_x, axis=1)
         self.params = [self.W, self.b]
