@@ -62,14 +62,29 @@ def path_to(roots, target):
 
 
 class Feature:
-    """Base for FunctionGraph listeners; every hook is optional.
+    """Base for FunctionGraph listeners: override the hooks you need.
 
-    Hooks: ``on_attach(fgraph)``, ``on_detach(fgraph)``,
-    ``on_import(fgraph, node, reason)``, ``on_prune(fgraph, node, reason)``,
-    ``on_change_input(fgraph, node, i, old, new, reason)``,
-    ``on_replace(fgraph, record)`` (after a whole :meth:`FunctionGraph.replace`,
-    with its :class:`Replacement` record).
+    Every hook is a no-op here.  A listener need not subclass Feature (hooks
+    are looked up by name), but subclassing documents which hooks exist.
     """
+
+    def on_attach(self, fgraph: "FunctionGraph") -> None:
+        """Called once when the feature is attached to ``fgraph``."""
+
+    def on_detach(self, fgraph: "FunctionGraph") -> None:
+        """Called once when the feature is removed from ``fgraph``."""
+
+    def on_import(self, fgraph: "FunctionGraph", node, reason) -> None:
+        """``node`` has entered the graph (its inputs are already in it)."""
+
+    def on_prune(self, fgraph: "FunctionGraph", node, reason) -> None:
+        """``node`` has left the graph (nothing in the graph reads it any more)."""
+
+    def on_change_input(self, fgraph: "FunctionGraph", node, i, old, new, reason) -> None:
+        """Input ``i`` of ``node`` (or output ``i`` when node is "output") now reads ``new``."""
+
+    def on_replace(self, fgraph: "FunctionGraph", record: "Replacement") -> None:
+        """A whole :meth:`FunctionGraph.replace` finished; ``record`` says what changed."""
 
 
 class Replacement:
@@ -175,25 +190,36 @@ class FunctionGraph:
         self.outputs.append(var)
         self.clients[var].append(("output", len(self.outputs) - 1))
 
-    def import_var(self, var, reason=None):
-        """Bring ``var`` and whatever computes it into the graph."""
+    def import_var(self, var, reason=None, import_missing=False):
+        """Bring ``var`` and whatever computes it into the graph.
+
+        A root that is neither an input nor a constant raises
+        :class:`MissingInputError`, unless ``import_missing`` adds it as a new input.
+        """
         if var in self.variables:
             return
         if var.owner is not None:
             try:
-                self.import_node(var.owner, reason)
+                self.import_node(var.owner, reason, import_missing=import_missing)
             except MissingInputError as exc:
                 # report the path from ``var`` itself (an output being added,
                 # or a replacement), not from the node where the walk stopped
                 raise MissingInputError(exc.variable, path_to([var], exc.variable)) from None
             return
         if not isinstance(var, Constant):
-            raise MissingInputError(var, [var])
+            if not import_missing:
+                raise MissingInputError(var, [var])
+            self.add_input(var)
+            return
         self.variables.add(var)
         self.clients.setdefault(var, [])
 
-    def import_node(self, node, reason=None):
-        """Import ``node`` and every node it needs that is not yet in the graph."""
+    def import_node(self, node, reason=None, import_missing=False):
+        """Import ``node`` and every node it needs that is not yet in the graph.
+
+        Roots it needs that are not inputs raise :class:`MissingInputError`,
+        unless ``import_missing`` adds them as new inputs.
+        """
         new_nodes = []
         state = {}
         stack = [(node, False)]
@@ -212,7 +238,9 @@ class FunctionGraph:
                 if inp.owner is not None:
                     stack.append((inp.owner, False))
                 elif not isinstance(inp, Constant):
-                    raise MissingInputError(inp, path_to(node.outputs, inp))
+                    if not import_missing:
+                        raise MissingInputError(inp, path_to(node.outputs, inp))
+                    self.add_input(inp)
         for new in new_nodes:
             self.apply_nodes.add(new)
             for out in new.outputs:
@@ -249,6 +277,59 @@ class FunctionGraph:
         self._remove_client(old, (node, i), reason)
         self._changed()
         self._callback("on_change_input", node, i, old, new_var, reason)
+
+    def add_client(self, var, client):
+        """Record that ``client`` (a ``(node, i)`` pair, or ``("output", i)``) reads ``var``."""
+        if var not in self.variables:
+            raise ValueError("add_client: %r is not part of this FunctionGraph" % (var,))
+        self.clients[var].append(client)
+
+    def remove_client(self, var, client, reason=None):
+        """Forget that ``client`` reads ``var``; nodes no longer read by anything are pruned
+        (``on_prune`` fires for each), inputs always stay."""
+        if client not in self.clients.get(var, ()):
+            raise ValueError("remove_client: %r is not a client of %r" % (client, var))
+        self._remove_client(var, client, reason)
+        self._changed()
+
+    def remove_node(self, node, reason=None):
+        """Remove ``node`` with everything that reads its outputs, outputs included.
+
+        Graph outputs computed from ``node`` are dropped from :attr:`outputs`;
+        nodes that only fed the removed ones are pruned.
+        """
+        if node not in self.apply_nodes:
+            raise ValueError("remove_node: %s is not part of this FunctionGraph" % (node,))
+        self._remove_dependents(node.outputs, reason)
+
+    def remove_input(self, i, reason=None):
+        """Remove input ``i`` with every node and output that depends on it."""
+        var = self.inputs[i]
+        self._remove_dependents([var], reason)
+        self.inputs.pop(i)
+        self._input_set.discard(var)
+        if not self.clients.get(var):
+            self.clients.pop(var, None)
+            self.variables.discard(var)
+        self._changed()
+
+    def _remove_dependents(self, roots, reason):
+        """Drop the graph outputs computed from ``roots``.
+
+        Every node of a FunctionGraph feeds some output, so once those outputs
+        are gone the nodes between are pruned by the client bookkeeping.
+        """
+        doomed = set(roots)
+        stack = list(roots)
+        while stack:
+            for client, _ in self.clients.get(stack.pop(), ()):
+                if client != "output" and not doomed.issuperset(client.outputs):
+                    doomed.update(client.outputs)
+                    stack.extend(client.outputs)
+        for j in reversed(range(len(self.outputs))):
+            if self.outputs[j] in doomed:
+                self.remove_output(j, reason)
+        self._changed()
 
     def _remove_client(self, var, client, reason):
         stack = [(var, client)]

@@ -166,3 +166,66 @@ def test_types_of_mixed_specificity_narrow_to_what_both_know():
     with pytest.raises(TypeError, match="dimension 0"):
         TensorType("float64", (2, None))("u").type.filter_variable(
             TensorType("float64", (3, 1))("v"))
+
+
+class TestFunctionGraphEditing:
+    """item 13: the editing API of a FunctionGraph, with the callbacks it fires."""
+
+    def _graph(self):
+        from nbgraph.core.fgraph import Feature, FunctionGraph
+
+        class Log(Feature):
+            def __init__(self):
+                self.events = []
+
+            def on_import(self, fgraph, node, reason):
+                self.events.append(("import", str(node.op)))
+
+            def on_prune(self, fgraph, node, reason):
+                self.events.append(("prune", str(node.op)))
+
+        x, y = nt.dvector("x"), nt.dvector("y")
+        a = nt.exp(x)
+        b = a + y
+        c = nt.log(x)
+        log = Log()
+        fg = FunctionGraph([x, y], [b, c], clone=False, features=[log])
+        return fg, log, (x, y, a, b, c)
+
+    def test_remove_node_drops_its_dependents_and_the_outputs_they_feed(self):
+        fg, log, (x, y, a, b, c) = self._graph()
+        fg.remove_node(a.owner)
+        assert fg.outputs == [c]
+        assert a.owner not in fg.apply_nodes and b.owner not in fg.apply_nodes
+        assert {e[0] for e in log.events} == {"prune"}
+        fg.check_integrity()
+        assert fg.clients[y] == [] and y in fg.inputs
+
+    def test_remove_input_drops_what_depends_on_it(self):
+        fg, log, (x, y, a, b, c) = self._graph()
+        fg.remove_input(1)
+        assert fg.inputs == [x] and fg.outputs == [c]
+        assert y not in fg.variables
+        fg.check_integrity()
+
+    def test_import_missing_adds_roots_as_inputs(self):
+        from nbgraph.core.fgraph import MissingInputError
+
+        fg, log, (x, y, a, b, c) = self._graph()
+        z = nt.dvector("z")
+        extra = nt.sin(z) + x
+        with pytest.raises(MissingInputError):
+            fg.import_var(extra)
+        fg.import_var(extra, import_missing=True)
+        assert z in fg.inputs and extra.owner in fg.apply_nodes
+        assert ("import", str(extra.owner.op)) in log.events
+
+    def test_public_client_bookkeeping(self):
+        fg, log, (x, y, a, b, c) = self._graph()
+        assert (b.owner, 0) in fg.clients[a]
+        fg.add_client(x, ("output", 99))
+        assert ("output", 99) in fg.clients[x]
+        fg.remove_client(x, ("output", 99))
+        assert ("output", 99) not in fg.clients[x]
+        with pytest.raises(ValueError):
+            fg.remove_client(x, ("output", 99))
