@@ -121,3 +121,10 @@ def test_pytensor_spellings():
     assert f([0.0, 0.0]) == 2.0
     assert pytensor.dprint(y * 2, file="str").startswith("Elemwise{mul}")
     assert pytensor.pp(y * 2) == "(y * 2.0)"
+
+
+def test_pytensor_graph_functions():
+    from nbgraph.tensor.vectorize import graph_replace, vectorize_graph
+
+    assert pytensor.graph_replace is graph_replace
+    assert pytensor.vectorize_graph is vectorize_graph
