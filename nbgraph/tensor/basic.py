@@ -7,6 +7,7 @@ TensorType(float64, (2, 1))
 """
 
 import numpy as np
+from numpy.exceptions import AxisError
 
 from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.core.op import Op
@@ -358,7 +359,7 @@ def shape_i(x, i):
     """Size of dimension ``i`` of ``x``: a constant when static, else a ShapeI node."""
     x = as_tensor_variable(x)
     if not -x.ndim <= i < x.ndim:
-        raise ValueError("shape_i: axis %d is out of range for %r with %d dimensions" % (
+        raise AxisError("shape_i: axis %d is out of range for %r with %d dimensions" % (
             i, x, x.ndim))
     i %= max(x.ndim, 1)
     if x.type.shape[i] is not None:
@@ -537,7 +538,7 @@ class Join(Op):
         if ndim == 0:
             raise ValueError("join: zero-dimensional tensors cannot be concatenated")
         if not 0 <= self.axis < ndim:
-            raise ValueError("join: axis %d is out of range for %d dimensions" % (
+            raise AxisError("join: axis %d is out of range for %d dimensions" % (
                 self.axis, ndim))
         for i, t in enumerate(tensors):
             if t.ndim != ndim:
@@ -619,7 +620,8 @@ def stack(tensors, axis=0):
             raise ValueError("stack: tensor %d (%r) has %d dimensions, expected %d like tensor 0"
                              % (i, t, t.ndim, ndim))
     if not -ndim - 1 <= axis <= ndim:
-        raise ValueError("stack: axis %d is out of range" % axis)
+        raise AxisError("stack: axis %d is out of range for %d-dimensional tensors" % (
+            axis, ndim))
     axis %= ndim + 1
     pattern = tuple(range(axis)) + ("x",) + tuple(range(axis, ndim))
     return join(axis, *[t.dimshuffle(*pattern) for t in tensors])

@@ -10,6 +10,7 @@ TensorType(int64, (None,))
 """
 
 import numpy as np
+from numpy.exceptions import AxisError
 
 from nbgraph.core.graph import Apply
 from nbgraph.core.op import Op
@@ -37,7 +38,7 @@ def normalize_axis(axis, ndim, what="axis"):
         if isinstance(a, bool) or not isinstance(a, (int, np.integer)):
             raise TypeError("%s entries must be ints, got %r" % (what, a))
         if not -ndim <= a < ndim:
-            raise ValueError("%s %d is out of range for a tensor with %d dimension%s" % (
+            raise AxisError("%s %d is out of range for a tensor with %d dimension%s" % (
                 what, a, ndim, "" if ndim == 1 else "s"))
         out.append(int(a) % ndim)
     if len(set(out)) != len(out):

@@ -229,3 +229,17 @@ class TestFunctionGraphEditing:
         assert ("output", 99) not in fg.clients[x]
         with pytest.raises(ValueError):
             fg.remove_client(x, ("output", 99))
+
+
+@pytest.mark.parametrize("build", [
+    lambda x: x.sum(axis=2),
+    lambda x: x.max(axis=-3),
+    lambda x: nt.concatenate([x, x], axis=3),
+    lambda x: nt.stack([x, x], axis=4),
+])
+def test_an_axis_out_of_range_raises_numpys_axis_error(build):
+    # item 15: user code catching AxisError (or ValueError, or IndexError) keeps working
+    from numpy.exceptions import AxisError
+
+    with pytest.raises(AxisError):
+        build(nt.dmatrix("x"))
