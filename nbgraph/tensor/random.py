@@ -27,6 +27,9 @@ every compiled function that draws writes it back after each call, so the next
 call continues the stream (``function(..., no_default_updates=True)`` or a list
 of shared variables turns that off).
 
+Each random variable ``v`` returned has ``v.rng`` (its state) and ``v.update``
+(the pair ``(state, advanced state)``), as in Theano.
+
 Seeds: the ``k``-th draw made by ``RandomStream(seed)`` starts from
 ``np.random.default_rng(np.random.SeedSequence(seed).spawn(k + 1)[k])``, so a
 seed gives the same numbers in every run and with every linker (the draws run
@@ -320,7 +323,7 @@ class RandomStream:
         node = op.make_node(state, vec, *params, static_shape=static)
         state.default_update = node.outputs[0]
         self.state_updates.append((state, node.outputs[0]))
-        return node.outputs[1]
+        return _with_state(node.outputs[1], node.outputs[1])
 
     @staticmethod
     def _params(*values):
@@ -346,7 +349,7 @@ class RandomStream:
         dtype = self._float_dtype(dtype)
         params, ndim, static = self._params(loc, scale)
         z = self._draw("standard_normal", dtype, size, params, ndim, static_from_params=static)
-        return _affine(z, loc, scale, 0.0, 1.0)
+        return _with_state(_affine(z, loc, scale, 0.0, 1.0), z)
 
     def uniform(self, low=0.0, high=1.0, size: Size = None, dtype=None) -> TensorVariable:
         """Uniform draws on ``[low, high)``: ``low + (high - low) * u`` (differentiable in
@@ -358,7 +361,7 @@ class RandomStream:
         if _is_value(low, 0.0) and _is_value(high, 1.0):
             return u
         low_v, high_v = as_tensor_variable(low), as_tensor_variable(high)
-        return low_v + (high_v - low_v) * u
+        return _with_state(low_v + (high_v - low_v) * u, u)
 
     def binomial(self, n=1, p=0.5, size: Size = None, dtype="int64") -> TensorVariable:
         """Number of successes in ``n`` trials of probability ``p``."""
@@ -405,6 +408,15 @@ class RandomStream:
                             % (pvals,))
         batch = max(n.ndim, pvals.ndim - 1)
         return self._draw("multinomial", dtype, size, [n, pvals], batch, extra_ndim=1)
+
+
+def _with_state(result, draw):
+    """``result`` with Theano's attributes of a random variable: ``rng`` (the shared
+    state it draws from) and ``update`` (that state and its advanced value)."""
+    node = draw.owner
+    result.rng = node.inputs[0]
+    result.update = (node.inputs[0], node.outputs[0])
+    return result
 
 
 def _is_value(x, value):

@@ -329,3 +329,28 @@ def test_random_numbers_for_a_loop_are_drawn_outside_it():
     xv = np.arange(12.0).reshape(4, 3)
     gen = numpy_generator(9, 1)  # draw 0 was the refused loop's
     assert float(f(xv)) == pytest.approx((xv * gen.binomial(1, 0.5, xv.shape)).sum())
+
+
+def test_the_random_numbers_tutorial_in_short():
+    """Theano's random-numbers page, as computations: one draw used three times in a call
+    is one value; a function without default updates repeats itself; a state copied from
+    one variable to another makes the second repeat the first's numbers."""
+    srng = RandomStream(seed=234)
+    rv_u = srng.uniform(size=(2, 2))
+    rv_n = srng.normal(size=(2, 2))
+    f = ng.function([], rv_u, linker="py")
+    g = ng.function([], rv_n, linker="py", no_default_updates=True)
+    nearly_zeros = ng.function([], rv_u + rv_u - 2 * rv_u, linker="py")
+    assert not np.array_equal(f(), f())
+    np.testing.assert_array_equal(g(), g())
+    np.testing.assert_allclose(nearly_zeros(), np.zeros((2, 2)), atol=1e-15)
+    assert rv_u.rng is srng.state_updates[0][0] and rv_u.update[0] is rv_u.rng
+    assert rv_n.rng is srng.state_updates[1][0]
+    # copy the state of rv_u's generator into rv_n's: both then draw from equal generators
+    saved = rv_u.rng.get_value(borrow=True)
+    rv_n.rng.set_value(saved)  # a copy: the two states stay independent objects
+    a = ng.function([], srng.uniform(size=(3,)), linker="py")  # a third state, not involved
+    a()
+    u_state, n_state = rv_u.rng.get_value(), rv_n.rng.get_value()
+    assert u_state.bit_generator.state == n_state.bit_generator.state
+    assert rv_n.rng.container[0] is not rv_u.rng.container[0]
