@@ -250,3 +250,12 @@ def test_scan_and_unrolled_jacobians_agree():
                     linker="py")
     a, b = f(np.array([0.1, 0.2, 0.3]))
     np.testing.assert_allclose(a, b, rtol=1e-14)
+
+
+def test_module_example_runs():
+    import doctest
+    import importlib
+
+    module = importlib.import_module("nbgraph.tensor.derivatives")
+    result = doctest.testmod(module, verbose=False)
+    assert result.attempted > 0 and result.failed == 0
