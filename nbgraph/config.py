@@ -11,6 +11,10 @@ nbgraph reads:
     Directory (a :class:`pathlib.Path`) for compiled C modules.  Environment
     variable ``NBGRAPH_CACHE_DIR``; default ``$XDG_CACHE_HOME/nbgraph``, or
     ``~/.cache/nbgraph`` when ``XDG_CACHE_HOME`` is unset.
+``cache_max_mb``
+    Size limit (MiB, a number >= 0) of the on-disk C module cache: beyond it the
+    least recently used modules are removed.  ``0`` means no limit.
+    Environment variable ``NBGRAPH_CACHE_MAX_MB``; default ``1024``.
 ``floatX``
     The float dtype of unprefixed constructors (``nt.vector`` and friends):
     ``"float64"`` or ``"float32"``.  Environment variable ``NBGRAPH_FLOATX``;
@@ -85,6 +89,24 @@ def _validate_cache_dir(value: Any) -> Path:
     )
 
 
+def _validate_cache_max_mb(value: Any) -> float:
+    """Accept a number of MiB >= 0 (int, float or their text); 0 means no limit."""
+    number = None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    if number is None or not number >= 0 or number == float("inf"):
+        raise ValueError(
+            f"invalid value {value!r} for nbgraph setting 'cache_max_mb'; "
+            "allowed values: a size in MiB >= 0 (0: no limit)"
+        )
+    return number
+
+
 class _Setting(NamedTuple):
     env: str
     default: Callable[[Mapping[str, str]], Any]
@@ -104,6 +126,12 @@ _SETTINGS: dict[str, _Setting] = {
         _default_cache_dir,
         _validate_cache_dir,
         "directory of the on-disk C module cache",
+    ),
+    "cache_max_mb": _Setting(
+        "NBGRAPH_CACHE_MAX_MB",
+        lambda environ: 1024.0,
+        _validate_cache_max_mb,
+        "size limit of the on-disk C module cache in MiB (0: none)",
     ),
     "floatX": _Setting(
         "NBGRAPH_FLOATX",
@@ -128,6 +156,7 @@ class Config:
 
     linker: str
     cache_dir: Path
+    cache_max_mb: float
     floatX: str
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:

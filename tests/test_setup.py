@@ -64,7 +64,7 @@ def test_public_api():
     assert set(mod.__all__) == {"Config", "config", "LINKERS", "FLOATX_DTYPES"}
     assert LINKERS == ("auto", "py", "c", "cvm", "debug")
     assert FLOATX_DTYPES == ("float32", "float64")
-    assert Config.settings() == ("linker", "cache_dir", "floatX")
+    assert Config.settings() == ("linker", "cache_dir", "cache_max_mb", "floatX")
     assert Config.env_var("floatX") == "NBGRAPH_FLOATX"
 
 
@@ -167,7 +167,7 @@ def test_bad_cache_dir(bad):
 
 def test_unknown_setting_is_refused():
     cfg = Config(environ={})
-    with pytest.raises(AttributeError, match="no setting 'linkr'.*linker, cache_dir, floatX"):
+    with pytest.raises(AttributeError, match="no setting 'linkr'.*linker, cache_dir, cache_max_mb, floatX"):
         cfg.linkr = "py"
     with pytest.raises(AttributeError):
         del cfg.linker
@@ -288,3 +288,18 @@ def test_marker_skips(pytester, monkeypatch):
     result = pytester.runpytest_inprocess("-ra")
     result.assert_outcomes(passed=1, skipped=2)
     result.stdout.fnmatch_lines(["*CC='no-such-compiler-xyz -O2' is not on PATH*"])
+
+
+def test_cache_max_mb_setting():
+    assert Config(environ={}).cache_max_mb == 1024.0
+    assert Config(environ={"NBGRAPH_CACHE_MAX_MB": "64"}).cache_max_mb == 64.0
+    assert Config(environ={"NBGRAPH_CACHE_MAX_MB": "0"}).cache_max_mb == 0.0  # no limit
+    assert Config.env_var("cache_max_mb") == "NBGRAPH_CACHE_MAX_MB"
+    for bad in ("-1", "lots", "inf", "nan"):
+        with pytest.raises(ValueError, match="NBGRAPH_CACHE_MAX_MB.*cache_max_mb"):
+            Config(environ={"NBGRAPH_CACHE_MAX_MB": bad})
+    cfg = Config(environ={})
+    cfg.cache_max_mb = 0.5
+    assert cfg.cache_max_mb == 0.5
+    with pytest.raises(ValueError):
+        cfg.cache_max_mb = True

@@ -37,6 +37,7 @@ import os
 import stat
 import threading
 
+from nbgraph.linkers.c import cache_limit
 from nbgraph.linkers.c import compiler as _compiler
 from nbgraph.linkers.c.compiler import sha256
 
@@ -241,7 +242,7 @@ class ModuleCache:
     def _write_atomic(self, path, data):
         import tempfile
 
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-")
+        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-%d-" % os.getpid())
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
@@ -311,7 +312,11 @@ class ModuleCache:
                 return found
             found = self._build(key, source, info, flags, loader)
             self._memory[key] = found
-            return found
+        try:  # keep the directory within NBGRAPH_CACHE_MAX_MB (least recently used out)
+            cache_limit.prune(self.directory)
+        except OSError:
+            pass
+        return found
 
     def _build_lock(self, key):
         with self._lock:
@@ -361,13 +366,15 @@ class ModuleCache:
             STATS["rebuilt_corrupt"] += 1
             return None
         STATS["runtime_loads" if key.startswith("runtime-") else "disk_loads"] += 1
+        cache_limit.mark_used(self._paths(key)[1])
         return found
 
     def _build(self, key, source, info, flags, loader):
         import shutil
         import tempfile
 
-        workdir = tempfile.mkdtemp(dir=self.directory, prefix=".build-")
+        # the pid in the name lets a later process remove it if this one is killed
+        workdir = tempfile.mkdtemp(dir=self.directory, prefix=".build-%d-" % os.getpid())
         try:
             src = os.path.join(workdir, "nbg_%s.c" % key)
             out = os.path.join(workdir, "nbg_%s.so" % key)
@@ -434,7 +441,16 @@ class ModuleCache:
             total += _tree_size(path)
         return {"directory": self.directory, "exists": os.path.isdir(self.directory),
                 "entries": len(self.entries()), "bytes": total, "probe_records": probes,
-                "temporaries": temps, "loaded_this_process": len(self._memory)}
+                "temporaries": temps, "loaded_this_process": len(self._memory),
+                "limit": cache_limit.limit_bytes()}
+
+    def prune(self, limit=None):
+        """Evict least recently used modules down to ``limit`` bytes (default
+        ``NBGRAPH_CACHE_MAX_MB``) and remove leftovers of killed builds; see
+        :mod:`~nbgraph.linkers.c.cache_limit`."""
+        if os.path.isdir(self.directory):
+            self.ensure_directory()
+        return cache_limit.prune(self.directory, limit)
 
     def clear(self):
         """Remove every cached file (loaded libraries stay valid in running processes:

@@ -188,7 +188,7 @@ def _build(cache, info, key, source):
     if not os.path.exists(os.path.join(include, "Python.h")):
         raise FastcallUnavailable("Python's C headers are not installed (no %s)"
                                   % os.path.join(include, "Python.h"))
-    workdir = tempfile.mkdtemp(dir=cache.directory, prefix=".build-")
+    workdir = tempfile.mkdtemp(dir=cache.directory, prefix=".build-%d-" % os.getpid())
     try:
         src = os.path.join(workdir, "_fastcall.c")
         out = os.path.join(workdir, "_fastcall.so")

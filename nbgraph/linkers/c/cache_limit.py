@@ -1,0 +1,191 @@
+"""Keeping the on-disk module cache within ``NBGRAPH_CACHE_MAX_MB``.
+
+Every distinct constant compiles a new module, so without a bound a long
+session grows the cache for ever.  The rules:
+
+* **use is recorded cheaply**: loading a module from disk sets the access time
+  of its sidecar ``<key>.meta`` to now (a ``stat`` and a ``utime``; contents and
+  modification times are never touched); a module's last use is the latest of
+  that access time and the files' modification times (publication);
+* **least recently used first**: after each build, and on ``python -m nbgraph
+  cache prune``, when the directory holds more than the limit, modules are
+  removed oldest stamp first until it holds at most 90% of it (so that not
+  every build prunes);
+* **safe under concurrent readers**: a module is removed by unlinking its
+  library, then its sidecar; nothing is ever truncated or rewritten.  A process
+  that has the library loaded keeps it (Linux keeps an unlinked mapping
+  alive); one that is just checking it finds it gone or without its sidecar,
+  treats it as missing and rebuilds;
+* the thread-pool runtime, the call-path extension and probe records are
+  small and always kept; so is a module younger than :data:`MIN_AGE` seconds
+  (another process may have just published it to use it);
+* **leftovers of killed builds** (``.build-<pid>-*`` directories and
+  ``.tmp-<pid>-*`` files whose process is gone, or older than
+  :data:`STALE_AFTER` seconds) are removed by the same pass.
+
+``limit`` 0 means no limit (as ccache's ``max_size = 0``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+__all__ = ["mark_used", "limit_bytes", "usage", "prune", "remove_stale_temporaries",
+           "LOW_WATER", "MIN_AGE", "STALE_AFTER"]
+
+#: After pruning, the directory holds at most this share of the limit.
+LOW_WATER = 0.9
+
+#: Modules published or used less than this many seconds ago are never evicted.
+MIN_AGE = 2.0
+
+#: Temporaries of a process that may still be alive are removed after this long.
+STALE_AFTER = 3600.0
+
+#: Files that are never evicted (small, shared by every module).
+_KEPT_PREFIXES = ("runtime-", "nbg-fastcall-", "probe-")
+
+
+def mark_used(meta_path: str) -> None:
+    """Record that the module whose sidecar is ``meta_path`` was used now: its
+    access time is set (the modification time stays: the files are unchanged)."""
+    try:
+        st = os.stat(meta_path)
+        os.utime(meta_path, ns=(time.time_ns(), st.st_mtime_ns))
+    except OSError:  # a read-only cache, a file removed meanwhile: nothing to record
+        pass
+
+
+def limit_bytes() -> int:
+    """The configured limit in bytes (``config.cache_max_mb``; 0: none)."""
+    from nbgraph.config import config
+
+    return int(config.cache_max_mb * 1024 * 1024)
+
+
+def _size(path: str) -> int:
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            return sum(_size(os.path.join(path, n)) for n in os.listdir(path))
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
+
+
+def _modules(directory: str) -> list[tuple[float, str, int]]:
+    """[(last use, key, bytes of library + sidecar)] of the evictable modules."""
+    out = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return out
+    for name in names:
+        if not name.endswith(".so") or name.startswith((".",) + _KEPT_PREFIXES):
+            continue
+        key = name[:-3]
+        so = os.path.join(directory, name)
+        meta = os.path.join(directory, key + ".meta")
+        try:
+            so_st = os.lstat(so)
+        except OSError:
+            continue
+        try:
+            meta_st = os.lstat(meta)
+            used = max(meta_st.st_atime, meta_st.st_mtime, so_st.st_mtime)
+            meta_size = meta_st.st_size
+        except OSError:
+            used, meta_size = so_st.st_mtime, 0
+        out.append((used, key, so_st.st_size + meta_size))
+    return out
+
+
+def usage(directory: str) -> int:
+    """Bytes the cache directory holds (every file, temporaries included)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    return sum(_size(os.path.join(directory, n)) for n in names)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it exists
+        return True
+    return True
+
+
+def remove_stale_temporaries(directory: str, now: float | None = None) -> int:
+    """Remove ``.build-<pid>-*`` / ``.tmp-<pid>-*`` left by dead processes (or older
+    than :data:`STALE_AFTER`); returns how many were removed."""
+    now = time.time() if now is None else now
+    removed = 0
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    for name in names:
+        if not name.startswith((".build-", ".tmp-")):
+            continue
+        path = os.path.join(directory, name)
+        parts = name.split("-")
+        try:
+            pid = int(parts[1])
+        except (IndexError, ValueError):
+            pid = None  # an older naming: judged by age only
+        try:
+            age = now - os.lstat(path).st_mtime
+        except OSError:
+            continue
+        if pid == os.getpid() and age < STALE_AFTER:
+            continue  # this process's own build in progress
+        if (pid is not None and not _pid_alive(pid)) or age > STALE_AFTER:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    continue
+            removed += 1
+    return removed
+
+
+def prune(directory: str, limit: int | None = None, now: float | None = None) -> dict:
+    """Evict least recently used modules until ``directory`` fits ``limit`` bytes
+    (default: the configured limit); also removes stale temporaries.
+
+    Returns ``{"removed": modules evicted, "freed": bytes, "bytes": bytes held
+    after, "limit": limit, "temporaries": temporaries removed}``.
+    """
+    limit = limit_bytes() if limit is None else int(limit)
+    now = time.time() if now is None else now
+    temporaries = remove_stale_temporaries(directory, now)
+    held = usage(directory)
+    removed = freed = 0
+    if limit > 0 and held > limit:
+        target = int(limit * LOW_WATER)
+        for used, key, size in sorted(_modules(directory)):
+            if held <= target:
+                break
+            if now - used < MIN_AGE:
+                continue
+            # the library first: a reader then finds no library, or one without
+            # its sidecar (treated as missing); never a partial file
+            for suffix in (".so", ".meta"):
+                try:
+                    os.unlink(os.path.join(directory, key + suffix))
+                except FileNotFoundError:
+                    pass
+                except OSError:
+                    break
+            removed += 1
+            freed += size
+            held -= size
+    return {"removed": removed, "freed": freed, "bytes": held, "limit": limit,
+            "temporaries": temporaries}

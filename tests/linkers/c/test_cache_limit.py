@@ -1,0 +1,158 @@
+"""The bounded disk cache: NBGRAPH_CACHE_MAX_MB, least-recently-used eviction, cache prune.
+
+Eviction unlinks (library first, then sidecar) and never rewrites a file, so a
+process that has a library loaded keeps computing with it, and one that finds a
+half-removed entry rebuilds it.
+"""
+
+import itertools
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import nbgraph as ng
+import nbgraph.tensor as nt
+from nbgraph.__main__ import main as cli
+from nbgraph.config import config
+from nbgraph.linkers.c import cache_limit
+from nbgraph.linkers.c.cache import STATS, ModuleCache
+
+_counter = itertools.count(1)
+
+
+def fake_module(directory, key, size, used):
+    """A library and sidecar of ``size`` bytes in all, last used at ``used``."""
+    with open(os.path.join(directory, key + ".so"), "wb") as f:
+        f.write(b"\0" * (size - 10))
+    meta = os.path.join(directory, key + ".meta")
+    with open(meta, "wb") as f:
+        f.write(b"\0" * 10)
+    os.utime(os.path.join(directory, key + ".so"), (used, used))
+    os.utime(meta, (used, used))
+
+
+@pytest.fixture
+def private_dir(tmp_path):
+    d = tmp_path / "cache"
+    d.mkdir(mode=0o700)
+    return str(d)
+
+
+def test_prune_removes_least_recently_used_first_down_to_the_low_water_mark(private_dir):
+    now = time.time()
+    for i in range(10):  # 10 modules of 1000 bytes, k0 the oldest
+        fake_module(private_dir, "k%d" % i, 1000, now - 1000 + i * 10)
+    fake_module(private_dir, "runtime-abc", 3000, now - 5000)  # always kept
+    fake_module(private_dir, "nbg-fastcall-abc", 3000, now - 5000)
+    done = cache_limit.prune(private_dir, limit=10000, now=now)
+    left = sorted(n for n in os.listdir(private_dir) if n.endswith(".so"))
+    # 16000 bytes held, at most 9000 after: the 7 oldest modules go
+    assert done["removed"] == 7 and done["freed"] == 7000 and done["bytes"] == 9000
+    assert left == ["k7.so", "k8.so", "k9.so", "nbg-fastcall-abc.so", "runtime-abc.so"]
+    assert not any(n.startswith("k0") for n in os.listdir(private_dir))  # sidecar too
+
+
+def test_prune_within_the_limit_or_without_one_removes_nothing(private_dir):
+    now = time.time()
+    for i in range(3):
+        fake_module(private_dir, "k%d" % i, 1000, now - 100)
+    assert cache_limit.prune(private_dir, limit=5000, now=now)["removed"] == 0
+    assert cache_limit.prune(private_dir, limit=0, now=now)["removed"] == 0  # 0: no limit
+    assert len(os.listdir(private_dir)) == 6
+
+
+def test_a_module_used_moments_ago_is_kept(private_dir):
+    now = time.time()
+    fake_module(private_dir, "old", 1000, now - 100)
+    fake_module(private_dir, "fresh", 1000, now - 0.5)
+    done = cache_limit.prune(private_dir, limit=500, now=now)
+    assert done["removed"] == 1
+    assert os.path.exists(os.path.join(private_dir, "fresh.so"))
+
+
+def test_leftovers_of_dead_builds_are_removed_and_live_ones_kept(private_dir):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    os.mkdir(os.path.join(private_dir, ".build-%s-abc" % dead))
+    open(os.path.join(private_dir, ".tmp-%s-xyz" % dead), "w").close()
+    os.mkdir(os.path.join(private_dir, ".build-%d-mine" % os.getpid()))
+    old = os.path.join(private_dir, ".build-legacy")
+    os.mkdir(old)
+    os.utime(old, (time.time() - 2 * cache_limit.STALE_AFTER,) * 2)
+    assert cache_limit.remove_stale_temporaries(private_dir) == 3
+    assert os.listdir(private_dir) == [".build-%d-mine" % os.getpid()]
+
+
+def _build(cache_dir):
+    k = 1.0 + next(_counter) / 997.0
+    x = nt.dvector("x")
+    with config.change(cache_dir=cache_dir):
+        f = ng.function([x], nt.exp(x) * k, linker="c")
+    return f, k
+
+
+@pytest.mark.needs_cc
+def test_loading_from_disk_records_the_use(private_dir):
+    f, k = _build(private_dir)
+    key = os.path.basename(f.program.module.path)[:-3]
+    meta = os.path.join(private_dir, key + ".meta")
+    os.utime(meta, (1000.0, 1000.0))
+    again = ModuleCache(private_dir)  # a fresh process's view: nothing in memory
+    before = STATS["disk_loads"]
+    assert again._load_published(key, lambda lib, key, path: lib) is not None
+    assert STATS["disk_loads"] == before + 1
+    assert os.stat(meta).st_atime > time.time() - 60  # the access time records the use
+    assert os.stat(meta).st_mtime == 1000.0  # the file itself is unchanged
+
+
+@pytest.mark.needs_cc
+def test_builds_keep_the_directory_within_the_limit_and_loaded_modules_keep_working(
+        private_dir):
+    f, k = _build(private_dir)
+    g, k2 = _build(private_dir)
+    v = np.arange(5.0)
+    for name in os.listdir(private_dir):  # both used long ago
+        if name.endswith((".so", ".meta")) and not name.startswith("runtime-"):
+            os.utime(os.path.join(private_dir, name), (1000.0, 1000.0))
+    held = cache_limit.usage(private_dir)
+    with config.change(cache_max_mb=(held - 1) / (1024 * 1024)):
+        h, k3 = _build(private_dir)  # its build prunes the two old modules
+    assert not os.path.exists(f.program.module.path)
+    assert not os.path.exists(g.program.module.path)
+    assert os.path.exists(h.program.module.path)
+    # the unlinked libraries stay mapped in this process: f and g still compute
+    np.testing.assert_allclose(f(v), np.exp(v) * k, rtol=1e-12)
+    np.testing.assert_allclose(g(v), np.exp(v) * k2, rtol=1e-12)
+    np.testing.assert_allclose(h(v), np.exp(v) * k3, rtol=1e-12)
+
+
+@pytest.mark.needs_cc
+def test_a_half_evicted_entry_is_rebuilt_never_loaded(private_dir):
+    f, k = _build(private_dir)
+    key = os.path.basename(f.program.module.path)[:-3]
+    os.unlink(os.path.join(private_dir, key + ".meta"))  # eviction caught midway
+    again = ModuleCache(private_dir)
+    assert again._load_published(key, lambda lib, key, path: lib) is None
+
+
+def test_cli_info_shows_size_and_limit_and_prune_applies_it(private_dir, capsys):
+    now = time.time()
+    for i in range(4):
+        fake_module(private_dir, "k%d" % i, 100_000, now - 1000 + i)
+    with config.change(cache_max_mb=0.25):
+        assert cli(["cache", "info", "--dir", private_dir]) == 0
+        out = capsys.readouterr().out
+        assert "total size: 390.6 KiB" in out and "size limit: 256.0 KiB" in out
+        assert cli(["cache", "prune", "--dir", private_dir]) == 0
+        out = capsys.readouterr().out
+    assert out.startswith("removed 2 modules (195.3 KiB)")
+    assert sorted(n for n in os.listdir(private_dir) if n.endswith(".so")) == ["k2.so", "k3.so"]
+    assert cli(["cache", "prune", "--dir", private_dir, "--max-mb", "0.1"]) == 0
+    assert "removed 2 modules" in capsys.readouterr().out
+    with config.change(cache_max_mb=0):
+        cli(["cache", "info", "--dir", private_dir])
+        assert "size limit: none" in capsys.readouterr().out
