@@ -21,7 +21,8 @@ from nbgraph.core.op import Op
 from nbgraph.tensor.op_args import normalize_axis_index, static_value, tensor_arg
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 
-__all__ = ["AdvancedSubtensor", "AdvancedIncSubtensor", "is_advanced_index",
+__all__ = ["AdvancedSubtensor", "AdvancedIncSubtensor", "AdvancedScatterAdd",
+           "is_advanced_index",
            "advanced_getitem", "advanced_inc_along_axis", "take", "take_along_axis"]
 
 _SLOT = "i"      # a slice bound read from a scalar input
@@ -304,13 +305,57 @@ class AdvancedSubtensor(Op):
         return [_symbolic_shape(self.idx_list, node, input_shapes)]
 
     def grad(self, inputs, output_grads):
-        from nbgraph.tensor.basic import zeros_like
-
         x, *indices = inputs
         if x.dtype in DISCRETE_DTYPES:
             return [None] * len(inputs)
-        gx = AdvancedIncSubtensor(self.idx_list)(zeros_like(x), output_grads[0], *indices)
+        gx = AdvancedScatterAdd(self.idx_list)(x, output_grads[0], *indices)
         return [gx] + [None] * len(indices)
+
+
+class AdvancedScatterAdd(Op):
+    """Zeros shaped like ``x`` with ``y`` added at ``[index]`` (repeated indices add up):
+    the gradient of :class:`AdvancedSubtensor`.  ``x`` gives only the shape and dtype,
+    so no zero array is built and copied first (``np.zeros`` gets zeroed pages free)."""
+
+    __props__ = ("idx_list",)
+
+    def __init__(self, idx_list):
+        self.idx_list = tuple(idx_list)
+
+    def __hash__(self):
+        return hash((type(self), _hashable(self.idx_list)))
+
+    def __str__(self):
+        return "AdvancedScatterAdd{%s}" % _describe(self.idx_list)
+
+    def make_node(self, x, y, *indices):
+        node = AdvancedIncSubtensor(self.idx_list).make_node(x, y, *indices)
+        return Apply(self, node.inputs, [node.outputs[0].type()])
+
+    def perform(self, node, inputs, output_storage):
+        x, y, *values = inputs
+        out = np.zeros(x.shape, dtype=x.dtype)
+        try:
+            np.add.at(out, _numpy_index(self.idx_list, values), y.astype(x.dtype, copy=False))
+        except IndexError as exc:
+            raise IndexError("%s on an array of shape %s: %s" % (self, x.shape, exc)) from exc
+        output_storage[0][0] = out
+
+    def infer_shape(self, node, input_shapes):
+        return [input_shapes[0]]
+
+    def grad(self, inputs, output_grads):
+        from nbgraph.tensor.math import cast
+
+        x, y, *indices = inputs
+        gy = AdvancedSubtensor(self.idx_list)(output_grads[0], *indices)
+        extra = gy.ndim - y.ndim
+        if extra:
+            gy = gy.sum(axis=tuple(range(extra)))
+        from nbgraph.tensor.elemwise import sum_to_shape
+
+        gy = cast(sum_to_shape(gy, y), y.dtype)
+        return [None, None if y.dtype in DISCRETE_DTYPES else gy] + [None] * len(indices)
 
 
 class AdvancedIncSubtensor(Op):

@@ -102,7 +102,8 @@ class ARange(Op):
         start, stop, step = inputs
         if step == 0:
             raise ZeroDivisionError("arange: step is zero")
-        output_storage[0][0] = np.arange(start, stop, step, dtype=self.dtype)
+        # NumPy scalars, not 0-d arrays: np.arange takes ~15x longer to read the latter
+        output_storage[0][0] = np.arange(start[()], stop[()], step[()], dtype=self.dtype)
 
     def infer_shape(self, node, input_shapes):
         n = node.outputs[0].type.shape[0]

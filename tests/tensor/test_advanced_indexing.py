@@ -192,3 +192,15 @@ def test_names_read_well():
     assert str(x[i, 1:].owner.op) == "AdvancedSubtensor{idx, i:}"
     assert str(nt.set_subtensor(x[:, i], 0.0).owner.op) == "AdvancedSetSubtensor{:, idx}"
     assert str(nt.inc_subtensor(x[i], 1.0).owner.op) == "AdvancedIncSubtensor{idx}"
+
+
+def test_scatter_add_gradient_op_and_its_own_grad(oracle):
+    x, i, y = nt.dmatrix("x"), nt.lvector("i"), nt.dmatrix("y")
+    xv, iv, yv = np.ones((4, 2)), np.array([3, 0, 3]), rng.normal(size=(3, 2))
+    out = nt.AdvancedScatterAdd(x[i].owner.op.idx_list)(x, y, i)
+    expected = np.zeros((4, 2))
+    np.add.at(expected, iv, yv)
+    oracle.check([x, i, y], out, [xv, iv, yv], expected)
+    assert str(out.owner.op) == "AdvancedScatterAdd{idx}"
+    # second derivatives flow through it
+    verify_grad(lambda w: nbgraph.grad(nt.sum(w[[0, 2, 2]] ** 3), w), [rng.normal(size=(3, 2))])
