@@ -90,6 +90,10 @@ __all__ = [
     "shared", "tensor")]
 
 from nbgraph.tensor import scan  # noqa: E402  (loops; callable: nt.scan(fn, ...))
+from nbgraph.tensor.gradient_ops import (  # noqa: E402
+    consider_constant, disconnected_grad, grad_clip, grad_scale, zero_grad,
+)
 
-__all__ += ["scan"]
+__all__ += ["scan", "consider_constant", "disconnected_grad", "grad_clip", "grad_scale",
+            "zero_grad"]
 __all__ += _ufuncs.__all__

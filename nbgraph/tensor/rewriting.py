@@ -24,6 +24,7 @@ from nbgraph.tensor.basic import (
     Alloc, Shape, ShapeI, SpecifyShape, constant_shape_entry, shape_i,
 )
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise, SumToShape
+from nbgraph.tensor.gradient_ops import GradientModifier
 from nbgraph.tensor.shape_keys import shape_keys
 from nbgraph.tensor.subtensor import Subtensor
 from nbgraph.tensor.type import FLOAT_DTYPES, TensorType
@@ -361,3 +362,10 @@ def fast_pipeline(exclude=()):
 def rewrite_graph(fgraph):
     """Run the fast pipeline on ``fgraph`` in place; returns the number of changes."""
     return fast_pipeline().rewrite(fgraph)
+
+
+@register_rewrite("remove_gradient_modifiers", "fast", "canonicalize", position=5)
+@node_rewriter([GradientModifier])
+def remove_gradient_modifiers(fgraph, node):
+    """``zero_grad(x)``, ``grad_clip(x, ...)`` and the like are ``x`` once grads are built."""
+    return [node.inputs[0]]

@@ -243,3 +243,45 @@ def test_an_axis_out_of_range_raises_numpys_axis_error(build):
 
     with pytest.raises(AxisError):
         build(nt.dmatrix("x"))
+
+
+class TestGradientModifiers:
+    """item 13: identity Ops that shape the gradient, removed from compiled graphs."""
+
+    def test_forward_is_the_identity_and_backward_is_modified(self):
+        x = nt.dvector("x")
+        xv = np.array([-2.0, 0.5, 3.0])
+        cases = [
+            (nt.zero_grad, np.zeros(3)),
+            (lambda v: nt.grad_scale(v, -0.5), -0.5 * 2 * xv),
+            (lambda v: nt.grad_clip(v, -1.0, 1.0), np.clip(2 * xv, -1, 1)),
+        ]
+        for modify, expected in cases:
+            y = modify(x)
+            cost = (y ** 2).sum()
+            f = ng.function([x], [y, ng.grad(cost, x)], linker="py")
+            value, gradient = f(xv)
+            np.testing.assert_array_equal(value, xv)
+            np.testing.assert_allclose(gradient, expected)
+
+    def test_disconnected_grad_stops_the_gradient(self):
+        x = nt.dvector("x")
+        cost = (x * nt.disconnected_grad(x)).sum()
+        g = ng.function([x], ng.grad(cost, x), linker="py")
+        np.testing.assert_array_equal(g(np.array([1.0, 2.0])), [1.0, 2.0])
+        only_constant = nt.consider_constant(x).sum()
+        assert ng.grad(only_constant, x, disconnected_inputs="ignore") is not None
+
+    @pytest.mark.parametrize("linker", ["c", "cvm"])
+    def test_compiled_graphs_drop_them(self, linker):
+        x = nt.dvector("x")
+        y = nt.grad_clip(nt.exp(x), -1.0, 1.0) * 2
+        f = ng.function([x], y, linker=linker)
+        assert not any(type(n.op).__name__ == "GradClip" for n in f.fgraph.toposort())
+        np.testing.assert_allclose(f(np.zeros(2)), [2.0, 2.0])
+
+    def test_bad_bounds_are_refused(self):
+        with pytest.raises(ValueError, match="lower bound"):
+            nt.grad_clip(nt.dvector(), 1.0, -1.0)
+        with pytest.raises(ValueError, match="finite"):
+            nt.grad_scale(nt.dvector(), float("nan"))
