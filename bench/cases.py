@@ -9,6 +9,7 @@ import numpy as np
 
 from bench import peers
 from bench.lenet_case import lenet_jax, lenet_setup
+from bench.scan_cases import rnn_jax, rnn_pytensor, rnn_setup
 from bench.process import seconds_printed
 
 try:
@@ -76,7 +77,12 @@ def _time(fn, case):
     return best_time(fn, case.number, case.repeat)
 
 
-def _target_text(case, t_ours, t_np, t_jax=None):
+def _target_text(case, t_ours, t_np, t_jax=None, t_pt=None):
+    if isinstance(case.target, dict):  # {"pytensor": 1.0, "jax": 2.0}: factors of peers' times
+        times = {"pytensor": t_pt, "jax": t_jax}
+        parts = ["%s%s" % ("" if f == 1 else "%gx" % f, k[:2]) for k, f in case.target.items()]
+        met = all(times[k] is None or t_ours <= f * times[k] for k, f in case.target.items())
+        return "<=" + ",".join(parts) + (" ok" if met else " MISS")
     if case.target == "jax":  # the goal is JAX's time
         if t_jax is None:
             return "-"
@@ -107,7 +113,7 @@ def run_case(case, linker):
     ratio = "%.2fx" % (t_ours / t_np) if t_np else "-"
     return "%-44s %11s %11s %7s %11s %11s %11s %11s" % (
         case.name, _fmt(t_ours), _fmt(t_np), ratio, _fmt(t_ne), _fmt(t_pt), _fmt(t_jax),
-        _target_text(case, t_ours, t_np, t_jax))
+        _target_text(case, t_ours, t_np, t_jax, t_pt))
 
 
 def _wait_for_compilers():
@@ -335,4 +341,6 @@ CASES = [
          jax=lenet_jax, target="jax"),
     Case("ifelse(a < b, mean(x), mean(y)), 1000x1000", ifelse_mean, number=20, target=1.2,
          per_numpy=True),
+    Case("Elman RNN loss+grad, scan, T100 B32 H64", rnn_setup, number=5, peer=rnn_pytensor,
+         jax=rnn_jax, target={"pytensor": 1.0, "jax": 2.0}),
 ]

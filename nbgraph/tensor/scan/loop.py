@@ -241,8 +241,8 @@ def run_loop(op, node, program, inputs, output_storage):
         if store[j] == "all":
             value = nit[m]
             if value is None:
-                shape = (0,) + tuple(0 if s is None else s for s in otype.shape[1:])
-                value = np.empty(shape, dtype=otype.dtype)
+                row = _zero_step_row(op, node, inputs, j)
+                value = np.empty((0,) + row, dtype=otype.dtype)
             elif n_done < n:
                 value = value[:n_done]
             output_storage[j][0] = value
@@ -251,3 +251,47 @@ def run_loop(op, node, program, inputs, output_storage):
                 raise IndexError("%s: output %d keeps the last step's value, but no step ran"
                                  % (op, j))
             output_storage[j][0] = np.array(nit_last[m], copy=True)
+
+
+def _zero_step_row(op, node, inputs, j):
+    """The row shape of output ``j`` when no step ran: from the inner graph's shape
+    inference on the actual inputs' shapes (unknown sizes, where it cannot say, are 0)."""
+    static = node.outputs[j].type.shape[1:]
+    fallback = tuple(0 if s is None else s for s in static)
+    cache = op.__dict__.setdefault("_zero_rows", {})
+    key = (j, tuple(v.type for v in node.inputs))
+    program = cache.get(key, False)
+    if program is False:
+        program = cache[key] = _zero_row_program(op, node, j)
+    if program is None:
+        return fallback
+    for cell, value in zip(program.input_cells, inputs):
+        cell[0] = value
+    try:
+        program.run()
+        return tuple(int(c[0]) for c in program.output_cells)
+    except Exception:  # a size that needs a step's values: keep the static guess
+        return fallback
+    finally:
+        for cell in program.input_cells + program.output_cells:
+            cell[0] = None
+
+
+def _zero_row_program(op, node, j):
+    from nbgraph.core.fgraph import FunctionGraph
+    from nbgraph.tensor.basic import shape_i
+    from nbgraph.tensor.scan.shapes import scan_infer_shape
+
+    outer = [v.type() for v in node.inputs]
+    twin = op.make_node(*outer)
+    shapes = [tuple(shape_i(v, d) for d in range(v.type.ndim)) if hasattr(v.type, "ndim")
+              else None for v in outer]
+    try:
+        row = scan_infer_shape(op, twin, shapes)[j][1:]
+    except (NotImplementedError, TypeError, ValueError):
+        return None
+    try:
+        fgraph = FunctionGraph(outer, list(row), clone=True)
+    except Exception:
+        return None
+    return interpreted_program(fgraph)
