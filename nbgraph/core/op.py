@@ -27,7 +27,7 @@ from nbgraph.core.graph import Apply
 from nbgraph.core.props import PropsMixin
 from nbgraph.core.type import MethodNotDefined
 
-__all__ = ["Op", "run_node", "NullGradient", "DisconnectedGradient"]
+__all__ = ["Op", "run_node", "NullGradient", "DisconnectedGradient", "FromFunctionOp", "as_op"]
 
 
 class NullGradient:
@@ -63,9 +63,32 @@ class Op(PropsMixin):
     view_map = {}
     destroy_map = {}
 
+    #: Ops declared Theano's short way list their input and output Types here;
+    #: the default :meth:`make_node` then checks and builds the node.
+    itypes = None
+    otypes = None
+
     def make_node(self, *inputs):
-        """Check and wrap ``inputs`` and return ``Apply(self, inputs, outputs)``."""
-        raise MethodNotDefined("%s does not implement make_node()" % type(self).__name__)
+        """Check and wrap ``inputs`` and return ``Apply(self, inputs, outputs)``.
+
+        The default serves Ops that declare ``itypes``/``otypes``: each input
+        goes through its declared Type's ``filter_variable`` (a TypeError names
+        the input that does not fit) and each output is a new Variable of its
+        declared Type.  Other Ops must override it.
+        """
+        if self.itypes is None or self.otypes is None:
+            raise MethodNotDefined("%s does not implement make_node() (or declare itypes and "
+                                   "otypes)" % type(self).__name__)
+        if len(inputs) != len(self.itypes):
+            raise TypeError("%s takes %d inputs (itypes), got %d" % (
+                self, len(self.itypes), len(inputs)))
+        checked = []
+        for i, (itype, var) in enumerate(zip(self.itypes, inputs, strict=True)):
+            try:
+                checked.append(itype.filter_variable(var))
+            except TypeError as exc:
+                raise TypeError("%s: input %d: %s" % (self, i, exc)) from exc
+        return Apply(self, checked, [otype() for otype in self.otypes])
 
     def __call__(self, *inputs, **kwargs):
         """Build a node and return its default output (or all outputs)."""
@@ -191,3 +214,56 @@ def run_node(node, input_values, output_storage=None, check=True):
                 op, i, out.type.value_validity_msg(value)))
         results.append(value)
     return results
+
+
+class FromFunctionOp(Op):
+    """An Op whose ``perform`` calls a plain Python function (made by :func:`as_op`)."""
+
+    __props__ = ("fn", "itypes", "otypes", "infer_shape_fn")
+
+    def __init__(self, fn, itypes, otypes, infer_shape_fn=None):
+        self.fn = fn
+        self.itypes = tuple(itypes)
+        self.otypes = tuple(otypes)
+        self.infer_shape_fn = infer_shape_fn
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __str__(self):
+        return "FromFunctionOp{%s}" % getattr(self.fn, "__name__", repr(self.fn))
+
+    def perform(self, node, inputs, output_storage):
+        results = self.fn(*inputs)
+        if len(self.otypes) == 1:
+            results = [results]
+        if len(results) != len(self.otypes):
+            raise ValueError("%s returned %d values for %d otypes" % (
+                self, len(results), len(self.otypes)))
+        for cell, otype, value in zip(output_storage, self.otypes, results, strict=True):
+            cell[0] = otype.filter(value)
+
+    def infer_shape(self, node, input_shapes):
+        if self.infer_shape_fn is None:
+            raise MethodNotDefined("%s has no infer_shape (pass infer_shape= to as_op)" % self)
+        return self.infer_shape_fn(node, input_shapes)
+
+
+def as_op(itypes, otypes, infer_shape=None):
+    """Decorator making an Op of a Python function over values, Theano's ``as_op``.
+
+    ``itypes``/``otypes`` are lists of Types; the decorated name becomes an
+    Op instance, called on Variables.  Its ``perform`` calls the function and
+    filters each result through its output Type.  It has no gradient.
+
+    >>> from nbgraph.core.type import Generic
+    >>> @as_op(itypes=[Generic()], otypes=[Generic()])
+    ... def swap(pair):
+    ...     return pair[::-1]
+    >>> run_node(swap.make_node(Generic()("p")), [(1, 2)])
+    [(2, 1)]
+    """
+    itypes = list(itypes) if isinstance(itypes, (list, tuple)) else [itypes]
+    otypes = list(otypes) if isinstance(otypes, (list, tuple)) else [otypes]
+
+    def make(fn):
+        return FromFunctionOp(fn, itypes, otypes, infer_shape)
+    return make

@@ -285,3 +285,41 @@ class TestGradientModifiers:
             nt.grad_clip(nt.dvector(), 1.0, -1.0)
         with pytest.raises(ValueError, match="finite"):
             nt.grad_scale(nt.dvector(), float("nan"))
+
+
+class TestOpsDeclaredByTypes:
+    """item 13: Ops written Theano's short way (itypes/otypes, as_op)."""
+
+    def test_an_op_with_itypes_and_otypes_needs_no_make_node(self):
+        from nbgraph.core.op import Op
+
+        class Double(Op):
+            itypes = [TensorType("float64", (None,))]
+            otypes = [TensorType("float64", (None,))]
+
+            def perform(self, node, inputs, output_storage):
+                output_storage[0][0] = inputs[0] * 2
+
+        x = nt.dvector("x")
+        f = ng.function([x], Double()(x) + 1, linker="py")
+        np.testing.assert_array_equal(f(np.arange(3.0)), [1.0, 3.0, 5.0])
+        with pytest.raises(TypeError, match="input 0"):
+            Double()(nt.lvector("i"))
+        with pytest.raises(TypeError, match="takes 1 inputs"):
+            Double()(x, x)
+
+    def test_as_op_wraps_a_numpy_function(self):
+        from nbgraph.core.op import as_op
+
+        @as_op(itypes=[TensorType("float64", (None, None))],
+               otypes=[TensorType("float64", (None,))],
+               infer_shape=lambda node, shapes: [(shapes[0][0],)])
+        def row_norms(a):
+            return np.sqrt((a ** 2).sum(axis=1))
+
+        m = nt.dmatrix("m")
+        out = row_norms(m)
+        a = np.arange(6.0).reshape(2, 3)
+        np.testing.assert_allclose(ng.function([m], out, linker="cvm")(a),
+                                   np.linalg.norm(a, axis=1))
+        assert str(out.owner.op) == "FromFunctionOp{row_norms}"
