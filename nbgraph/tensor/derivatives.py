@@ -11,6 +11,12 @@ gradient.  Two ways to build the rows:
 ``method="scan"``
     a :func:`nbgraph.tensor.scan.scan` over the element index whose step
     computes one row: for expressions whose size is only known at run time.
+``method="vectorize"``
+    one reverse pass for all rows at once: the vector-Jacobian product
+    ``Lop(expression, wrt, u)`` with the stand-in ``u`` replaced by the
+    identity matrix through :func:`nbgraph.tensor.vectorize.vectorize_graph`
+    (elementwise work broadcasts, matrix products become ``matmul``; an Op with
+    no batched form runs once per row).  Any size, no loop over the graph.
 ``method="auto"`` (the default)
     unroll when the size is static and at most :data:`UNROLL_LIMIT`, scan
     otherwise.
@@ -65,9 +71,9 @@ def jacobian(expression, wrt: Wrt, consider_constant=None, disconnected_inputs="
     :func:`~nbgraph.core.gradient.grad`; ``method`` is "auto", "unroll" or
     "scan" (see the module doc).
     """
-    if method not in ("auto", "unroll", "scan"):
-        raise ValueError("jacobian: method must be 'auto', 'unroll' or 'scan', got %r" % (
-            method,))
+    if method not in ("auto", "unroll", "scan", "vectorize"):
+        raise ValueError("jacobian: method must be 'auto', 'unroll', 'scan' or 'vectorize', "
+                         "got %r" % (method,))
     expression = as_tensor_variable(expression)
     xs, single = _wrt_list(wrt)
     if expression.ndim == 0:
@@ -83,6 +89,8 @@ def jacobian(expression, wrt: Wrt, consider_constant=None, disconnected_inputs="
                              "%r has shape %s (use method='scan')" % (
                                  expression, expression.type.shape))
         rows = _unrolled_rows(expression, xs, n, consider_constant, disconnected_inputs)
+    elif method == "vectorize":
+        rows = _vectorized_rows(expression, xs, consider_constant, disconnected_inputs)
     else:
         rows = _scan_rows(expression, xs, consider_constant, disconnected_inputs)
     results = []
@@ -101,6 +109,28 @@ def _unrolled_rows(expression, xs, n, consider_constant, disconnected_inputs):
     if n == 0:
         raise ValueError("jacobian: the expression %r has no elements" % (expression,))
     return [stack([row[k] for row in per_row]) for k in range(len(xs))]
+
+
+def _vectorized_rows(expression, xs, consider_constant, disconnected_inputs):
+    from nbgraph.core.gradient import Lop
+    from nbgraph.core.graph import ancestors
+    from nbgraph.tensor.basic import alloc
+    from nbgraph.tensor.creation import eye
+    from nbgraph.tensor.vectorize import vectorize_graph
+
+    flat = expression.flatten() if expression.ndim != 1 else expression
+    u = flat.type(name="u")
+    vjps = Lop(flat, xs, u, consider_constant=consider_constant,
+               disconnected_inputs=disconnected_inputs)
+    n = flat.shape[0]
+    identity = eye(n, dtype=flat.dtype)
+    rows = []
+    for x, g in zip(xs, vjps):
+        if u in set(ancestors([g])):
+            rows.append(vectorize_graph(g, {u: identity}))
+        else:  # no row depends on u: g is the zero gradient, the same for every row
+            rows.append(alloc(g, n, *[x.shape[i] for i in range(x.ndim)]))
+    return rows
 
 
 def _scan_rows(expression, xs, consider_constant, disconnected_inputs):

@@ -259,3 +259,29 @@ def test_module_example_runs():
     module = importlib.import_module("nbgraph.tensor.derivatives")
     result = doctest.testmod(module, verbose=False)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("linker", ["py", "cvm"])
+def test_vectorized_jacobian_and_hessian(linker):
+    W, x = nt.dmatrix("W"), nt.dvector("x")
+    y = nt.tanh(nt.dot(W, x)) + x.sum()
+    J = jacobian(y, [x, W], method="vectorize")
+    H = hessian((x ** 3).sum() + (nt.dot(W, x) ** 2).sum(), x, method="vectorize")
+    f = ng.function([W, x], J + [H], linker=linker)
+    Jx, JW, Hv = f(W_VAL, X_VAL)
+    forward = ng.function([W, x], y, linker="py")
+    np.testing.assert_allclose(Jx, numeric_jacobian(lambda xv: forward(W_VAL, xv), X_VAL),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(JW, numeric_jacobian(lambda wv: forward(wv, X_VAL), W_VAL),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(Hv, np.diag(6 * X_VAL) + 2 * W_VAL.T @ W_VAL, rtol=1e-10)
+    assert not any(type(n.op).__name__ == "Scan" for n in f.fgraph.apply_nodes)
+
+
+def test_vectorized_jacobian_of_a_disconnected_wrt_is_zero():
+    x, z = nt.dvector("x"), nt.dmatrix("z")
+    J = jacobian(x * 2, [x, z], method="vectorize", disconnected_inputs="ignore")
+    f = ng.function([x, z], J, linker="py")
+    jx, jz = f(np.ones(2), np.ones((3, 1)))
+    np.testing.assert_array_equal(jx, 2 * np.eye(2))
+    assert jz.shape == (2, 3, 1) and not jz.any()
