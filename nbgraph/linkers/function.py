@@ -125,8 +125,12 @@ def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewri
     A single output Variable gives a function returning one array; a list
     gives a list.  ``updates`` (pairs or dict: shared variable -> new value)
     are written after each call; ``givens`` substitutes variables before
-    compiling.  ``rewrite="fast"`` runs the rewrite pipeline, None none (or
-    a graph rewriter to run instead).  ``linker`` is "py", "c", "cvm" or
+    compiling.  ``rewrite="fast"`` runs the rewrite pipeline, including the
+    ``stabilize`` stage (:mod:`nbgraph.tensor.stabilize`: ``log(1 - sigmoid(x))``
+    becomes ``-softplus(x)`` and the like, changing results only toward the
+    exact value); ``rewrite="exact"`` runs it without that stage (NumPy's
+    results, overflow included); None runs none (or pass a graph rewriter to
+    run instead).  ``linker`` is "py", "c", "cvm" or
     "debug" (default: config.linker).
     A shared variable the graph reads whose ``default_update`` is set (a random
     state) is updated with it unless ``updates`` names it or
@@ -157,8 +161,9 @@ def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewri
         mode_obj = get_mode(mode)
         linker = linker if linker is not None else mode_obj.linker
         rewrite = mode_obj.rewrite if rewrite == "fast" else rewrite
-    if rewrite not in ("fast", None) and not hasattr(rewrite, "rewrite"):
-        raise ValueError("rewrite must be 'fast', None or a graph rewriter, got %r" % (rewrite,))
+    if rewrite not in ("fast", "exact", None) and not hasattr(rewrite, "rewrite"):
+        raise ValueError("rewrite must be 'fast', 'exact', None or a graph rewriter, got %r"
+                         % (rewrite,))
     inputs, input_specs = unpack_inputs(inputs)
     outputs = unpack_outputs(outputs)
     _check_inputs(inputs)
@@ -192,10 +197,10 @@ def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewri
         if isinstance(var, SharedVariable) and var not in shared_inputs:
             shared_inputs.append(var)
     fgraph = FunctionGraph(inputs + shared_inputs, computed, clone=True, name=name)
-    if rewrite == "fast":
+    if rewrite in ("fast", "exact"):
         from nbgraph.tensor.rewriting import rewrite_graph
 
-        rewrite_graph(fgraph)
+        rewrite_graph(fgraph, exclude=("stabilize",) if rewrite == "exact" else ())
     elif rewrite is not None:
         rewrite.rewrite(fgraph)
     linker_name = resolve_linker(linker)

@@ -32,6 +32,11 @@ from nbgraph.tensor.creation import *  # noqa: F401,F403  (arange, eye, tri, lin
 from nbgraph.tensor.extra_ops import *  # noqa: F401,F403  (argmax, any, var, cumsum, norm, ...)
 from nbgraph.tensor.shape_ops import *  # noqa: F401,F403  (flatten, squeeze, tile, split, ...)
 from nbgraph.tensor.sorting import *  # noqa: F401,F403  (sort, argsort)
+from nbgraph.tensor.nnet import (  # noqa: F401  (nt.softmax, ...; also nt.nnet.*)
+    binary_crossentropy, categorical_crossentropy, elu, gelu, log_softmax, logsumexp, one_hot,
+    relu, softmax, softmax_crossentropy, softsign,
+)
+from nbgraph.tensor import nnet  # noqa: F401
 from nbgraph.tensor.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import (
@@ -97,3 +102,5 @@ from nbgraph.tensor.gradient_ops import (  # noqa: E402
 __all__ += ["scan", "consider_constant", "disconnected_grad", "grad_clip", "grad_scale",
             "zero_grad"]
 __all__ += _ufuncs.__all__
+__all__ += ["nnet", "softmax", "log_softmax", "logsumexp", "relu", "elu", "gelu", "softsign",
+            "binary_crossentropy", "categorical_crossentropy", "one_hot", "softmax_crossentropy"]
