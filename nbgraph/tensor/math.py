@@ -96,14 +96,47 @@ def _reduce(kind, x, axis, keepdims):
     return _keep(Reduce(kind, axis)(x), axis, x.ndim, keepdims)
 
 
-def sum(x, axis=None, keepdims=False):
-    """Sum over ``axis`` (None: all); integer sums accumulate like NumPy's."""
-    return _reduce("sum", x, axis, keepdims)
+def _reduce_in(kind, x, axis, keepdims, dtype, acc_dtype):
+    """``kind`` reduction accumulated in ``acc_dtype`` and given as ``dtype``.
+
+    NumPy's ``dtype=`` both accumulates and returns in that dtype; Theano's
+    ``acc_dtype=`` sets the accumulator alone.  Unset, both follow NumPy's
+    default for the input (integers accumulate in 64 bits).
+    """
+    x = as_tensor_variable(x)
+    if dtype is None and acc_dtype is None:
+        return _reduce(kind, x, axis, keepdims)
+    if dtype is None:  # NumPy's result dtype for this input, whatever the accumulator
+        ufunc = np.add if kind == "sum" else np.multiply
+        dtype = str(ufunc.reduce(np.zeros(1, dtype=x.dtype)).dtype)
+    dtype = normalize_dtype(dtype, "%s(dtype=...)" % kind)
+    acc = dtype if acc_dtype is None else normalize_dtype(acc_dtype, "%s(acc_dtype=...)" % kind)
+    if acc is not None and dtype is not None and not np.can_cast(dtype, acc, "same_kind"):
+        raise TypeError("%s: acc_dtype %s cannot accumulate values of dtype %s" % (
+            kind, acc, dtype))
+    out = _reduce(kind, cast(x, acc) if acc is not None and acc != x.dtype else x,
+                  axis, keepdims)
+    if dtype is not None and out.dtype != dtype:
+        out = cast(out, dtype)
+    return out
 
 
-def prod(x, axis=None, keepdims=False):
-    """Product over ``axis``."""
-    return _reduce("prod", x, axis, keepdims)
+def sum(x, axis=None, keepdims=False, dtype=None, acc_dtype=None):
+    """Sum over ``axis`` (None: all); integer sums accumulate like NumPy's.
+
+    ``dtype``: accumulate and return in that dtype (NumPy's meaning);
+    ``acc_dtype``: accumulate in that dtype only (Theano's).
+    """
+    return _reduce_in("sum", x, axis, keepdims, dtype, acc_dtype)
+
+
+def prod(x, axis=None, keepdims=False, dtype=None, acc_dtype=None, no_zeros_in_input=False):
+    """Product over ``axis`` (``dtype``/``acc_dtype`` as for :func:`sum`).
+
+    ``no_zeros_in_input`` is accepted for Theano's programs; the gradient is
+    exact with zeros either way, so it changes nothing.
+    """
+    return _reduce_in("prod", x, axis, keepdims, dtype, acc_dtype)
 
 
 def max(x, axis=None, keepdims=False):
@@ -116,11 +149,21 @@ def min(x, axis=None, keepdims=False):
     return _reduce("min", x, axis, keepdims)
 
 
-def mean(x, axis=None, keepdims=False):
-    """Mean over ``axis``: float inputs keep their dtype, integers give float64."""
+def mean(x, axis=None, keepdims=False, dtype=None, acc_dtype=None):
+    """Mean over ``axis``: float inputs keep their dtype, integers give float64.
+
+    ``dtype`` (a float dtype) computes and returns the mean in it, as NumPy;
+    ``acc_dtype`` sets the dtype the sum accumulates in.
+    """
     x = as_tensor_variable(x)
+    if dtype is not None:
+        dtype = normalize_dtype(dtype, "mean(dtype=...)")
+        if dtype not in FLOAT_DTYPES:
+            raise TypeError("mean(dtype=%s): the mean needs a float dtype" % dtype)
+        x = cast(x, dtype) if x.dtype != dtype else x
     axes = normalize_axis(axis, x.ndim)
-    total = sum(x, axis=axes, keepdims=keepdims)
+    total = sum(x, axis=axes, keepdims=keepdims, acc_dtype=acc_dtype,
+                dtype=dtype if acc_dtype is not None else None)
     sizes = [x.type.shape[a] for a in axes]
     if all(s is not None for s in sizes):
         count = int(np.prod(sizes, dtype=np.int64))

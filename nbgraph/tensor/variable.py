@@ -211,21 +211,19 @@ class _TensorOperators(TensorMethods):
         """The values cast to ``dtype``."""
         return _m().cast(self, dtype)
 
-    def sum(self, axis=None, keepdims=False, dtype=None):
-        """Sum over ``axis`` (None: all), accumulating in ``dtype`` when given (as NumPy)."""
-        m = _m()
-        if dtype is None:
-            return m.sum(self, axis=axis, keepdims=keepdims)
-        # cast the elements, sum, and cast back: integer sums wrap the same way
-        return m.cast(m.sum(m.cast(self, dtype), axis=axis, keepdims=keepdims), dtype)
+    def sum(self, axis=None, keepdims=False, dtype=None, acc_dtype=None):
+        """Sum over ``axis`` (None: all); see :func:`nbgraph.tensor.math.sum`."""
+        return _m().sum(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
 
-    def prod(self, axis=None, keepdims=False):
-        """Product over ``axis``."""
-        return _m().prod(self, axis=axis, keepdims=keepdims)
+    def prod(self, axis=None, keepdims=False, dtype=None, acc_dtype=None,
+             no_zeros_in_input=False):
+        """Product over ``axis`` (see :func:`nbgraph.tensor.math.prod`)."""
+        return _m().prod(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype,
+                         no_zeros_in_input=no_zeros_in_input)
 
-    def mean(self, axis=None, keepdims=False):
-        """Mean over ``axis``."""
-        return _m().mean(self, axis=axis, keepdims=keepdims)
+    def mean(self, axis=None, keepdims=False, dtype=None, acc_dtype=None):
+        """Mean over ``axis`` (see :func:`nbgraph.tensor.math.mean`)."""
+        return _m().mean(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
 
     def max(self, axis=None, keepdims=False):
         """Maximum over ``axis``."""

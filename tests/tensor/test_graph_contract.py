@@ -323,3 +323,26 @@ class TestOpsDeclaredByTypes:
         np.testing.assert_allclose(ng.function([m], out, linker="cvm")(a),
                                    np.linalg.norm(a, axis=1))
         assert str(out.owner.op) == "FromFunctionOp{row_norms}"
+
+
+@pytest.mark.parametrize("linker", ["py", "cvm"])
+def test_reductions_take_numpys_dtype_and_theanos_acc_dtype(linker):
+    # item 13: dtype= accumulates and returns in that dtype; acc_dtype= only accumulates
+    x = nt.bvector("x")
+    a = np.array([100, 100, 100, -7], dtype="int8")
+    cases = [
+        (x.sum(dtype="int8"), a.sum(dtype="int8")),
+        (x.sum(dtype="float32"), a.sum(dtype="float32")),
+        (x.prod(dtype="float64"), a.prod(dtype="float64")),
+        (x.mean(dtype="float32"), a.mean(dtype="float32")),
+        (nt.sum(x, acc_dtype="int16", dtype="int8"), a.astype("int16").sum().astype("int8")),
+        (nt.sum(x, acc_dtype="float64"), a.sum()),
+        (nt.prod(x, no_zeros_in_input=True), a.prod()),
+    ]
+    f = ng.function([x], [c for c, _ in cases], linker=linker)
+    for got, (var, expected) in zip(f(a), cases, strict=True):
+        assert var.dtype == np.asarray(expected).dtype
+        assert got.dtype == np.asarray(expected).dtype
+        np.testing.assert_array_equal(got, expected)
+    with pytest.raises(TypeError, match="float"):
+        x.mean(dtype="int32")
