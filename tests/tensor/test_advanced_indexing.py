@@ -204,3 +204,61 @@ def test_scatter_add_gradient_op_and_its_own_grad(oracle):
     assert str(out.owner.op) == "AdvancedScatterAdd{idx}"
     # second derivatives flow through it
     verify_grad(lambda w: nbgraph.grad(nt.sum(w[[0, 2, 2]] ** 3), w), [rng.normal(size=(3, 2))])
+
+
+@st.composite
+def mixed_indices(draw):
+    """An array shape and an index mixing int arrays, masks, ints, slices, None and ...;
+    every int array of one index shares one broadcastable shape, so most indices are valid."""
+    shape = tuple(draw(st.lists(st.integers(0, 3), min_size=1, max_size=3)))
+    common = tuple(draw(st.lists(st.integers(0, 2), min_size=0, max_size=2)))
+    r = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    entries, dim = [], 0
+    while dim < len(shape):
+        n = shape[dim]
+        kind = draw(st.sampled_from(["array", "array", "slice", "int", "mask", "none",
+                                     "ellipsis"]))
+        if kind == "none":
+            entries.append(None)
+            continue
+        if kind == "ellipsis":
+            if not any(e is Ellipsis for e in entries):
+                entries.append(Ellipsis)
+                break
+            continue
+        if kind == "array" and n:
+            sub = tuple(s if draw(st.booleans()) else 1 for s in common)
+            entries.append(r.integers(-n, n, size=sub))
+        elif kind == "mask":
+            entries.append(r.random(n) < 0.5)
+        elif kind == "int" and n:
+            entries.append(int(draw(st.integers(-n, n - 1))))
+        else:
+            entries.append(slice(draw(st.sampled_from([None, 0, 1, -1])),
+                                 draw(st.sampled_from([None, 2, -1])),
+                                 draw(st.sampled_from([None, 1, 2, -1]))))
+        dim += 1
+    return shape, tuple(entries)
+
+
+@settings(max_examples=60, deadline=None)
+@given(mixed_indices(), st.sampled_from(["float64", "int8", "bool", "float32"]))
+def test_mixed_indices_read_and_write_as_numpy_does(oracle, case, dtype):
+    shape, index = case
+    a = (np.arange(int(np.prod(shape))) % 7).reshape(shape).astype(dtype)
+    x = oracle.sym(a)
+    sym_index, inputs, values = symbolic(index)
+    try:
+        expected = a[index]
+    except IndexError:
+        with pytest.raises(IndexError):
+            nbgraph.function([x] + inputs, x[sym_index], linker="py")(a, *values)
+        return
+    out = x[sym_index]
+    oracle.check([x] + inputs, out, [a] + values, expected)
+    assert oracle.sym(a, static=True)[index].type.shape == expected.shape
+    if dtype == "float64" and isinstance(out.owner.op, nt.AdvancedSubtensor):
+        y_value = np.ones(expected.shape[1:], dtype)
+        want = a.copy()
+        np.add.at(want, index, y_value)
+        oracle.check([x] + inputs, nt.inc_subtensor(out, y_value), [a] + values, want)
