@@ -18,14 +18,17 @@ def pydotprint(fct, outfile=None, compact=True, format="png", with_ids=False,
                **kwargs):
     """Theano's ``pydotprint``: nbgraph's diagram of ``fct`` (a Function, Variable or
     list); written to ``outfile`` when given (the format from its extension),
-    otherwise returned as a ``graphviz.Digraph`` (it displays in a notebook)."""
+    otherwise returned as a :class:`~nbgraph.display.view.GraphView` (it displays
+    in a notebook, and falls back to text without graphviz)."""
     import os
 
     from nbgraph.display.diagram import diagram
+    from nbgraph.display.view import GraphView
 
-    graph = diagram(fct, style="compact" if compact else "structure")
+    style = "compact" if compact else "structure"
     if outfile is None and not return_image:
-        return graph
+        return GraphView(fct, style=style)
+    graph = diagram(fct, style=style)
     if return_image:
         return graph.pipe(format=format)
     stem, ext = os.path.splitext(outfile)
