@@ -22,6 +22,7 @@ EXPECTED = [
     "05_magics_and_explorer.ipynb",
     "06_gradients.ipynb",
     "08_loops_and_randomness.ipynb",
+    "09_from_theano.ipynb",
 ]
 
 IGNORE_TAG = "nbval-ignore-output"
