@@ -225,9 +225,9 @@ def gelu(x, approximate="none"):
     very negative x); ``approximate="tanh"`` gives the tanh approximation."""
     x = as_tensor_variable(x)
     if approximate == "none":
-        return 0.5 * x * ufuncs.erfc(-x * (1 / np.sqrt(2.0)))
+        return 0.5 * x * ufuncs.erfc(-x * float(1 / np.sqrt(2.0)))
     if approximate == "tanh":
-        inner = np.sqrt(2 / np.pi) * (x + 0.044715 * x * x * x)
+        inner = float(np.sqrt(2 / np.pi)) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + tm.tanh(inner))
     raise ValueError("gelu: approximate must be 'none' or 'tanh', got %r" % (approximate,))
 
