@@ -14,6 +14,12 @@ replaces them where they are adjacent in the index, and comes first otherwise.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.tensor.op_args import Axes, IntLike, ScalarLike, ShapeLike, TensorLike
+    from nbgraph.tensor.variable import TensorVariable
+
 import numpy as np
 
 from nbgraph.core.graph import Apply, Variable
@@ -427,27 +433,28 @@ class AdvancedIncSubtensor(Op):
                 None if y.dtype in DISCRETE_DTYPES else gy] + [None] * len(indices)
 
 
-def advanced_getitem(x, index):
+def advanced_getitem(x: TensorLike, index) -> TensorVariable:
     """``x[index]`` for an index with arrays or masks (see :func:`is_advanced_index`)."""
     x = tensor_arg(x, "advanced indexing", "x")
     idx_list, inputs = _parse(x, index)
     return AdvancedSubtensor(idx_list)(x, *inputs)
 
 
-def advanced_write(view, y, set_instead: bool):
+def advanced_write(view: TensorVariable, y: TensorLike, set_instead: bool) -> TensorVariable:
     """``inc_subtensor``/``set_subtensor`` of the result of an advanced index."""
     node = view.owner
     x, *indices = node.inputs
     return AdvancedIncSubtensor(node.op.idx_list, set_instead)(x, y, *indices)
 
 
-def advanced_inc_along_axis(x, y, index, axis: int):
+def advanced_inc_along_axis(x: TensorLike, y: TensorLike, index: TensorLike,
+                            axis: int) -> TensorVariable:
     """A copy of ``x`` with ``y`` added at ``index`` along ``axis`` (``np.add.at``)."""
     idx_list = (slice(None),) * axis + (_ARRAY,)
     return AdvancedIncSubtensor(idx_list)(x, y, index)
 
 
-def take(a, indices, axis=None):
+def take(a: TensorLike, indices: TensorLike, axis: int | None = None) -> TensorVariable:
     """``np.take``: elements of ``a`` (flattened when ``axis`` is None) at ``indices``."""
     from nbgraph.tensor.shape_ops import flatten
 
@@ -461,7 +468,8 @@ def take(a, indices, axis=None):
     return AdvancedSubtensor((slice(None),) * axis + (_ARRAY,))(a, indices)
 
 
-def take_along_axis(arr, indices, axis):
+def take_along_axis(arr: TensorLike, indices: TensorLike,
+                    axis: int | None) -> TensorVariable:
     """``np.take_along_axis``: ``arr`` gathered along ``axis`` at ``indices`` (same ndim)."""
     from nbgraph.tensor.creation import arange
     from nbgraph.tensor.shape_ops import flatten

@@ -12,6 +12,12 @@ sizes that constant arguments fix are static in the output type.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.tensor.op_args import Axes, IntLike, ScalarLike, ShapeLike, TensorLike
+    from nbgraph.tensor.variable import TensorVariable
+
 import math
 
 import numpy as np
@@ -139,7 +145,8 @@ def _arange_dtype(inputs):
             ", ".join(v.dtype for v in inputs), exc)) from exc
 
 
-def arange(start, stop=None, step=1, dtype=None):
+def arange(start: ScalarLike, stop: ScalarLike | None = None, step: ScalarLike = 1,
+           dtype: str | None = None) -> TensorVariable:
     """``np.arange``: ``arange(stop)``, ``arange(start, stop)``, ``arange(start, stop, step)``.
 
     The bounds may be symbolic scalars; the dtype is the one NumPy picks for
@@ -194,17 +201,19 @@ class Eye(Op):
         return [None, None, None]
 
 
-def eye(n, m=None, k=0, dtype="floatX"):
+def eye(n: IntLike, m: IntLike | None = None, k: IntLike = 0,
+        dtype: str = "floatX") -> TensorVariable:
     """An ``n`` x ``m`` array with ones on the ``k``-th diagonal (``np.eye``)."""
     return Eye("eye", dtype)(n, n if m is None else m, k)
 
 
-def tri(n, m=None, k=0, dtype="floatX"):
+def tri(n: IntLike, m: IntLike | None = None, k: IntLike = 0,
+        dtype: str = "floatX") -> TensorVariable:
     """Ones at and below the ``k``-th diagonal of an ``n`` x ``m`` array (``np.tri``)."""
     return Eye("tri", dtype)(n, n if m is None else m, k)
 
 
-def identity_like(x, dtype=None):
+def identity_like(x: TensorLike, dtype: str | None = None) -> TensorVariable:
     """An identity matrix shaped like the matrix ``x`` (its dtype unless ``dtype``)."""
     x = tensor_arg(x, "identity_like", "x")
     if x.ndim != 2:
@@ -234,12 +243,12 @@ def _triangle(x, k, lower):
     return switch(mask, x, _zero(x.dtype))
 
 
-def tril(m, k=0):
+def tril(m: TensorLike, k: IntLike = 0) -> TensorVariable:
     """``m`` with the elements above the ``k``-th diagonal zeroed (last two axes; np.tril)."""
     return _triangle(m, k, True)
 
 
-def triu(m, k=0):
+def triu(m: TensorLike, k: IntLike = 0) -> TensorVariable:
     """``m`` with the elements below the ``k``-th diagonal zeroed (np.triu)."""
     return _triangle(m, k, False)
 
@@ -321,7 +330,7 @@ class ExtractDiag(Op):
         return [AllocDiag(self.offset)(output_grads[0], x.shape[0], x.shape[1])]
 
 
-def diag(v, k=0):
+def diag(v: TensorLike, k: int = 0) -> TensorVariable:
     """``np.diag``: a vector's square diagonal matrix, or a matrix's ``k``-th diagonal."""
     v = tensor_arg(v, "diag", "v")
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
@@ -335,7 +344,7 @@ def diag(v, k=0):
     raise ValueError("diag: input must be 1-d or 2-d, got %r with %d dimensions" % (v, v.ndim))
 
 
-def full(shape, fill_value, dtype=None):
+def full(shape: ShapeLike, fill_value: TensorLike, dtype: str | None = None) -> TensorVariable:
     """An array of ``shape`` filled with ``fill_value`` (``np.full``; its dtype by default)."""
     from nbgraph.tensor.basic import alloc, as_shape_entries
     from nbgraph.tensor.math import cast
@@ -346,8 +355,10 @@ def full(shape, fill_value, dtype=None):
     return alloc(fill, *as_shape_entries(shape))
 
 
-def full_like(x, fill_value, dtype=None):
-    """An array shaped like ``x`` filled with ``fill_value`` cast to ``x``'s dtype (or ``dtype``)."""
+def full_like(x: TensorLike, fill_value: TensorLike,
+              dtype: str | None = None) -> TensorVariable:
+    """An array shaped like ``x``, filled with ``fill_value`` cast to ``x``'s dtype (or
+    ``dtype``)."""
     from nbgraph.tensor.basic import alloc_like
     from nbgraph.tensor.math import cast
 
@@ -398,7 +409,8 @@ class Linspace(Op):
                 for v, g in zip((start, stop), grads)] + [None]
 
 
-def linspace(start, stop, num=50, endpoint=True, dtype=None):
+def linspace(start: ScalarLike, stop: ScalarLike, num: IntLike = 50, endpoint: bool = True,
+             dtype: str | None = None) -> TensorVariable:
     """``num`` evenly spaced values from ``start`` to ``stop`` (``np.linspace``)."""
     start = scalar_arg(start, "linspace", "start")
     stop = scalar_arg(stop, "linspace", "stop")

@@ -9,6 +9,12 @@ cumsum/cumprod, diff and norm, with NumPy's dtypes and values.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.tensor.op_args import Axes, IntLike, ScalarLike, ShapeLike, TensorLike
+    from nbgraph.tensor.variable import TensorVariable
+
 import builtins
 
 import numpy as np
@@ -99,14 +105,14 @@ class ArgReduce(Op):
         return [None]  # piecewise constant
 
 
-def argmax(x, axis=None, keepdims=False):
+def argmax(x: TensorLike, axis: Axes | None = None, keepdims: bool = False) -> TensorVariable:
     """Indices of the maxima over ``axis`` (None: of the flattened array), as int64."""
     x = tensor_arg(x, "argmax", "a")
     axes = _axes(axis, x.ndim, "argmax")
     return _keep(ArgReduce("argmax", axes)(x), axes, x.ndim, keepdims)
 
 
-def argmin(x, axis=None, keepdims=False):
+def argmin(x: TensorLike, axis: Axes | None = None, keepdims: bool = False) -> TensorVariable:
     """Indices of the minima over ``axis`` (None: of the flattened array), as int64."""
     x = tensor_arg(x, "argmin", "a")
     axes = _axes(axis, x.ndim, "argmin")
@@ -159,7 +165,7 @@ class MaxAndArgmax(Op):
         return [tm.cast(g, x.dtype)]
 
 
-def max_and_argmax(x, axis=None, keepdims=False):
+def max_and_argmax(x: TensorLike, axis: Axes | None = None, keepdims: bool = False) -> list:
     """``[max(x, axis), argmax(x, axis)]`` computed together."""
     x = tensor_arg(x, "max_and_argmax", "a")
     axes = _axes(axis, x.ndim, "max_and_argmax")
@@ -200,14 +206,14 @@ class BoolReduce(Op):
         return [None]
 
 
-def all(x, axis=None, keepdims=False):
+def all(x: TensorLike, axis: Axes | None = None, keepdims: bool = False) -> TensorVariable:
     """True where every element over ``axis`` is nonzero."""
     x = tensor_arg(x, "all", "a")
     axes = _axes(axis, x.ndim, "all")
     return _keep(BoolReduce("all", axes)(x), axes, x.ndim, keepdims)
 
 
-def any(x, axis=None, keepdims=False):
+def any(x: TensorLike, axis: Axes | None = None, keepdims: bool = False) -> TensorVariable:
     """True where some element over ``axis`` is nonzero."""
     x = tensor_arg(x, "any", "a")
     axes = _axes(axis, x.ndim, "any")
@@ -227,7 +233,8 @@ def _count(x, axes):
     return count
 
 
-def var(x, axis=None, ddof=0, keepdims=False, corrected=False):
+def var(x: TensorLike, axis: Axes | None = None, ddof: int = 0, keepdims: bool = False,
+        corrected: bool = False) -> TensorVariable:
     """Variance over ``axis`` (``np.var``): the mean squared deviation, divided by
     ``N - ddof`` instead of ``N``.  ``corrected`` is Theano's ``ddof=1``."""
     from nbgraph.tensor import math as tm
@@ -248,7 +255,8 @@ def var(x, axis=None, ddof=0, keepdims=False, corrected=False):
     return total / tm.cast(tm.maximum(count - int(ddof), 0), total.dtype)
 
 
-def std(x, axis=None, ddof=0, keepdims=False, corrected=False):
+def std(x: TensorLike, axis: Axes | None = None, ddof: int = 0, keepdims: bool = False,
+        corrected: bool = False) -> TensorVariable:
     """Standard deviation over ``axis``: ``sqrt(var(...))`` (``np.std``)."""
     from nbgraph.tensor import math as tm
 
@@ -365,20 +373,20 @@ class CumprodGrad(Op):
         return [input_shapes[0]]
 
 
-def cumsum(x, axis=None):
+def cumsum(x: TensorLike, axis: int | None = None) -> TensorVariable:
     """Running sums along ``axis`` (None: of the flattened array), as ``np.cumsum``."""
     x = tensor_arg(x, "cumsum", "a")
     return CumOp("add", None if axis is None else normalize_axis_index(axis, x.ndim, "cumsum"))(x)
 
 
-def cumprod(x, axis=None):
+def cumprod(x: TensorLike, axis: int | None = None) -> TensorVariable:
     """Running products along ``axis`` (None: of the flattened array), as ``np.cumprod``."""
     x = tensor_arg(x, "cumprod", "a")
     return CumOp("mul", None if axis is None else normalize_axis_index(axis, x.ndim,
                                                                        "cumprod"))(x)
 
 
-def diff(x, n=1, axis=-1):
+def diff(x: TensorLike, n: int = 1, axis: int = -1) -> TensorVariable:
     """``np.diff``: the ``n``-th discrete difference along ``axis`` (bool: ``!=``)."""
     from nbgraph.tensor.math import neq
 
@@ -448,7 +456,8 @@ def _matrix_norm(x, ord, axes, keepdims):
     return _keep(out, tuple(sorted(axes)), x.ndim, keepdims)
 
 
-def norm(x, ord=None, axis=None, keepdims=False):
+def norm(x: TensorLike, ord: float | str | None = None, axis: Axes | None = None,
+         keepdims: bool = False) -> TensorVariable:
     """``np.linalg.norm``: vector norms (orders None/2, 1, inf, -inf, 0, any p) over one
     axis, matrix norms ('fro', 1, -1, inf, -inf; 2, -2 and 'nuc' of a matrix through its
     singular values) over two; integers compute in float64."""

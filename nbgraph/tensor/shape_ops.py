@@ -15,6 +15,13 @@ TensorType(float64, (2, 1, 1))
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.tensor.op_args import Axes, IntLike, ScalarLike, ShapeLike, TensorLike
+    from nbgraph.tensor.variable import TensorVariable
+
 import numpy as np
 
 from nbgraph.core.graph import Apply, Variable
@@ -31,7 +38,7 @@ __all__ = [
 ]
 
 
-def flatten(x, ndim: int = 1):
+def flatten(x: TensorLike, ndim: int = 1) -> TensorVariable:
     """``x`` with its last dimensions merged so that ``ndim`` remain (``ndim=1``: all)."""
     from nbgraph.tensor.basic import reshape, shape_i, shape_product
 
@@ -46,7 +53,7 @@ def flatten(x, ndim: int = 1):
     return reshape(x, sizes[:ndim - 1] + [shape_product(sizes[ndim - 1:])])
 
 
-def squeeze(x, axis=None):
+def squeeze(x: TensorLike, axis: Axes | None = None) -> TensorVariable:
     """``x`` without the size-1 ``axis`` (an int or tuple).
 
     With ``axis=None`` the dimensions statically known to be of size 1 are
@@ -72,7 +79,7 @@ def squeeze(x, axis=None):
     return x.dimshuffle(*[i for i in range(x.ndim) if i not in axes])
 
 
-def expand_dims(x, axis):
+def expand_dims(x: TensorLike, axis: Axes) -> TensorVariable:
     """``x`` with new size-1 dimensions at the positions ``axis`` of the result."""
     x = tensor_arg(x, "expand_dims", "a")
     out_ndim = x.ndim + len(as_int_tuple(axis, "expand_dims", "axis"))
@@ -81,7 +88,7 @@ def expand_dims(x, axis):
     return x.dimshuffle(*["x" if i in axes else next(dims) for i in range(out_ndim)])
 
 
-def transpose(x, axes=None):
+def transpose(x: TensorLike, axes: Sequence[int] | None = None) -> TensorVariable:
     """``x`` with its dimensions permuted by ``axes`` (reversed by default)."""
     x = tensor_arg(x, "transpose", "a")
     if axes is None:
@@ -93,7 +100,7 @@ def transpose(x, axes=None):
     return x.dimshuffle(*axes)
 
 
-def swapaxes(x, axis1, axis2):
+def swapaxes(x: TensorLike, axis1: int, axis2: int) -> TensorVariable:
     """``x`` with dimensions ``axis1`` and ``axis2`` exchanged."""
     x = tensor_arg(x, "swapaxes", "a")
     a = normalize_axis_index(axis1, x.ndim, "swapaxes", "axis1")
@@ -103,7 +110,7 @@ def swapaxes(x, axis1, axis2):
     return x.dimshuffle(*order)
 
 
-def moveaxis(x, source, destination):
+def moveaxis(x: TensorLike, source: Axes, destination: Axes) -> TensorVariable:
     """``x`` with the dimensions ``source`` moved to the positions ``destination``."""
     x = tensor_arg(x, "moveaxis", "a")
     src = normalize_axis_tuple(source, x.ndim, "moveaxis", "source")
@@ -117,7 +124,7 @@ def moveaxis(x, source, destination):
     return x.dimshuffle(*order)
 
 
-def broadcast_to(x, shape):
+def broadcast_to(x: TensorLike, shape: ShapeLike) -> TensorVariable:
     """``x`` broadcast to ``shape`` (a new array; NumPy's rules, checked at run time too)."""
     from nbgraph.tensor.basic import alloc, as_shape_entries, specify_shape
 
@@ -138,7 +145,7 @@ def broadcast_to(x, shape):
     return specify_shape(out, known)
 
 
-def tile(x, reps):
+def tile(x: TensorLike, reps: ShapeLike) -> TensorVariable:
     """``x`` repeated ``reps`` times along each dimension (``np.tile``)."""
     from nbgraph.tensor.basic import alloc, as_shape_entries, reshape, shape_i, shape_product
 
@@ -241,7 +248,7 @@ class Repeat(Op):
         return [gx, None]
 
 
-def repeat(x, repeats, axis=None):
+def repeat(x: TensorLike, repeats: TensorLike, axis: int | None = None) -> TensorVariable:
     """``np.repeat``: repeat elements along ``axis`` (None: of the flattened ``x``)."""
     x = tensor_arg(x, "repeat", "a")
     if axis is None:
@@ -317,7 +324,8 @@ class Split(Op):
         return [g] + [None] * self.n
 
 
-def split(x, indices_or_sections, axis=0):
+def split(x: TensorLike, indices_or_sections: int | Sequence[IntLike],
+          axis: int = 0) -> list:
     """``np.split``: ``x`` cut into equal sections (an int) or at the given indices."""
     from nbgraph.tensor.subtensor import getitem
 
@@ -395,7 +403,8 @@ class Roll(Op):
         return [Roll(self.axis)(output_grads[0], -shift), None]
 
 
-def roll(x, shift, axis=None):
+def roll(x: TensorLike, shift: IntLike | Sequence[IntLike],
+         axis: Axes | None = None) -> TensorVariable:
     """``np.roll``: elements shifted cyclically along ``axis`` (ints or tuples)."""
     x = tensor_arg(x, "roll", "a")
     if axis is None:

@@ -8,6 +8,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.tensor.op_args import Axes, IntLike, ScalarLike, ShapeLike, TensorLike
+    from nbgraph.tensor.variable import TensorVariable
+
 import numpy as np
 
 from nbgraph.core.graph import Apply
@@ -84,14 +90,14 @@ class SortOp(Op):
         return [g]
 
 
-def sort(x, axis=-1, kind="quicksort"):
+def sort(x: TensorLike, axis: int | None = -1, kind: str = "quicksort") -> TensorVariable:
     """``np.sort``: ``x`` sorted along ``axis`` (None: flattened first)."""
     x = tensor_arg(x, "sort", "a")
     return SortOp("values", None if axis is None else normalize_axis_index(axis, x.ndim, "sort"),
                   kind)(x)
 
 
-def argsort(x, axis=-1, kind="quicksort"):
+def argsort(x: TensorLike, axis: int | None = -1, kind: str = "quicksort") -> TensorVariable:
     """``np.argsort``: the indices that sort ``x`` along ``axis`` (None: flattened), int64."""
     x = tensor_arg(x, "argsort", "a")
     return SortOp("indices", None if axis is None else normalize_axis_index(axis, x.ndim,

@@ -1,4 +1,5 @@
-"""Fixtures of the tensor tests.  ``oracle``: checks shared by the op-library tests: NumPy as the oracle, Python vs the debug linker.
+"""Fixtures of the tensor tests.  ``oracle``: checks shared by the op-library tests,
+with NumPy as the oracle and the debug linker beside the Python one.
 
 ``check_against(inputs, out, values, expected)`` compiles ``out`` with the Python
 linker and (when a C compiler exists) the debug linker, which runs every node's
