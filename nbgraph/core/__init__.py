@@ -33,9 +33,8 @@ from nbgraph.core.rewriting import (
     node_rewriter,
 )
 from nbgraph.core.transfer import register_transfer, transfer
+from nbgraph.core.c_interface import CDataType, CLinkerOp, CLinkerType, OutputRule
 from nbgraph.core.type import (
-    CDataType,
-    CLinkerType,
     Generic,
     MethodNotDefined,
     NarrowingStep,
@@ -46,7 +45,7 @@ from nbgraph.core.type import (
 )
 
 __all__ = [
-    "Apply", "CDataType", "CLinkerType", "Constant", "DisconnectedGradient",
+    "Apply", "CDataType", "CLinkerOp", "CLinkerType", "OutputRule", "Constant", "DisconnectedGradient",
     "DisconnectedInputError", "EquilibriumRewriter", "Feature", "FunctionGraph", "Generic",
     "GraphRewriter", "MergeRewriter", "MethodNotDefined", "MissingInputError", "NarrowingStep",
     "NarrowingTrace", "NodeRewriter", "NullGradient", "NullGradientError", "Op", "Replacement",

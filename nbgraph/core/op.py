@@ -51,7 +51,9 @@ class Op(PropsMixin):
     """Base class of all Ops.
 
     Subclasses implement :meth:`make_node` and usually :meth:`perform`;
-    :meth:`grad`, :meth:`infer_shape` and the C hooks are optional.
+    :meth:`grad` and :meth:`infer_shape` are optional.  An Op with C code
+    also derives from :class:`nbgraph.core.c_interface.CLinkerOp`
+    (``class MyOp(CLinkerOp, Op)``), which declares the C hooks.
 
     ``view_map`` / ``destroy_map`` map an output index to the input indices
     it views (shares memory with) or overwrites.  ``default_output`` names
@@ -156,27 +158,6 @@ class Op(PropsMixin):
         run :meth:`perform` itself.
         """
         return None
-
-    # -- C hooks (used by nbgraph.linkers.c) -----------------------------
-    def c_code(self, node, name, inputs, outputs, sub):
-        """C statements computing ``outputs`` (C names) from ``inputs``."""
-        raise MethodNotDefined("%s has no C implementation" % self)
-
-    def c_support_code(self, node=None):
-        """C definitions (helper functions, structs) the code needs, once per module."""
-        return ""
-
-    def c_headers(self):
-        """Header files to #include."""
-        return []
-
-    def c_code_cache_version(self):
-        """Version tuple of the C code; ``()`` disables the on-disk cache."""
-        return ()
-
-    def has_c_code(self, node):
-        """True when this node can run as C."""
-        return type(self).c_code is not Op.c_code
 
     def __repr__(self):
         return str(self)

@@ -11,6 +11,8 @@ from numpy.exceptions import AxisError
 
 from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.core.op import Op
+from nbgraph.tensor.c_code.basic import AllocC, ReshapeC, ShapeC, ShapeIC, SpecifyShapeC
+from nbgraph.tensor.c_code.dot import DotC
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 from nbgraph.tensor.variable import as_tensor_variable, constant
 
@@ -146,7 +148,7 @@ def _with_static(var, entries):
                  for s, e in zip(var.type.shape, entries))
 
 
-class SpecifyShape(Op):
+class SpecifyShape(SpecifyShapeC, Op):
     """Asserts a static shape: the output is the input with a more precise type.
 
     ``shape`` holds ints or None; a static size of the input that conflicts
@@ -206,7 +208,7 @@ def specify_shape(x, shape):
     return SpecifyShape(shape)(x)
 
 
-class Alloc(Op):
+class Alloc(AllocC, Op):
     """A fresh array of the given shape filled with ``value`` (broadcast)."""
 
     __props__ = ()
@@ -300,7 +302,7 @@ def ones_like(x, dtype=None):
     return alloc_like(constant(np.ones((), dtype=dtype or x.dtype)), x)
 
 
-class Shape(Op):
+class Shape(ShapeC, Op):
     """The shape of a tensor, as an int64 vector."""
 
     __props__ = ()
@@ -330,7 +332,7 @@ def shape(x):
     return _shape(x)
 
 
-class ShapeI(Op):
+class ShapeI(ShapeIC, Op):
     """The size of dimension ``i`` of a tensor, as an int64 scalar."""
 
     __props__ = ("i",)
@@ -367,7 +369,7 @@ def shape_i(x, i):
     return ShapeI(i)(x)
 
 
-class Reshape(Op):
+class Reshape(ReshapeC, Op):
     """A view of ``x`` with another shape; one entry of the shape may be -1."""
 
     __props__ = ("ndim",)
@@ -441,7 +443,7 @@ def reshape(x, shape, ndim=None):
     return Reshape(len(entries))(x, *entries)
 
 
-class Dot(Op):
+class Dot(DotC, Op):
     """Matrix and vector products (1-d and 2-d operands).
 
     ``perform`` uses NumPy (BLAS); the C code (:mod:`nbgraph.tensor.c_code.dot`)
@@ -625,15 +627,3 @@ def stack(tensors, axis=0):
     axis %= ndim + 1
     pattern = tuple(range(axis)) + ("x",) + tuple(range(axis, ndim))
     return join(axis, *[t.dimshuffle(*pattern) for t in tensors])
-
-
-
-from nbgraph.tensor.c_code import basic as _c_basic  # noqa: E402  (C kernels)
-from nbgraph.tensor.c_code import dot as _c_dot  # noqa: E402
-
-_c_basic.bind_shape(Shape)
-_c_basic.bind_shape_i(ShapeI)
-_c_basic.bind_specify_shape(SpecifyShape)
-_c_basic.bind_reshape(Reshape)
-_c_basic.bind_alloc(Alloc)
-_c_dot.bind(Dot)

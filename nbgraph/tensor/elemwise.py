@@ -18,6 +18,9 @@ import numpy as np
 
 from nbgraph.core.graph import Apply, Variable
 from nbgraph.core.op import Op
+from nbgraph.tensor.c_code.basic import DimShuffleC
+from nbgraph.tensor.c_code.elemwise import ElemwiseC
+from nbgraph.tensor.c_code.reduction import SumToShapeC
 from nbgraph.tensor import scalar as ps
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 from nbgraph.tensor.variable import TensorConstant, as_tensor_variable
@@ -89,7 +92,7 @@ def elemwise_output_dtypes(scalar_op, dtypes):
     return [out.type.dtype for out in node.outputs]
 
 
-class Elemwise(Op):
+class Elemwise(ElemwiseC, Op):
     """A scalar op applied element by element over broadcast arrays.
 
     ``inplace_pattern`` maps output indices to the input whose memory they
@@ -281,9 +284,6 @@ class Elemwise(Op):
             out.append(g)
         return out
 
-    def c_code_cache_version(self):
-        return self.scalar_op.c_code_cache_version()
-
 
 def _switch_on_one(size, other):
     """``other if size == 1 else size``: the broadcast size of two dimensions."""
@@ -317,7 +317,7 @@ def _lift_scalar_graph(scalar_out, mapping):
     return lifted[scalar_out]
 
 
-class DimShuffle(Op):
+class DimShuffle(DimShuffleC, Op):
     """Reorder dimensions, drop size-1 ones, or insert new size-1 ones ('x').
 
     ``DimShuffle(2, (1, 0))`` transposes a matrix, ``DimShuffle(1, ('x', 0))``
@@ -406,7 +406,7 @@ class DimShuffle(Op):
         return [g]
 
 
-class SumToShape(Op):
+class SumToShape(SumToShapeC, Op):
     """Sum ``g`` over the dimensions where the target shape is 1 and ``g``'s is not.
 
     The gradient of a broadcast input: undoes broadcasting at run time, so it
@@ -496,9 +496,3 @@ add = Elemwise(ps.add)
 mul = Elemwise(ps.mul)
 sub = Elemwise(ps.sub)
 true_div = Elemwise(ps.true_div)
-
-
-from nbgraph.tensor.c_code import elemwise as _c_elemwise  # noqa: E402  (C loops)
-
-_c_elemwise.bind(Elemwise)
-_c_elemwise.bind_view_and_grad_ops(DimShuffle, SumToShape)

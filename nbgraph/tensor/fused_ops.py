@@ -24,6 +24,7 @@ import numpy as np
 
 from nbgraph.core.graph import Apply, Constant, io_toposort
 from nbgraph.core.op import Op
+from nbgraph.tensor.c_code.reduction import FusedReduceC
 from nbgraph.tensor import scalar as ps
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise
 from nbgraph.tensor.reduction import Reduce, normalize_axis
@@ -36,7 +37,7 @@ __all__ = ["FusedReduce", "fused_elemwise_structure", "build_composite", "small_
 _KINDS = ("sum", "prod", "max", "min")
 
 
-class FusedReduce(Op):
+class FusedReduce(FusedReduceC, Op):
     """``Reduce(kind, axis)`` applied to ``Elemwise(scalar_op)(*inputs)``, as one op.
 
     Structure (what a C implementation reads):

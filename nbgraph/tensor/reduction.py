@@ -14,6 +14,7 @@ from numpy.exceptions import AxisError
 
 from nbgraph.core.graph import Apply
 from nbgraph.core.op import Op
+from nbgraph.tensor.c_code.reduction import ReduceC
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 from nbgraph.tensor.variable import as_tensor_variable
 
@@ -46,7 +47,7 @@ def normalize_axis(axis, ndim, what="axis"):
     return tuple(sorted(out))
 
 
-class Reduce(Op):
+class Reduce(ReduceC, Op):
     """Reduce ``axis`` (a tuple of dimensions) with ``kind`` in sum/prod/max/min."""
 
     __props__ = ("kind", "axis")
@@ -242,8 +243,3 @@ class ProdWithoutSelfGrad(Op):
 
     def infer_shape(self, node, input_shapes):
         return [input_shapes[0]]
-
-
-from nbgraph.tensor.c_code import reduction as _c_reduction  # noqa: E402  (C kernels)
-
-_c_reduction.bind_reduce(Reduce)

@@ -25,9 +25,11 @@ import functools
 import numpy as np
 
 from nbgraph.core.graph import Apply
+from nbgraph.core.c_interface import CLinkerOp
 from nbgraph.core.op import Op
 from nbgraph.core.type import MethodNotDefined
 from nbgraph.tensor.scalar_type import (
+    C_TYPES,
     ScalarConstant,
     _dtype_name,
     as_scalar,
@@ -41,11 +43,6 @@ __all__ = [
     "c_cast", "c_fail", "cast_gradient", "with_out",
 ]
 
-_C_TYPES = {
-    "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
-    "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
-    "uint64": "uint64_t", "float32": "float", "float64": "double",
-}
 
 
 class _ArrayFunction:
@@ -119,7 +116,7 @@ def c_cast(expr, src, dst):
         return "((uint8_t)((%s) != 0))" % expr
     if src in ("float32", "float64") and dst not in ("float32", "float64"):
         raise ValueError("c_cast does not convert floats to integers; use the cast op")
-    return "((%s)(%s))" % (_C_TYPES[dst], expr)
+    return "((%s)(%s))" % (C_TYPES[dst], expr)
 
 
 def c_fail(sub, message):
@@ -135,7 +132,7 @@ def c_fail(sub, message):
     return "{ %s%s }" % (code, sub["fail"])
 
 
-class ScalarOp(Op):
+class ScalarOp(CLinkerOp, Op):
     """Base of operations on scalars (the element kernels of Elemwise).
 
     Class attributes:
@@ -373,7 +370,7 @@ def _kind(dtype):
 
 
 def _ct(dtype):
-    return _C_TYPES[dtype]
+    return C_TYPES[dtype]
 
 
 def _wide(dtype):

@@ -19,9 +19,11 @@ ScalarType(float32)
 import numpy as np
 
 from nbgraph.core.graph import Constant, Variable
-from nbgraph.core.type import CLinkerType, Type
+from nbgraph.core.c_interface import CLinkerType
+from nbgraph.core.type import Type
 
 __all__ = [
+    "C_TYPES",
     "ScalarType",
     "ScalarVariable",
     "ScalarConstant",
@@ -58,7 +60,9 @@ float_dtypes = ("float32", "float64")
 discrete_dtypes = bool_dtypes + int_dtypes + uint_dtypes
 all_dtypes = discrete_dtypes + float_dtypes
 
-_C_TYPES = {
+#: The C type of one element of each dtype: the one table of it (the C code of
+#: scalars and tensors imports it).
+C_TYPES = {
     "bool": "uint8_t",
     "int8": "int8_t",
     "int16": "int16_t",
@@ -79,7 +83,7 @@ def _dtype_name(dtype, what="dtype"):
         name = np.dtype(dtype).name
     except TypeError:
         raise TypeError("%r is not a NumPy dtype" % (dtype,)) from None
-    if name not in _C_TYPES:
+    if name not in C_TYPES:
         extra = (" (float16 is not supported: nbgraph computes in float32 where NumPy"
                  " would use float16)" if name == "float16" else "")
         raise TypeError("%s %s is not supported; use one of %s%s" % (
@@ -126,7 +130,7 @@ class ScalarType(CLinkerType, Type):
     @property
     def c_type(self):
         """The C type holding a value (``double``, ``int8_t``, ``uint8_t`` for bool)."""
-        return _C_TYPES[self.dtype]
+        return C_TYPES[self.dtype]
 
     def __str__(self):
         return "ScalarType(%s)" % self.dtype

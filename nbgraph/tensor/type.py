@@ -16,7 +16,8 @@ import sys
 import numpy as np
 
 from nbgraph.config import config
-from nbgraph.core.type import CLinkerType, DowncastError, Type
+from nbgraph.core.type import DowncastError, Type
+from nbgraph.tensor.c_code.type import TensorTypeC
 
 __all__ = [
     "TensorType",
@@ -68,7 +69,7 @@ def normalize_dtype(dtype, what="dtype"):
     return name
 
 
-class TensorType(CLinkerType, Type):
+class TensorType(TensorTypeC, Type):
     """Type of NumPy ndarrays with a fixed dtype and ndim and a partial static shape.
 
     ``shape`` holds one entry per dimension: an int (that size, always) or
@@ -332,7 +333,3 @@ class TensorType(CLinkerType, Type):
 
         return add(*terms)
 
-
-from nbgraph.tensor.c_code import type as _c_type  # noqa: E402  (C hooks, see that module)
-
-_c_type.bind(TensorType)

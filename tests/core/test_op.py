@@ -117,19 +117,8 @@ class TestHooks:
             Op().grad(node.inputs, [double()])
         with pytest.raises(MethodNotDefined, match="infer_shape"):
             Op().infer_shape(node, [(), ()])
-        with pytest.raises(MethodNotDefined, match="C implementation"):
-            Op().c_code(node, "n", ["a", "b"], ["z"], {})
         assert op.do_constant_folding(node) is True
-        assert op.c_support_code() == "" and op.c_headers() == []
-        assert op.c_code_cache_version() == ()
-        assert op.has_c_code(node) is False
-
-    def test_has_c_code_when_overridden(self):
-        class WithC(Add):
-            def c_code(self, node, name, inputs, outputs, sub):
-                return "%s = %s + %s;" % (outputs[0], inputs[0], inputs[1])
-
-        assert WithC().has_c_code(None) is True
+        assert not hasattr(op, "c_code"), "C hooks belong to CLinkerOp, not Op"
 
     def test_view_and_destroy_maps(self):
         class AddInplace(Add):

@@ -71,11 +71,13 @@ return
 
 Outputs are allocated by NumPy before the call (``np.empty``; NumPy's
 allocator uses huge pages for big arrays, far cheaper than fresh malloc'd
-memory), their shapes computed by the Op's cheap Python hook
-``c_prepare_outputs(node, inputs) -> outputs`` (which may also return an
-input, for an in-place Op, or a view, for a view Op).  Ops whose output
-shapes are static need no hook.  Kernels re-check in C every size they rely
-on, so a wrong shape fails as a Python exception, never as a crash.
+memory), as the Op's :class:`~nbgraph.core.c_interface.OutputRule` says
+(``op.c_output_rule(node)``: broadcast, broadcast in place of an input, drop
+axes, same as an input, static, or the Op's own ``c_prepare_outputs`` hook);
+:mod:`~nbgraph.linkers.c.outputs` turns the rule into the Python preparation
+and into the C call path's options, so the linker never asks which Op it
+runs.  Kernels re-check in C every size they rely on, so a wrong shape fails
+as a Python exception, never as a crash.
 
 The Types generate the C that reads these arguments (their CLinkerType
 hooks): ``c_declare`` / ``c_init`` declare and clear the C variables of an
@@ -88,7 +90,9 @@ releases what extract acquired.  A tensor named ``x`` is ``T *x`` plus
 CDataType value is a variable of its ``ctype``.  Each Type says how it is
 passed with ``c_arg_kind`` ("tensor" or "cdata").
 
-An Op's ``c_code(node, name, inputs, outputs, sub)`` returns the kernel's
+An Op runs as C only if it derives from
+:class:`~nbgraph.core.c_interface.CLinkerOp`, which declares every hook this
+linker calls.  Its ``c_code(node, name, inputs, outputs, sub)`` returns the kernel's
 statements over those names; ``sub["fail"]`` aborts the kernel (after
 ``sub["set_error"] % '"message"'`` or ``nbg_errorf(sub["err"], fmt, ...)``;
 ``nbg_status = NBG_TYPE_ERROR;`` first picks another exception class).
@@ -109,7 +113,7 @@ The module exports, besides its static kernels::
     nbg_kernel nbg_kernel_at(int k);
     int nbg_nfreefns(void);
     nbg_freefn nbg_freefn_at(int k);        /* the CDataType freefuncs */
-    int nbg_bind_runtime(const void *rt);   /* the pool's table, or NULL */
+    int nbg_attach_runtime(const void *rt);   /* the pool's table, or NULL */
 
 so one cdef serves every module (shipped pre-parsed in ``_ffi.py``, so
 pycparser is never imported).  cffi releases the GIL during each kernel
@@ -125,12 +129,12 @@ when the first C module is installed and cached beside the modules (the
 same checks: a bad file is rebuilt, an unsafe one refused).  Its
 ``Kernel`` object, a vectorcall callable, wraps one kernel over tensors: it
 checks each input (exact ndarray, the operand's dtype and ndim, aligned),
-makes the outputs (an Elemwise's shape is the broadcast of its inputs, an
-in-place one's target is its input, a reduction's shape is the broadcast
-less its axes, all done in C; other Ops call their ``c_prepare_outputs``
-hook), fills ``ptrs``/``dims``, calls the
+makes the outputs (a "broadcast" rule's shape is the broadcast of the
+inputs, an in-place output is its target input, a "drop_axes" rule's shape
+is the broadcast less its axes, all done in C; other rules call the Python
+preparation of :mod:`~nbgraph.linkers.c.outputs`), fills ``ptrs``/``dims``, calls the
 kernel and turns an error code into the exception named after the node.
-The GIL is released during the call, except for an Elemwise or reduction
+The GIL is released during the call, except for a broadcast or drop_axes rule
 over at most 16k elements (releasing it costs ~0.1 us).  Anything else
 (another type, shapes that do not broadcast, keywords, a wrong count) goes
 to a Python fallback with the same arguments, which converts or raises the
@@ -192,28 +196,6 @@ __all__ = ["default_linker", "make_linker", "compiler_works", "CLinker", "CLinke
 
 _default = None
 _default_lock = threading.Lock()
-
-
-def _bind_fused_reduce():
-    """FusedReduce (the fusion rewrite's op) gets its C hooks here, unless it has its own."""
-    import importlib
-
-    from nbgraph.tensor.c_code import reduction
-
-    for name in ("nbgraph.tensor.fused_ops", "nbgraph.tensor.fusion"):
-        try:
-            cls = getattr(importlib.import_module(name), "FusedReduce", None)
-        except ImportError:  # pragma: no cover - fusion is part of nbgraph
-            continue
-        if cls is None:
-            continue
-        own = cls.__dict__.get("c_code")
-        if own is None or own is reduction.fused_reduce_c_code:
-            reduction.bind_fused_reduce(cls)
-        return
-
-
-_bind_fused_reduce()
 
 
 def compiler_works():

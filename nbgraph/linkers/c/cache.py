@@ -76,7 +76,7 @@ int nbg_nkernels(void);
 nbg_kernel nbg_kernel_at(int);
 int nbg_nfreefns(void);
 nbg_freefn nbg_freefn_at(int);
-int nbg_bind_runtime(void *);
+int nbg_attach_runtime(void *);
 int nbg_rt_version(void);
 void *nbg_rt_get(void);
 int nbg_rt_nthreads(void);
@@ -145,7 +145,7 @@ class LoadedModule:
         if abi != _compiler.ABI_VERSION:
             raise OSError("module %s has ABI %d, expected %d" % (path, abi,
                                                                  _compiler.ABI_VERSION))
-        if lib.nbg_bind_runtime(ffi.NULL if runtime is None else runtime) != 0:
+        if lib.nbg_attach_runtime(ffi.NULL if runtime is None else runtime) != 0:
             raise OSError("module %s rejected the thread-pool runtime" % path)
         self.parallel = runtime is not None and runtime != ffi.NULL
         self.kernels = [lib.nbg_kernel_at(i) for i in range(lib.nbg_nkernels())]

@@ -12,7 +12,7 @@ and renamed with it.
 """
 
 
-from nbgraph.core.type import CLinkerType, MethodNotDefined
+from nbgraph.core.c_interface import CLinkerType
 from nbgraph.linkers.c import compiler as _compiler
 from nbgraph.linkers.c.compiler import sha256
 from nbgraph.linkers.c.threads import RUNTIME_VERSION
@@ -168,7 +168,7 @@ static NBG_NOINLINE void nbg_iter_sub(const nbg_iter *src, nbg_iter *dst, int d,
 
 #: The module's side of the thread pool (nbgraph.linkers.c.threads) and the
 #: non-temporal stores of big contiguous outputs.
-PARALLEL_C = r"""/* The thread pool, bound by nbg_bind_runtime after loading (NULL: serial). */
+PARALLEL_C = r"""/* The thread pool, attached by nbg_attach_runtime after loading (NULL: serial). */
 typedef void (*nbg_task)(void *, int64_t, int64_t);
 typedef struct {
     int version;
@@ -500,7 +500,7 @@ NBG_EXPORT int nbg_nkernels(void) { return %d; }
 NBG_EXPORT nbg_kernel nbg_kernel_at(int k) { return nbg_table[k]; }
 NBG_EXPORT int nbg_nfreefns(void) { return %d; }
 NBG_EXPORT nbg_freefn nbg_freefn_at(int k) { return nbg_frees[k]; }
-NBG_EXPORT int nbg_bind_runtime(const void *rt) {
+NBG_EXPORT int nbg_attach_runtime(const void *rt) {
     const nbg_runtime *r = (const nbg_runtime *)rt;
     if (r && r->version != NBG_RT_VERSION) return -1;
     nbg_rt = r;
@@ -508,15 +508,3 @@ NBG_EXPORT int nbg_bind_runtime(const void *rt) {
 }
 """ % (table, frees, _compiler.ABI_VERSION, len(bodies), len(freefuncs)))
     return "\n".join(parts), kernel_index, freefuncs
-
-
-def has_c_kernel(node):
-    """True when ``node`` can become a kernel: its Op has C code and every
-    operand's Type can be passed to C."""
-    op = node.op
-    try:
-        if not op.has_c_code(node):
-            return False
-    except (MethodNotDefined, TypeError, ValueError):
-        return False
-    return all(c_supported(v.type) for v in node.inputs + node.outputs)

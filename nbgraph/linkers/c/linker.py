@@ -9,10 +9,12 @@ The Program has the interface of :class:`nbgraph.linkers.python.Program`
 
 import os
 
+from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.core.type import MethodNotDefined
 from nbgraph.linkers.c import background, codegen
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.compiler import probe
+from nbgraph.linkers.c.outputs import rule_problem
 from nbgraph.linkers.c.runtime import (
     POINTER_CACHE_BYTES,
     make_c_runner,
@@ -33,19 +35,26 @@ class CLinkerRefusal(TypeError):
 def c_capable(node):
     """(True, "") when ``node`` can run as a C kernel, else (False, why)."""
     op = node.op
+    if not isinstance(op, CLinkerOp):
+        if hasattr(op, "c_code"):
+            return False, ("its Op %s (%s) defines c_code but does not derive from "
+                           "nbgraph.core.c_interface.CLinkerOp" % (op, type(op).__name__))
+        return False, "its Op %s (%s) has no C implementation" % (op, type(op).__name__)
     try:
         if not op.has_c_code(node):
             return False, "its Op %s (%s) has no C implementation" % (op, type(op).__name__)
+        rule = op.c_output_rule(node)
     except (MethodNotDefined, TypeError, ValueError) as exc:
         return False, "its Op %s cannot say whether it has C code: %s" % (op, exc)
     for var in node.inputs + node.outputs:
         if not codegen.c_supported(var.type):
             return False, "the Type %r of %r has no C calling convention" % (var.type, var)
-    if getattr(op, "c_prepare_outputs", None) is None:
-        for var in node.outputs:
-            if var.type.c_arg_kind == "tensor" and None in var.type.shape:
-                return False, ("its Op %s does not define c_prepare_outputs and output %r "
-                               "has no static shape" % (op, var))
+    if not isinstance(rule, OutputRule):
+        return False, "its Op %s returned %r from c_output_rule, not an OutputRule" % (
+            op, rule)
+    problem = rule_problem(node, rule)
+    if problem:
+        return False, problem
     return True, ""
 
 
@@ -287,10 +296,9 @@ class CLinker:
         if not ok:
             return False, why
         if self.mode == "cvm":
-            if getattr(node.op, "c_view_only", False):
+            if node.op.c_view_only(node):
                 return False, "view-only"
-            preferred = getattr(node.op, "c_preferred", None)
-            if preferred is not None and not preferred(node):
+            if not node.op.c_preferred(node):
                 return False, "NumPy is faster"
         return True, ""
 

@@ -10,6 +10,13 @@ import sys
 import numpy as np
 
 from nbgraph.linkers.c import codegen
+from nbgraph.linkers.c.outputs import (
+    broadcast_shape,
+    fastcall_options,
+    make_prepare,
+    output_rule,
+    rule_problem,
+)
 
 __all__ = ["make_c_thunk", "make_c_runner", "kernel_error", "error_from_message",
            "make_kernel_call", "make_cell_thunk"]
@@ -82,8 +89,7 @@ class NodeCall:
         self.out_checks = [
             _tensor_checker(v, node, "output", i) if k == "tensor" else None
             for i, (v, k) in enumerate(zip(node.outputs, self.out_kinds))]
-        prepare = getattr(node.op, "c_prepare_outputs", None)
-        self.prepare = prepare if prepare is not None else _static_prepare
+        self.prepare = make_prepare(node)
         self.freefns = []
         names = getattr(module, "freefunc_names", [])
         for var in node.outputs:
@@ -123,7 +129,7 @@ class NodeCall:
     def __call__(self, inputs):
         ptrs, dims = [], []
         inputs = self.pack(inputs, self.in_checks, self.in_kinds, ptrs, dims)
-        outs = list(self.prepare(self.node, inputs))
+        outs = list(self.prepare(inputs))
         cells = []
         for j, kind in enumerate(self.out_kinds):
             if kind == "cdata":
@@ -150,16 +156,6 @@ class NodeCall:
             else:
                 results.append(outs[j])
         return results
-
-
-def _static_prepare(node, inputs):
-    outs = []
-    for var in node.outputs:
-        if var.type.c_arg_kind == "tensor":
-            outs.append(np.empty(var.type.shape, var.type.numpy_dtype))
-        else:
-            outs.append(None)
-    return outs
 
 
 def make_c_runner(node, kernel, module):
@@ -288,8 +284,9 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells, direct=False):
             dims.append("s%d + v%d.strides" % (k, k))
     n_in = len(node.inputs)
     out_nd = node.outputs[0].type.ndim if node.outputs else 0
-    inline_elemwise = (type(op).__name__ == "Elemwise" and not op.inplace_pattern
-                       and node.inputs)
+    rule = output_rule(node)
+    inline_elemwise = (rule.kind == "broadcast" and not rule.in_place
+                       and not rule_problem(node, rule))
     small = []
     for j, var in enumerate(node.outputs):
         static = var.type.shape
@@ -320,7 +317,7 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells, direct=False):
             if out_nd:
                 dims.append("sh + o%d.strides" % j)
     else:
-        body.append("outs = prepare(node, [%s])" % "".join("v%d, " % k for k in range(n_in)))
+        body.append("outs = prepare([%s])" % "".join("v%d, " % k for k in range(n_in)))
         for j, var in enumerate(node.outputs):
             body += ["o%d, q%d = chko%d(outs[%d])" % (j, j, j, j)]
             if var.type.ndim:
@@ -353,12 +350,10 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells, direct=False):
                           "params": params}
     namespace = {}
     exec(compile(source, "<nbgraph kernel call: %s>" % op, "exec"), namespace)
-    from nbgraph.tensor.c_code.elemwise import broadcast_shape
-
     def bshape(shapes, node):
         return broadcast_shape(list(shapes), "operands of %s" % node.op)
 
-    prepare = getattr(op, "c_prepare_outputs", None) or _static_prepare
+    prepare = make_prepare(node)
     thunk = namespace["build"](kernel, args, err, ffi.NULL, raw_fb, np.empty, fail,
                                prepare, node, bshape, POINTER_CACHE_BYTES, ins, outs,
                                sys.getrefcount)
@@ -391,63 +386,6 @@ def make_c_thunk(node, kernel, module, storage, pointer_cells=None):
                 cell[0] = value
     thunk.call = call
     return thunk
-
-
-def _inline_elemwise(node):
-    """True for an Elemwise (not in place) whose outputs have the broadcast shape
-    of its inputs, all of one ndim: its outputs need no Python hook."""
-    op = node.op
-    if type(op).__name__ != "Elemwise" or op.inplace_pattern or not node.inputs:
-        return False
-    return len({v.type.ndim for v in node.inputs + node.outputs}) == 1
-
-
-def _elemwise_targets(node):
-    """For an in-place Elemwise whose output hook is the Elemwise module's (output
-    ``j`` is input ``k`` of the broadcast shape, or a new array): the input index
-    or -1 per output, when the C call path can do the same; else None."""
-    op = node.op
-    hook = getattr(getattr(op, "c_prepare_outputs", None), "__func__", None)
-    if not node.inputs or len({v.type.ndim for v in node.inputs + node.outputs}) != 1:
-        return None
-    from nbgraph.tensor.c_code.elemwise import elemwise_prepare_outputs
-
-    if hook is not elemwise_prepare_outputs:
-        return None
-    try:
-        destroyed = dict(op.inplace_pattern)
-    except (TypeError, ValueError):
-        return None
-    targets = []
-    for j, out in enumerate(node.outputs):
-        k = destroyed.get(j, -1)
-        if k != -1 and not (type(k) is int and 0 <= k < len(node.inputs)
-                            and node.inputs[k].type.numpy_dtype == out.type.numpy_dtype):
-            return None
-        targets.append(k)
-    return tuple(targets)
-
-
-def _reduced_axes(node):
-    """The axes a reduction's output drops, when its output shape hook is one of the
-    reduction module's (the broadcast of its inputs less ``op.axis``); else None."""
-    hook = getattr(getattr(node.op, "c_prepare_outputs", None), "__func__", None)
-    if hook is None or not node.inputs or len(node.outputs) != 1:
-        return None
-    from nbgraph.tensor.c_code import reduction
-
-    if hook not in (reduction.reduce_prepare_outputs, reduction.fused_reduce_prepare_outputs):
-        return None
-    nd = node.inputs[0].type.ndim
-    axis = getattr(node.op, "axis", None)
-    if not isinstance(axis, tuple) or len(set(axis)) != len(axis) \
-            or not all(type(d) is int and 0 <= d < nd for d in axis) \
-            or any(v.type.ndim != nd for v in node.inputs) \
-            or node.outputs[0].type.ndim != nd - len(axis):
-        return None
-    if hook is reduction.reduce_prepare_outputs and len(node.inputs) != 1:
-        return None
-    return axis
 
 
 def make_cell_thunk(node, kernel, module, storage, fallback, keep_bytes=-1):
@@ -483,22 +421,12 @@ def make_kernel_call(node, kernel, module, fallback, on_error, **options):
         return None
     ins = tuple((v.type.numpy_dtype.num, v.type.ndim) for v in node.inputs)
     outs = tuple((v.type.numpy_dtype.num, v.type.ndim) for v in node.outputs)
-    prepare = None
-    drop = _reduced_axes(node)
-    targets = None if drop is not None or _inline_elemwise(node) else _elemwise_targets(node)
-    if drop is not None:
-        options["drop"] = sum(1 << d for d in drop)
-    elif targets is not None:
-        options["inplace"] = targets
-    elif not _inline_elemwise(node):
-        import functools
-
-        hook = getattr(node.op, "c_prepare_outputs", None)
-        prepare = functools.partial(hook, node) if hook is not None else \
-            functools.partial(_static_prepare, node)
-    # The GIL is released while a kernel runs, except for an Elemwise on at most
-    # ELEMWISE_GIL_ELEMENTS elements (cheap work: releasing costs ~0.1 us); other
-    # Ops may do any amount of work on small operands.
+    rule_options, prepare = fastcall_options(node)
+    options.update(rule_options)
+    # The GIL is released while a kernel runs, except for an elementwise loop or
+    # reduction (an output rule done in C) on at most ELEMWISE_GIL_ELEMENTS
+    # elements (cheap work: releasing costs ~0.1 us); other Ops may do any
+    # amount of work on small operands.
     options.setdefault("threshold", ELEMWISE_GIL_ELEMENTS if prepare is None else -1)
     address = int(module.ffi.cast("uintptr_t", kernel))
     try:

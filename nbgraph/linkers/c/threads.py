@@ -6,7 +6,7 @@ the modules (``runtime-<key>.so``, same security rules, see
 process-wide pool of ``NBGRAPH_NUM_THREADS - 1`` worker threads (default:
 the CPUs this process may use); the calling thread takes part in every job.
 Its table (``nbg_rt_get()``) is handed to each module after loading through
-the module's ``nbg_bind_runtime``; a module never bound runs serially.
+the module's ``nbg_attach_runtime``; a module never attached runs serially.
 
 Rules the C side keeps:
 

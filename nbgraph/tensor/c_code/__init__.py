@@ -1,10 +1,12 @@
 """C code of the tensor Types and Ops, for the C linker (:mod:`nbgraph.linkers.c`).
 
-Each module here holds the C generation of one family of Ops and is bound
-onto the Op classes by a short assignment at the end of the Op's module, so
-the Ops' Python definitions stay readable and this code stays in one place:
+Each module here holds the C side of one family of Ops as mixin classes
+deriving from :class:`~nbgraph.core.c_interface.CLinkerOp` (or
+``CLinkerType``); an Op names its mixin in its class line, ``class
+Elemwise(ElemwiseC, Op)``, so the Ops' Python definitions stay readable and
+this code stays in one place:
 
-* :mod:`~nbgraph.tensor.c_code.type` — TensorType's CLinkerType hooks;
+* :mod:`~nbgraph.tensor.c_code.type` — ``TensorTypeC``, TensorType's hooks;
 * :mod:`~nbgraph.tensor.c_code.elemwise` — Elemwise loops (contiguous fast
   path, strided/broadcast general path), for any scalar op with C code,
   Composite included;

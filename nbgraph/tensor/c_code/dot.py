@@ -32,11 +32,11 @@ codes (shape mismatch, out of memory) that become exceptions naming the node.
 
 import numpy as np
 
+from nbgraph.core.c_interface import CLinkerOp
 from nbgraph.tensor.c_code.dot_mm import MM
-from nbgraph.tensor.c_code.elemwise import _C_TYPES
+from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
 
-__all__ = ["dot_c_code", "dot_has_c_code", "dot_prepare_outputs", "dot_c_support_code",
-           "dot_c_preferred", "bind"]
+__all__ = ["DotC"]
 
 #: Output dtype -> (suffix, compute C type, kind: f float, i integer, b bool).
 _COMPUTE = {
@@ -480,105 +480,98 @@ def _native(in_dtype, out_dtype):
     return a.kind in "iu" and b.kind in "iu" and a.itemsize == b.itemsize
 
 
-def dot_has_c_code(self, node):
-    """True for real and bool dtypes (no float16, complex or object)."""
-    return all(v.type.dtype in _C_TYPES for v in node.inputs + node.outputs) and \
-        all(v.type.ndim in (1, 2) for v in node.inputs)
+class DotC(CLinkerOp):
+    """The C side of Dot (module docstring): ``class Dot(DotC, Op)``."""
+
+    def has_c_code(self, node):
+        """True for real and bool dtypes (no float16, complex or object)."""
+        return all(v.type.dtype in _C_TYPES for v in node.inputs + node.outputs) and \
+            all(v.type.ndim in (1, 2) for v in node.inputs)
 
 
-def dot_c_preferred(self, node):
-    """Whether the C-VM linker should run this node in C rather than with NumPy.
+    def c_preferred(self, node):
+        """Whether the C-VM linker should run this node in C rather than with NumPy.
 
-    Measured on 2 cores: the C loops beat NumPy's BLAS calls for matrix·vector,
-    vector·matrix and vector·vector products (less call overhead: 1.3 against
-    1.7 us for a small product followed by an Elemwise; 1000x100 float64:
-    ~6 us on two threads, each keeping its half of X in its L2, against
-    15.6 us); NumPy's BLAS stays for floating matrix products, but NumPy's
-    integer and bool matrix products are plain loops (100x100 int64: 0.14
-    against 0.66 ms).
-    """
-    x, y = node.inputs
-    if x.type.ndim == 2 and y.type.ndim == 2:
-        return node.outputs[0].type.dtype not in ("float32", "float64")
-    return True
-
-
-def dot_prepare_outputs(self, node, inputs, _empty=np.empty):
-    x, y = inputs
-    dtype = node.outputs[0].type.numpy_dtype
-    if y.ndim == 1:  # sizes as ints, not tuples: this runs on every call
-        return [_empty(len(x) if x.ndim == 2 else (), dtype)]
-    if x.ndim == 1:
-        return [_empty(y.shape[1], dtype)]
-    return [_empty((len(x), y.shape[1]), dtype)]
+        Measured on 2 cores: the C loops beat NumPy's BLAS calls for matrix·vector,
+        vector·matrix and vector·vector products (less call overhead: 1.3 against
+        1.7 us for a small product followed by an Elemwise; 1000x100 float64:
+        ~6 us on two threads, each keeping its half of X in its L2, against
+        15.6 us); NumPy's BLAS stays for floating matrix products, but NumPy's
+        integer and bool matrix products are plain loops (100x100 int64: 0.14
+        against 0.66 ms).
+        """
+        x, y = node.inputs
+        if x.type.ndim == 2 and y.type.ndim == 2:
+            return node.outputs[0].type.dtype not in ("float32", "float64")
+        return True
 
 
-def dot_c_support_code(self, node=None):
-    if node is None:
-        return _COMMON
-    suffix, ctype, kind = _compute(node)
-    matrix = all(v.type.ndim == 2 for v in node.inputs)
-    parts = [_COMMON, _core(suffix, ctype, kind, matrix)]
-    for dtype in dict.fromkeys(v.type.dtype for v in node.inputs):
-        parts.append(_pack(dtype, suffix, ctype))
-    return "\n".join(parts)
+    def c_prepare_outputs(self, node, inputs, _empty=np.empty):
+        x, y = inputs
+        dtype = node.outputs[0].type.numpy_dtype
+        if y.ndim == 1:  # sizes as ints, not tuples: this runs on every call
+            return [_empty(len(x) if x.ndim == 2 else (), dtype)]
+        if x.ndim == 1:
+            return [_empty(y.shape[1], dtype)]
+        return [_empty((len(x), y.shape[1]), dtype)]
 
 
-def dot_c_code(self, node, name, inputs, outputs, sub):
-    x, y = node.inputs
-    a, b = inputs
-    (o,) = outputs
-    out_dtype = node.outputs[0].type.dtype
-    suffix, ctype, _ = _compute(node)
-    ka, kb = x.type.ndim - 1, 0
-    lines = ["if (NBG_UNLIKELY(%s_dims[%d] != %s_dims[0])) {" % (a, ka, b),
-             "char nbg_b1[200], nbg_b2[200];",
-             'nbg_errorf(nbg_err, "dot: shapes %%s and %%s are not aligned", '
-             "nbg_shape_text(nbg_b1, 200, %d, %s_dims), nbg_shape_text(nbg_b2, 200, %d, %s_dims));"
-             % (x.type.ndim, a, y.type.ndim, b),
-             "goto nbg_fail;", "}"]
-    expect = ["%s_dims[0]" % a] if x.type.ndim == 2 else []
-    expect += ["%s_dims[1]" % b] if y.type.ndim == 2 else []
-    if expect:
-        lines.append("if (NBG_UNLIKELY(%s)) { nbg_errorf(nbg_err, \"dot: the output's shape "
-                     "does not match the inputs'\"); goto nbg_fail; }" % " || ".join(
-                         "%s_dims[%d] != %s" % (o, d, e) for d, e in enumerate(expect)))
-    pa = "nbg_dpk_%s_%s" % (x.type.dtype, suffix)
-    pb = "nbg_dpk_%s_%s" % (y.type.dtype, suffix)
-    na, nb = int(_native(x.type.dtype, out_dtype)), int(_native(y.type.dtype, out_dtype))
-    args = {"S": suffix, "CT": ctype, "a": a, "b": b, "o": o, "pa": pa, "pb": pb,
-            "na": na, "nb": nb}
-    if x.type.ndim == 2 and y.type.ndim == 2:
-        call = ("nbg_%(S)s_mm((const char *)%(a)s, %(a)s_dims[0], %(a)s_dims[1], "
-                "%(a)s_strides[0], %(a)s_strides[1], %(pa)s, (const char *)%(b)s, %(b)s_dims[1], "
-                "%(b)s_strides[0], %(b)s_strides[1], %(pb)s, (%(CT)s *)%(o)s, %(o)s_strides[0], "
-                "%(o)s_strides[1], nbg_err)")
-    elif x.type.ndim == 2:
-        call = ("nbg_%(S)s_mv((const char *)%(a)s, %(a)s_dims[0], %(a)s_dims[1], "
-                "%(a)s_strides[0], %(a)s_strides[1], %(pa)s, %(na)d, (const char *)%(b)s, "
-                "%(b)s_strides[0], %(pb)s, %(nb)d, (%(CT)s *)%(o)s, %(o)s_strides[0], nbg_err)")
-    elif y.type.ndim == 2:
-        call = ("nbg_%(S)s_mv((const char *)%(b)s, %(b)s_dims[1], %(b)s_dims[0], "
-                "%(b)s_strides[1], %(b)s_strides[0], %(pb)s, %(nb)d, (const char *)%(a)s, "
-                "%(a)s_strides[0], %(pa)s, %(na)d, (%(CT)s *)%(o)s, %(o)s_strides[0], nbg_err)")
-    else:
-        call = ("nbg_%(S)s_mv((const char *)%(a)s, 1, %(a)s_dims[0], 0, %(a)s_strides[0], "
-                "%(pa)s, %(na)d, (const char *)%(b)s, %(b)s_strides[0], %(pb)s, %(nb)d, "
-                "(%(CT)s *)%(o)s, 0, nbg_err)")
-    lines.append("nbg_status = %s;" % (call % args))
-    lines.append("if (nbg_status) goto nbg_fail;")
-    return "\n".join(lines)
+    def c_support_code(self, node=None):
+        if node is None:
+            return _COMMON
+        suffix, ctype, kind = _compute(node)
+        matrix = all(v.type.ndim == 2 for v in node.inputs)
+        parts = [_COMMON, _core(suffix, ctype, kind, matrix)]
+        for dtype in dict.fromkeys(v.type.dtype for v in node.inputs):
+            parts.append(_pack(dtype, suffix, ctype))
+        return "\n".join(parts)
 
 
-def dot_c_code_cache_version(self):
-    return (1,)
+    def c_code(self, node, name, inputs, outputs, sub):
+        x, y = node.inputs
+        a, b = inputs
+        (o,) = outputs
+        out_dtype = node.outputs[0].type.dtype
+        suffix, ctype, _ = _compute(node)
+        ka, kb = x.type.ndim - 1, 0
+        lines = ["if (NBG_UNLIKELY(%s_dims[%d] != %s_dims[0])) {" % (a, ka, b),
+                 "char nbg_b1[200], nbg_b2[200];",
+                 'nbg_errorf(nbg_err, "dot: shapes %%s and %%s are not aligned", '
+                 "nbg_shape_text(nbg_b1, 200, %d, %s_dims), nbg_shape_text(nbg_b2, 200, %d, %s_dims));"
+                 % (x.type.ndim, a, y.type.ndim, b),
+                 "goto nbg_fail;", "}"]
+        expect = ["%s_dims[0]" % a] if x.type.ndim == 2 else []
+        expect += ["%s_dims[1]" % b] if y.type.ndim == 2 else []
+        if expect:
+            lines.append("if (NBG_UNLIKELY(%s)) { nbg_errorf(nbg_err, \"dot: the output's shape "
+                         "does not match the inputs'\"); goto nbg_fail; }" % " || ".join(
+                             "%s_dims[%d] != %s" % (o, d, e) for d, e in enumerate(expect)))
+        pa = "nbg_dpk_%s_%s" % (x.type.dtype, suffix)
+        pb = "nbg_dpk_%s_%s" % (y.type.dtype, suffix)
+        na, nb = int(_native(x.type.dtype, out_dtype)), int(_native(y.type.dtype, out_dtype))
+        args = {"S": suffix, "CT": ctype, "a": a, "b": b, "o": o, "pa": pa, "pb": pb,
+                "na": na, "nb": nb}
+        if x.type.ndim == 2 and y.type.ndim == 2:
+            call = ("nbg_%(S)s_mm((const char *)%(a)s, %(a)s_dims[0], %(a)s_dims[1], "
+                    "%(a)s_strides[0], %(a)s_strides[1], %(pa)s, (const char *)%(b)s, %(b)s_dims[1], "
+                    "%(b)s_strides[0], %(b)s_strides[1], %(pb)s, (%(CT)s *)%(o)s, %(o)s_strides[0], "
+                    "%(o)s_strides[1], nbg_err)")
+        elif x.type.ndim == 2:
+            call = ("nbg_%(S)s_mv((const char *)%(a)s, %(a)s_dims[0], %(a)s_dims[1], "
+                    "%(a)s_strides[0], %(a)s_strides[1], %(pa)s, %(na)d, (const char *)%(b)s, "
+                    "%(b)s_strides[0], %(pb)s, %(nb)d, (%(CT)s *)%(o)s, %(o)s_strides[0], nbg_err)")
+        elif y.type.ndim == 2:
+            call = ("nbg_%(S)s_mv((const char *)%(b)s, %(b)s_dims[1], %(b)s_dims[0], "
+                    "%(b)s_strides[1], %(b)s_strides[0], %(pb)s, %(nb)d, (const char *)%(a)s, "
+                    "%(a)s_strides[0], %(pa)s, %(na)d, (%(CT)s *)%(o)s, %(o)s_strides[0], nbg_err)")
+        else:
+            call = ("nbg_%(S)s_mv((const char *)%(a)s, 1, %(a)s_dims[0], 0, %(a)s_strides[0], "
+                    "%(pa)s, %(na)d, (const char *)%(b)s, %(b)s_strides[0], %(pb)s, %(nb)d, "
+                    "(%(CT)s *)%(o)s, 0, nbg_err)")
+        lines.append("nbg_status = %s;" % (call % args))
+        lines.append("if (nbg_status) goto nbg_fail;")
+        return "\n".join(lines)
 
 
-def bind(cls):
-    """Install the C hooks on ``cls`` (Dot)."""
-    cls.c_code = dot_c_code
-    cls.has_c_code = dot_has_c_code
-    cls.c_support_code = dot_c_support_code
-    cls.c_code_cache_version = dot_c_code_cache_version
-    cls.c_prepare_outputs = dot_prepare_outputs
-    cls.c_preferred = dot_c_preferred
+    def c_code_cache_version(self):
+        return (1,)

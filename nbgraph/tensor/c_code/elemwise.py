@@ -15,23 +15,18 @@ One kernel per node, with two paths:
 Big loops of either path are split across the thread pool
 (:mod:`~nbgraph.tensor.c_code.parallel`).  Shape checks run in C and come
 back as ValueError naming the node.
-:func:`broadcast_loop` is the reusable loop builder (Alloc and the copy of
+``class Elemwise(ElemwiseC, Op)``.  :func:`broadcast_loop` is the reusable loop builder (Alloc and the copy of
 Reshape use it too).
 """
 
 import numpy as np
 
+from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.core.graph import Constant
+from nbgraph.tensor.scalar_type import C_TYPES
 
-__all__ = ["elemwise_c_code", "elemwise_has_c_code", "elemwise_prepare_outputs",
-           "elemwise_c_support_code", "elemwise_c_headers", "broadcast_loop",
-           "broadcast_shape", "bind"]
-
-_C_TYPES = {
-    "bool": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
-    "int64": "int64_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t",
-    "uint64": "uint64_t", "float32": "float", "float64": "double",
-}
+__all__ = ["ElemwiseC", "ScalarKernelC", "LoopInput", "broadcast_loop", "scalar_element",
+           "scalar_node", "c_str"]
 
 MAXDIMS = 32
 
@@ -129,34 +124,74 @@ def scalar_node(op, node):
     return found
 
 
-def elemwise_has_c_code(self, node):
-    """True when the scalar op has C code for these dtypes and ndim is supported."""
-    if node.outputs and node.outputs[0].type.ndim > MAXDIMS:
-        return False
-    try:
+class ScalarKernelC(CLinkerOp):
+    """C hooks shared by the Ops whose element code is ``self.scalar_op``'s C
+    (Elemwise, FusedReduce): support code, headers and version come from it."""
+
+    def has_c_code(self, node):
+        """True when the scalar op has C code for these dtypes and ndim is supported."""
+        if node is None:
+            try:
+                return bool(self.scalar_op.has_c_code(None))
+            except Exception:
+                return False
+        operands = node.inputs if node.inputs else node.outputs
+        if operands and operands[0].type.ndim > MAXDIMS:
+            return False
+        try:
+            snode = scalar_node(self, node)
+        except (TypeError, ValueError):
+            return False
+        try:
+            return bool(self.scalar_op.has_c_code(snode))
+        except Exception:
+            return False
+
+    def c_support_code(self, node=None):
+        try:
+            return self.scalar_op.c_support_code(scalar_node(self, node) if node else None)
+        except TypeError:
+            return self.scalar_op.c_support_code()
+
+    def c_headers(self):
+        return list(self.scalar_op.c_headers())
+
+    def c_code_cache_version(self):
+        inner = self.scalar_op.c_code_cache_version()
+        return (2, inner) if inner else ()
+
+
+class ElemwiseC(ScalarKernelC):
+    """The C side of Elemwise: one loop over the broadcast shape (module docstring)."""
+
+    def c_output_rule(self, node):
+        """Outputs of the inputs' broadcast shape; an in-place output is its target input."""
+        destroyed = dict(self.inplace_pattern)
+        return OutputRule.broadcast(tuple(destroyed.get(j, -1)
+                                          for j in range(len(node.outputs))))
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        """The loops of one Elemwise node (see the module docstring)."""
         snode = scalar_node(self, node)
-    except (TypeError, ValueError):
-        return False
-    try:
-        return bool(self.scalar_op.has_c_code(snode))
-    except Exception:
-        return False
+        nd = node.outputs[0].type.ndim
+        loop_inputs = []
+        for cname, var in zip(inputs, node.inputs):
+            literal = _literal_of(var)
+            scalar = literal is not None or all(s == 1 for s in var.type.shape)
+            loop_inputs.append(LoopInput(cname, C_TYPES[var.type.dtype], literal, scalar))
+        loop_outputs = [(cname, C_TYPES[var.type.dtype]) for cname, var in
+                        zip(outputs, node.outputs)]
+        element = scalar_element(self.scalar_op, snode, name, sub)
+        restrict = not self.inplace_pattern
+        return broadcast_loop(nd, loop_inputs, loop_outputs, element, restrict=restrict,
+                              what=c_str(str(self)), sub=sub)
 
 
-def elemwise_c_code(self, node, name, inputs, outputs, sub):
-    """The loops of one Elemwise node (see the module docstring)."""
-    snode = scalar_node(self, node)
-    nd = node.outputs[0].type.ndim
-    loop_inputs = []
-    for cname, var in zip(inputs, node.inputs):
-        literal = _literal_of(var)
-        scalar = literal is not None or all(s == 1 for s in var.type.shape)
-        loop_inputs.append(LoopInput(cname, _C_TYPES[var.type.dtype], literal, scalar))
-    loop_outputs = [(cname, _C_TYPES[var.type.dtype]) for cname, var in
-                    zip(outputs, node.outputs)]
-    scalar_op = self.scalar_op
-    in_types = [_C_TYPES[v.type.dtype] for v in snode.inputs]
-    out_types = [_C_TYPES[v.type.dtype] for v in snode.outputs]
+def scalar_element(scalar_op, snode, name, sub):
+    """``element(in_exprs, out_lvalues)`` for :func:`broadcast_loop`: the scalar
+    op's C code over one element."""
+    in_types = [C_TYPES[v.type.dtype] for v in snode.inputs]
+    out_types = [C_TYPES[v.type.dtype] for v in snode.outputs]
     scalar_sub = dict(sub)
 
     def element(in_exprs, out_lvalues):
@@ -176,85 +211,4 @@ def elemwise_c_code(self, node, name, inputs, outputs, sub):
             lines.append("%s = %s;" % (lv, r))
         lines.append("}")
         return "\n".join(lines)
-
-    restrict = not self.inplace_pattern
-    return broadcast_loop(nd, loop_inputs, loop_outputs, element, restrict=restrict,
-                          what=c_str(str(self)), sub=sub)
-
-
-def elemwise_c_support_code(self, node=None):
-    try:
-        return self.scalar_op.c_support_code(scalar_node(self, node) if node else None)
-    except TypeError:
-        return self.scalar_op.c_support_code()
-
-
-def elemwise_c_headers(self):
-    return list(self.scalar_op.c_headers())
-
-
-def elemwise_c_code_cache_version(self):
-    inner = self.scalar_op.c_code_cache_version()
-    return (2, inner) if inner else ()
-
-
-def broadcast_shape(shapes, what="operands"):
-    """NumPy's broadcast of equal-length shape tuples, or ValueError."""
-    first = shapes[0]
-    if all(s == first for s in shapes):
-        return first
-    out = list(first)
-    for shape in shapes[1:]:
-        for d, (a, b) in enumerate(zip(out, shape)):
-            if a == b or b == 1:
-                continue
-            if a == 1:
-                out[d] = b
-            else:
-                raise ValueError("%s could not be broadcast together with shapes %s" % (
-                    what, " ".join(str(tuple(s)) for s in shapes)))
-    return tuple(out)
-
-
-def elemwise_prepare_outputs(self, node, inputs):
-    """Python side of a C call: the output arrays (fresh, or the destroyed input)."""
-    if len(inputs) == 1:
-        shape = inputs[0].shape
-    else:
-        shape = inputs[0].shape
-        for other in inputs[1:]:
-            if other.shape != shape:
-                shape = broadcast_shape([x.shape for x in inputs], "operands of %s" % self)
-                break
-    outs = []
-    destroyed = dict(self.inplace_pattern)
-    empty = np.empty
-    for j, var in enumerate(node.outputs):
-        k = destroyed.get(j)
-        if k is not None:
-            target = inputs[k]
-            if target.shape != shape:
-                raise ValueError("%s cannot write a result of shape %s into its input %d of "
-                                 "shape %s" % (self, shape, k, target.shape))
-            outs.append(target)
-        else:
-            outs.append(empty(shape, var.type.numpy_dtype))
-    return outs
-
-
-def bind(cls):
-    """Install the C hooks on ``cls`` (Elemwise)."""
-    cls.c_code = elemwise_c_code
-    cls.has_c_code = elemwise_has_c_code
-    cls.c_support_code = elemwise_c_support_code
-    cls.c_headers = elemwise_c_headers
-    cls.c_code_cache_version = elemwise_c_code_cache_version
-    cls.c_prepare_outputs = elemwise_prepare_outputs
-
-
-def bind_view_and_grad_ops(dimshuffle_cls, sum_to_shape_cls):
-    """Install the C hooks of DimShuffle and SumToShape (defined beside Elemwise)."""
-    from nbgraph.tensor.c_code import basic, reduction
-
-    basic.bind_dimshuffle(dimshuffle_cls)
-    reduction.bind_sum_to_shape(sum_to_shape_cls)
+    return element

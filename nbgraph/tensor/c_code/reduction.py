@@ -26,22 +26,18 @@ integer sums and products wrap.
 
 import numpy as np
 
+from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.tensor.c_code.elemwise import (
-    MAXDIMS,
-    elemwise_c_code_cache_version,
-    elemwise_c_headers,
-    elemwise_c_support_code,
-    _C_TYPES,
     LoopInput,
+    ScalarKernelC,
     _literal_of,
-    broadcast_shape,
     c_str,
     scalar_node,
 )
 from nbgraph.tensor.c_code.parallel_reduce import reduce_rows
+from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
 
-__all__ = ["reduction_loop", "reduce_c_code", "fused_reduce_c_code", "sum_to_shape_c_code",
-           "bind_reduce", "bind_fused_reduce", "bind_sum_to_shape"]
+__all__ = ["reduction_loop", "ReduceC", "FusedReduceC", "SumToShapeC"]
 
 
 def _identity(kind, dtype):
@@ -191,121 +187,108 @@ def _cast_element(src_dtype, acc_dtype):
 # -- Reduce --------------------------------------------------------------------
 
 
-def reduce_c_code(self, node, name, inputs, outputs, sub):
-    (x,) = node.inputs
-    out = node.outputs[0]
-    literal = _literal_of(x)
-    inp = LoopInput(inputs[0], _C_TYPES[x.type.dtype], literal,
-                    literal is not None or all(s == 1 for s in x.type.shape))
-    return reduction_loop(x.type.ndim, self.axis, [inp], outputs[0], self.kind, out.type.dtype,
-                          _cast_element(x.type.dtype, out.type.dtype), _what(self), sub)
+class ReduceC(CLinkerOp):
+    """The C side of Reduce (``kind`` over ``axis`` of its one input)."""
 
+    def has_c_code(self, node):
+        return node.inputs[0].type.ndim <= 32
 
-def reduce_prepare_outputs(self, node, inputs):
-    x = inputs[0]
-    axis = self.axis
-    shape = tuple(s for i, s in enumerate(x.shape) if i not in axis)
-    return [np.empty(shape, node.outputs[0].type.numpy_dtype)]
+    def c_code_cache_version(self):
+        return (2,)
 
+    def c_output_rule(self, node):
+        """The input's shape less the reduced axes."""
+        return OutputRule.drop_axes(self.axis)
 
-def reduce_has_c_code(self, node):
-    return node.inputs[0].type.ndim <= 32
-
-
-def _version(self):
-    return (2,)
-
-
-def bind_reduce(cls):
-    """Install the C hooks on ``cls`` (Reduce)."""
-    cls.c_code = reduce_c_code
-    cls.c_prepare_outputs = reduce_prepare_outputs
-    cls.has_c_code = reduce_has_c_code
-    cls.c_code_cache_version = _version
+    def c_code(self, node, name, inputs, outputs, sub):
+        (x,) = node.inputs
+        out = node.outputs[0]
+        literal = _literal_of(x)
+        inp = LoopInput(inputs[0], _C_TYPES[x.type.dtype], literal,
+                        literal is not None or all(s == 1 for s in x.type.shape))
+        return reduction_loop(x.type.ndim, self.axis, [inp], outputs[0], self.kind,
+                              out.type.dtype, _cast_element(x.type.dtype, out.type.dtype),
+                              _what(self), sub)
 
 
 # -- FusedReduce ------------------------------------------------------------------
 
 
-def fused_reduce_c_code(self, node, name, inputs, outputs, sub):
-    """The reduction loop with the scalar op's C code inlined as the element value."""
-    from nbgraph.tensor.scalar_op import c_cast
+class FusedReduceC(ScalarKernelC):
+    """The C side of FusedReduce: the reduction loop with the scalar op's C code
+    inlined as the element value."""
 
-    nd = node.inputs[0].type.ndim if node.inputs else 0
-    snode = scalar_node(self, node)
-    loop_inputs = []
-    for cname, var in zip(inputs, node.inputs):
-        literal = _literal_of(var)
-        loop_inputs.append(LoopInput(cname, _C_TYPES[var.type.dtype], literal,
-                                     literal is not None or all(s == 1 for s in var.type.shape)))
-    acc = node.outputs[0].type.dtype
-    value_dtype = snode.outputs[0].type.dtype
-    in_types = [_C_TYPES[v.type.dtype] for v in snode.inputs]
-    vt = _C_TYPES[value_dtype]
-    scalar_op = self.scalar_op
+    def c_output_rule(self, node):
+        """The inputs' broadcast shape less the reduced axes."""
+        return OutputRule.drop_axes(self.axis)
 
-    def element(in_exprs, target):
-        lines = ["{"]
-        names = []
-        for k, (expr, ct) in enumerate(zip(in_exprs, in_types)):
-            lines.append("const %s nbg_a%d = %s;" % (ct, k, expr))
-            names.append("nbg_a%d" % k)
-        lines.append("%s nbg_r0;" % vt)
-        lines.append("{")
-        lines.append(scalar_op.c_code(snode, name + "_s", names, ["nbg_r0"], dict(sub)))
-        lines.append("}")
-        lines.append("%s = %s;" % (target, c_cast("nbg_r0", value_dtype, acc)))
-        lines.append("}")
-        return "\n".join(lines)
+    def c_code(self, node, name, inputs, outputs, sub):
+        from nbgraph.tensor.scalar_op import c_cast
 
-    return reduction_loop(nd, self.axis, loop_inputs, outputs[0], self.kind, acc, element,
-                          _what(self), sub)
-
-
-def fused_reduce_prepare_outputs(self, node, inputs):
-    full = broadcast_shape([x.shape for x in inputs], "operands of %s" % self) if inputs else ()
-    shape = tuple(s for i, s in enumerate(full) if i not in self.axis)
-    return [np.empty(shape, node.outputs[0].type.numpy_dtype)]
-
-
-def fused_reduce_has_c_code(self, node):
-    if node is None:
-        return bool(self.scalar_op.has_c_code(None))
-    if node.inputs and node.inputs[0].type.ndim > MAXDIMS:
-        return False
-    try:
+        nd = node.inputs[0].type.ndim if node.inputs else 0
         snode = scalar_node(self, node)
-        return bool(self.scalar_op.has_c_code(snode))
-    except Exception:
-        return False
+        loop_inputs = []
+        for cname, var in zip(inputs, node.inputs):
+            literal = _literal_of(var)
+            loop_inputs.append(LoopInput(cname, _C_TYPES[var.type.dtype], literal,
+                                         literal is not None or all(s == 1 for s in
+                                                                    var.type.shape)))
+        acc = node.outputs[0].type.dtype
+        value_dtype = snode.outputs[0].type.dtype
+        in_types = [_C_TYPES[v.type.dtype] for v in snode.inputs]
+        vt = _C_TYPES[value_dtype]
+        scalar_op = self.scalar_op
 
+        def element(in_exprs, target):
+            lines = ["{"]
+            names = []
+            for k, (expr, ct) in enumerate(zip(in_exprs, in_types)):
+                lines.append("const %s nbg_a%d = %s;" % (ct, k, expr))
+                names.append("nbg_a%d" % k)
+            lines.append("%s nbg_r0;" % vt)
+            lines.append("{")
+            lines.append(scalar_op.c_code(snode, name + "_s", names, ["nbg_r0"], dict(sub)))
+            lines.append("}")
+            lines.append("%s = %s;" % (target, c_cast("nbg_r0", value_dtype, acc)))
+            lines.append("}")
+            return "\n".join(lines)
 
-def bind_fused_reduce(cls):
-    """Install the C hooks on ``cls`` (FusedReduce)."""
-    cls.c_code = fused_reduce_c_code
-    cls.c_prepare_outputs = fused_reduce_prepare_outputs
-    cls.has_c_code = fused_reduce_has_c_code
-    # Both classes reach their scalar code through ``self.scalar_op``.
-    cls.c_support_code = elemwise_c_support_code
-    cls.c_headers = elemwise_c_headers
-    cls.c_code_cache_version = elemwise_c_code_cache_version
+        return reduction_loop(nd, self.axis, loop_inputs, outputs[0], self.kind, acc, element,
+                              _what(self), sub)
 
 
 # -- SumToShape ----------------------------------------------------------------
 
 
-def sum_to_shape_c_code(self, node, name, inputs, outputs, sub):
-    """Sum ``g`` over the dimensions where the output (the target shape) is 1."""
-    g = node.inputs[0]
-    nd = g.type.ndim
-    dtype = g.type.dtype
-    ct = _C_TYPES[dtype]
-    gname, oname = inputs[0], outputs[0]
-    what = _what(self)
-    if nd == 0:
-        return "*%s = *%s;" % (oname, gname)
-    add = lambda a, b: _combine("sum", dtype, a, b)  # noqa: E731
-    return """{
+class SumToShapeC(CLinkerOp):
+    """The C side of SumToShape: sum ``g`` over the dimensions where the target is 1."""
+
+    def has_c_code(self, node):
+        return node.inputs[0].type.ndim <= 32
+
+    def c_code_cache_version(self):
+        return (2,)
+
+    def c_prepare_outputs(self, node, inputs):
+        g = inputs[0]
+        target = self.target_shape(inputs)
+        if g.ndim != len(target) or any(a != b and b != 1 for a, b in zip(g.shape, target)):
+            raise ValueError("SumToShape: gradient of shape %s cannot be reduced to shape %s" % (
+                g.shape, target))
+        return [np.empty(target, node.outputs[0].type.numpy_dtype)]
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        """Sum ``g`` over the dimensions where the output (the target shape) is 1."""
+        g = node.inputs[0]
+        nd = g.type.ndim
+        dtype = g.type.dtype
+        ct = _C_TYPES[dtype]
+        gname, oname = inputs[0], outputs[0]
+        what = _what(self)
+        if nd == 0:
+            return "*%s = *%s;" % (oname, gname)
+        add = lambda a, b: _combine("sum", dtype, a, b)  # noqa: E731
+        return """{
 const int64_t *const nbg_dl[2] = {%(g)s_dims, %(o)s_dims};
 const int64_t *const nbg_sl[2] = {%(g)s_strides, %(o)s_strides};
 const int64_t nbg_items[2] = {sizeof(%(t)s), sizeof(%(t)s)};
@@ -334,27 +317,6 @@ if (nbg_n > 0 && nbg_size(%(nd)d, %(g)s_dims) > 0) {
     } while (nbg_iter_next(&nbg_it));
 }
 }""" % {"g": gname, "o": oname, "t": ct, "nd": nd, "what": what,
-        "add_acc": add("nbg_acc", "nbg_p[nbg_i * nbg_ps]"),
-        "add_out": add("*nbg_q", "nbg_acc"),
-        "add_row": add("nbg_q[nbg_i * nbg_qs]", "nbg_p[nbg_i * nbg_ps]")}
-
-
-def sum_to_shape_prepare_outputs(self, node, inputs):
-    g = inputs[0]
-    target = self.target_shape(inputs)
-    if g.ndim != len(target) or any(a != b and b != 1 for a, b in zip(g.shape, target)):
-        raise ValueError("SumToShape: gradient of shape %s cannot be reduced to shape %s" % (
-            g.shape, target))
-    return [np.empty(target, node.outputs[0].type.numpy_dtype)]
-
-
-def sum_to_shape_has_c_code(self, node):
-    return node.inputs[0].type.ndim <= 32
-
-
-def bind_sum_to_shape(cls):
-    """Install the C hooks on ``cls`` (SumToShape)."""
-    cls.c_code = sum_to_shape_c_code
-    cls.c_prepare_outputs = sum_to_shape_prepare_outputs
-    cls.has_c_code = sum_to_shape_has_c_code
-    cls.c_code_cache_version = _version
+            "add_acc": add("nbg_acc", "nbg_p[nbg_i * nbg_ps]"),
+            "add_out": add("*nbg_q", "nbg_acc"),
+            "add_row": add("nbg_q[nbg_i * nbg_qs]", "nbg_p[nbg_i * nbg_ps]")}

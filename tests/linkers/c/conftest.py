@@ -15,6 +15,7 @@ import pytest
 
 import nbgraph.tensor as nt
 from nbgraph.core.graph import Apply
+from nbgraph.core.c_interface import CLinkerOp
 from nbgraph.core.op import Op
 
 REPO = Path(__file__).resolve().parents[3]
@@ -46,7 +47,7 @@ def python_process(c_cache_dir):
     return run
 
 
-class BusyOp(Op):
+class BusyOp(CLinkerOp, Op):
     """Busy C code: waits ``ms`` milliseconds of wall time, returns its input + 1."""
 
     __props__ = ("ms",)

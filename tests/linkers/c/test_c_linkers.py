@@ -11,7 +11,7 @@ import nbgraph as ng
 import nbgraph.tensor as nt
 from nbgraph.core.graph import Apply
 from nbgraph.core.op import Op
-from nbgraph.core.type import CDataType
+from nbgraph.core.c_interface import CDataType, CLinkerOp
 from nbgraph.linkers.c import CLinkerRefusal, CompileError, background, default_linker
 from nbgraph.linkers.debug import OutputMismatch
 from nbgraph.tensor.elemwise import Elemwise
@@ -176,7 +176,7 @@ static void counter_free(struct counter *c) {
 COUNTER = CDataType("struct counter *", freefunc="counter_free")
 
 
-class MakeCounter(Op):
+class MakeCounter(CLinkerOp, Op):
     """counter = {start, frees}: ``frees`` (an int64 array) counts the releases."""
 
     __props__ = ()
@@ -200,7 +200,7 @@ if (!%(o)s) { nbg_set_error(nbg_err, "out of memory"); %(fail)s }
                                 "fail": sub["fail"]}
 
 
-class ReadCounter(Op):
+class ReadCounter(CLinkerOp, Op):
     """10 * counter->value, as an int64 scalar."""
 
     __props__ = ()

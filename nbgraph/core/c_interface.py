@@ -1,0 +1,305 @@
+"""The C side of Ops and Types, declared: every hook the C linker may call.
+
+An Op that has C code says so in its class line, ``class Elemwise(ElemwiseC,
+Op)``, where ``ElemwiseC`` derives from :class:`CLinkerOp` and overrides the
+hooks below.  Nothing is installed onto a class from outside, and the C
+linker (:mod:`nbgraph.linkers.c`, which documents the calling convention in
+full) calls only the methods declared here: an Op that is not a
+:class:`CLinkerOp` runs in Python.
+
+* :class:`CLinkerOp` — the kernel (``c_code``), what the module needs for it
+  (``c_support_code``, ``c_headers``), its version (``c_code_cache_version``),
+  how the outputs are made before the call (``c_output_rule``, with
+  ``c_prepare_outputs`` for a :data:`OutputRule.CUSTOM` rule) and where the
+  C-VM linker had better run ``perform`` (``c_view_only``, ``c_preferred``);
+* :class:`OutputRule` — the small frozen value an Op returns from
+  ``c_output_rule``: the linker derives the Python preparation, the
+  generated call and the C call path from it;
+* :class:`CLinkerType` — how values of a Type are declared, read and
+  written in C; :class:`CDataType` — an opaque C pointer (cffi is imported
+  here only, and only when such a value is checked).
+
+>>> from nbgraph.core.op import Op
+>>> class Twice(CLinkerOp, Op):
+...     def c_code(self, node, name, inputs, outputs, sub):
+...         return "*%s = 2 * *%s;" % (outputs[0], inputs[0])
+>>> Twice().has_c_code(None), Twice().c_output_rule(None)
+(True, OutputRule('static'))
+"""
+
+from nbgraph.core.type import MethodNotDefined, Type
+
+__all__ = ["CLinkerOp", "CLinkerType", "CDataType", "OutputRule"]
+
+
+class OutputRule:
+    """How a C-run node's output arrays are made before its kernel runs.
+
+    ``kind`` is one of
+
+    ``"broadcast"``
+        every output has the broadcast shape of the inputs (all of one ndim);
+        ``targets[j]`` is the input output ``j`` is written into (in place,
+        it must have that shape) or -1 for a fresh array;
+    ``"drop_axes"``
+        one fresh output: the broadcast shape of the inputs less ``axes``
+        (a reduction);
+    ``"same_as"``
+        one output that is input ``input`` itself (a view that checks);
+    ``"static"``
+        fresh outputs of their Types' static shapes;
+    ``"custom"``
+        the Op's :meth:`CLinkerOp.c_prepare_outputs` makes them.
+
+    Rules compare and hash by value; ``repr`` shows the fields that matter.
+    """
+
+    __slots__ = ("kind", "targets", "axes", "input")
+    KINDS = ("broadcast", "drop_axes", "same_as", "static", "custom")
+
+    def __init__(self, kind, targets=(), axes=(), input=0):
+        if kind not in self.KINDS:
+            raise ValueError("OutputRule kind must be one of %s, got %r" % (self.KINDS, kind))
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "targets", tuple(int(t) for t in targets))
+        object.__setattr__(self, "axes", tuple(int(a) for a in axes))
+        object.__setattr__(self, "input", int(input))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("OutputRule is frozen")
+
+    @classmethod
+    def broadcast(cls, targets=(), nout=1):
+        """Outputs of the inputs' broadcast shape; ``targets`` as in the class doc
+        (default: ``nout`` fresh arrays)."""
+        return cls("broadcast", targets=tuple(targets) or (-1,) * nout)
+
+    @classmethod
+    def drop_axes(cls, axes):
+        """One output: the inputs' broadcast shape without ``axes``."""
+        return cls("drop_axes", axes=tuple(axes))
+
+    @classmethod
+    def same_as(cls, i):
+        """One output that is input ``i``."""
+        return cls("same_as", input=i)
+
+    @property
+    def in_place(self):
+        """True when a broadcast rule writes some output into an input."""
+        return any(t >= 0 for t in self.targets)
+
+    def _key(self):
+        return (self.kind, self.targets, self.axes, self.input)
+
+    def __eq__(self, other):
+        return type(other) is OutputRule and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        extra = {"broadcast": ", targets=%r" % (self.targets,),
+                 "drop_axes": ", axes=%r" % (self.axes,),
+                 "same_as": ", input=%d" % self.input}.get(self.kind, "")
+        return "OutputRule(%r%s)" % (self.kind, extra)
+
+
+OutputRule.STATIC = OutputRule("static")
+OutputRule.CUSTOM = OutputRule("custom")
+
+
+class CLinkerOp:
+    """The C side of an Op: derive from it (before ``Op``) and override :meth:`c_code`.
+
+    ``class MyOp(CLinkerOp, Op)``.  Every method has a documented default, so
+    an Op overrides only what it needs; the C linker calls nothing else.
+    """
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        """C statements computing the outputs of ``node``.
+
+        ``inputs`` / ``outputs`` are the C names of the operands (declared by
+        their Types' :class:`CLinkerType` hooks: a tensor ``x`` is ``T *x``
+        with ``x_dims`` and ``x_strides``); ``name`` is unique in the module;
+        ``sub`` holds ``"fail"`` (the statement aborting the kernel), ``"err"``
+        (the message buffer for ``nbg_errorf``), ``"kernel"`` (a prefix for
+        helper names) and ``"helpers"`` (a list to append whole C functions
+        to, emitted before the kernel).
+        """
+        raise MethodNotDefined("%s has no C implementation" % (self,))
+
+    def has_c_code(self, node):
+        """True when ``node`` can run as C (default: this class defines :meth:`c_code`)."""
+        return type(self).c_code is not CLinkerOp.c_code
+
+    def c_support_code(self, node=None):
+        """C definitions (helper functions, structs) the code needs, once per module."""
+        return ""
+
+    def c_headers(self):
+        """Header files to ``#include`` (``"math.h"``, or ``"<x.h>"`` / ``'"x.h"'``)."""
+        return []
+
+    def c_code_cache_version(self):
+        """Version tuple of the C code (part of the module's cache key); ``()``: unversioned."""
+        return ()
+
+    def c_output_rule(self, node):
+        """The :class:`OutputRule` of ``node``'s outputs.
+
+        Default: :data:`OutputRule.CUSTOM` when the class defines
+        :meth:`c_prepare_outputs`, else :data:`OutputRule.STATIC` (the linker
+        refuses a node whose outputs then have no static shape).
+        """
+        if type(self).c_prepare_outputs is not CLinkerOp.c_prepare_outputs:
+            return OutputRule.CUSTOM
+        return OutputRule.STATIC
+
+    def c_prepare_outputs(self, node, inputs):
+        """For a ``"custom"`` rule: the output values for input values ``inputs``.
+
+        Called in Python before the kernel: return fresh arrays of the right
+        shape and dtype, an input (in place) or a view.  The kernel re-checks
+        every size it relies on.
+        """
+        raise MethodNotDefined("%s does not define c_prepare_outputs" % (self,))
+
+    def c_view_only(self, node):
+        """True when the C code only re-checks what a cheap ``perform`` does (a view):
+        the C-VM linker then runs ``perform``."""
+        return False
+
+    def c_preferred(self, node):
+        """False where ``perform`` is faster than this C (the C-VM linker then runs it)."""
+        return True
+
+
+class CLinkerType:
+    """The C side of a Type: how the C linker declares, reads and writes its values.
+
+    Each hook returns C source.  ``name`` is the C identifier chosen for the
+    value; ``sub`` maps special names to code, at least ``sub["fail"]`` (the
+    statement that reports an error) and, for the hooks that move data in and
+    out, ``sub["slot"]`` (the C expression of the value's slot in the argument
+    block the linker passes) and ``sub["dims"]`` (its sizes and strides).
+    ``nbgraph.linkers.c`` documents that calling convention in full.  Hooks a
+    Type does not implement raise :class:`MethodNotDefined`, and the C linker
+    then runs that value's Ops in Python.
+    """
+
+    #: How the C linker passes values: ``"tensor"`` (data pointer plus sizes and
+    #: strides), ``"cdata"`` (an opaque pointer) or None (not at all).
+    c_arg_kind = None
+
+    def _not_defined(self, hook):
+        raise MethodNotDefined("%s does not define the C hook %s()" % (
+            type(self).__name__, hook))
+
+    def c_declare(self, name, sub, check_input=True):
+        """C declarations of the variables that hold the value named ``name``."""
+        self._not_defined("c_declare")
+
+    def c_init(self, name, sub):
+        """C code giving the declared variables an empty initial state."""
+        self._not_defined("c_init")
+
+    def c_extract(self, name, sub, check_input=True):
+        """C code reading the value from its slot into the declared variables."""
+        self._not_defined("c_extract")
+
+    def c_extract_out(self, name, sub, check_input=True):
+        """Like :meth:`c_extract` for an output slot, which may still be empty."""
+        return self.c_extract(name, sub, check_input)
+
+    def c_cleanup(self, name, sub):
+        """C code releasing what :meth:`c_extract` acquired."""
+        return ""
+
+    def c_sync(self, name, sub):
+        """C code writing the declared variables back into the value's slot."""
+        self._not_defined("c_sync")
+
+    def c_code_cache_version(self):
+        """Version tuple of the C code; ``()`` means never cache across processes."""
+        return ()
+
+    def c_is_simple(self):
+        """True for builtin C types and small structs passed by value."""
+        return False
+
+    def c_literal(self, data):
+        """A C expression for the constant value ``data``."""
+        self._not_defined("c_literal")
+
+
+class CDataType(CLinkerType, Type):
+    """An opaque C pointer passed between Ops' C code.
+
+    ``ctype`` is the C pointer type, star included (``"struct counter *"``);
+    ``freefunc`` names a ``void f(ctype)`` C function that releases the
+    pointer when its Python holder is collected.  At run time the value is a
+    cffi pointer object.
+    """
+
+    __props__ = ("ctype", "freefunc")
+    c_arg_kind = "cdata"
+
+    def __init__(self, ctype, freefunc=None):
+        if not isinstance(ctype, str) or not ctype.strip().endswith("*"):
+            raise TypeError("CDataType needs a C pointer type such as 'struct foo *', got %r"
+                            % (ctype,))
+        if freefunc is not None and not (isinstance(freefunc, str) and freefunc.isidentifier()):
+            raise TypeError("freefunc must be the name of a C function, got %r" % (freefunc,))
+        self.ctype = " ".join(ctype.replace("*", " * ").split())
+        self.freefunc = freefunc
+
+    def filter(self, data, strict=False, allow_downcast=None):
+        ctype_of = _cffi_pointer_ctype(data)
+        if ctype_of is None:
+            raise TypeError("%r expects a cffi pointer, got %s" % (self, type(data).__name__))
+        if ctype_of not in (self.ctype, "void *"):
+            raise TypeError("%r expects a pointer of C type '%s', got '%s'" % (
+                self, self.ctype, ctype_of))
+        return data
+
+    def values_eq(self, a, b):
+        return a == b
+
+    def c_declare(self, name, sub, check_input=True):
+        return "%s %s;\n" % (self.ctype, name)
+
+    def c_init(self, name, sub):
+        return "%s = NULL;\n" % name
+
+    def c_extract(self, name, sub, check_input=True):
+        return "%s = (%s)(%s);\n" % (name, self.ctype, sub["slot"])
+
+    def c_sync(self, name, sub):
+        return "%s = (void *)%s;\n" % (sub["slot"], name)
+
+    def c_code_cache_version(self):
+        return (1,)
+
+    def c_is_simple(self):
+        return True
+
+    def __str__(self):
+        return "CDataType(%s)" % self.ctype
+
+
+def _cffi_pointer_ctype(data):
+    try:
+        import cffi
+    except ImportError:  # pragma: no cover - cffi is a dependency
+        return None
+    ffi = cffi.FFI()
+    if not isinstance(data, ffi.CData):
+        return None  # ffi.typeof would parse a string such as "int *" as a type name
+    try:
+        ctype = ffi.typeof(data)
+    except TypeError:
+        return None
+    if ctype.kind != "pointer":
+        return None
+    return " ".join(ctype.cname.replace("*", " * ").split())
