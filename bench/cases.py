@@ -344,3 +344,7 @@ CASES = [
     Case("Elman RNN loss+grad, scan, T100 B32 H64", rnn_setup, number=5, peer=rnn_pytensor,
          jax=rnn_jax, target={"pytensor": 1.0, "jax": 2.0}),
 ]
+
+from bench import c_layer  # noqa: E402  (the C layer's latency rows, issue 12)
+
+CASES += c_layer.cases()

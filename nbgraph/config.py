@@ -29,6 +29,19 @@ duration of a ``with`` block::
         ...                     # settings in force here
     # previous values restored, even if the block raised
 
+Three more variables tune the C linker; they are read (here, by
+:func:`env_switch` and :func:`env_num_threads`) when the C linker first
+needs them, so a subprocess or a test may set them late:
+
+``NBGRAPH_NUM_THREADS``
+    threads big C loops use, the calling one included (an integer >= 1;
+    default: the CPUs this process may use);
+``NBGRAPH_C_FASTCALL``
+    ``0``/``no``/``false``/``off``: never build or use the C call path;
+``NBGRAPH_C_BACKGROUND``
+    ``0``/``no``/``false``/``off``: ``linker="cvm"`` compiles before
+    returning instead of on a worker thread.
+
 This module imports nothing from the rest of nbgraph, so any module may import it.
 """
 
@@ -39,7 +52,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
-__all__ = ["Config", "config", "LINKERS", "FLOATX_DTYPES"]
+__all__ = ["Config", "config", "LINKERS", "FLOATX_DTYPES", "C_ENV", "env_switch",
+           "env_num_threads"]
 
 #: Values accepted for ``config.linker``.
 LINKERS: tuple[str, ...] = ("auto", "py", "c", "cvm", "debug")
@@ -230,3 +244,39 @@ class Config:
 
 #: The settings nbgraph uses; read once from the environment at import.
 config = Config()
+
+
+#: The C linker's environment variables (see the module docstring).
+C_ENV: tuple[str, ...] = ("NBGRAPH_NUM_THREADS", "NBGRAPH_C_FASTCALL", "NBGRAPH_C_BACKGROUND")
+
+_OFF = ("0", "no", "false", "off")
+
+
+def env_switch(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    """False when the C linker switch ``name`` (one of :data:`C_ENV`) is set off."""
+    if name not in C_ENV:
+        raise ValueError(f"{name!r} is not one of nbgraph's C settings {C_ENV}")
+    environ = os.environ if environ is None else environ
+    return environ.get(name, "1").strip().lower() not in _OFF
+
+
+def env_num_threads(environ: Mapping[str, str] | None = None) -> int | None:
+    """``NBGRAPH_NUM_THREADS`` as an integer >= 1, or None when unset.
+
+    A value that is not such an integer gives one RuntimeWarning and None.
+    """
+    environ = os.environ if environ is None else environ
+    text = environ.get("NBGRAPH_NUM_THREADS", "").strip()
+    if not text:
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n >= 1:
+        return n
+    import warnings
+
+    warnings.warn(f"nbgraph: NBGRAPH_NUM_THREADS={text!r} is not an integer >= 1; using the "
+                  "number of CPUs", RuntimeWarning, stacklevel=3)
+    return None

@@ -29,7 +29,37 @@ full) calls only the methods declared here: an Op that is not a
 
 from nbgraph.core.type import MethodNotDefined, Type
 
-__all__ = ["CLinkerOp", "CLinkerType", "CDataType", "OutputRule"]
+__all__ = ["CLinkerOp", "CLinkerType", "CDataType", "OutputRule", "c_source", "c_template"]
+
+_SOURCES = {}
+
+
+def c_source(package, name):
+    """The text of the C file ``name`` shipped in ``package`` (package data, read once).
+
+    Read through the package's loader (``pkgutil.get_data``), like
+    ``importlib.resources`` does for a package on disk; importing
+    ``importlib.resources`` itself costs tens of milliseconds in a fresh
+    process, which a warm-cache first call cannot afford.
+    """
+    key = (package, name)
+    text = _SOURCES.get(key)
+    if text is None:
+        import pkgutil
+
+        data = pkgutil.get_data(package, name)
+        if data is None:  # pragma: no cover - a loader without get_data
+            raise FileNotFoundError("%s has no resource %s" % (package, name))
+        text = _SOURCES[key] = data.decode("utf-8")
+    return text
+
+
+def c_template(package, name, **keys):
+    """:func:`c_source` with its ``${key}`` placeholders filled (``string.Template``:
+    a missing key raises KeyError, ``$$`` is a literal dollar)."""
+    from string import Template
+
+    return Template(c_source(package, name)).substitute(keys)
 
 
 class OutputRule:

@@ -23,10 +23,11 @@ import threading
 import warnings
 import weakref
 
+from nbgraph.config import env_switch
+
 __all__ = ["ENABLED", "Job", "submit", "wait_all"]
 
-ENABLED = os.environ.get("NBGRAPH_C_BACKGROUND", "1").strip().lower() not in (
-    "0", "no", "false", "off")
+ENABLED = env_switch("NBGRAPH_C_BACKGROUND")
 
 
 class Job:

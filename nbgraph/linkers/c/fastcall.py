@@ -17,19 +17,19 @@ import os
 import sys
 import threading
 
+from nbgraph.config import env_switch
 from nbgraph.linkers.c import compiler as _compiler
 from nbgraph.linkers.c.cache import dump_record
+
 
 __all__ = ["get", "prefetch", "ENABLED", "FastcallUnavailable"]
 
 #: False (or ``NBGRAPH_C_FASTCALL=0``): never use the extension.
-ENABLED = os.environ.get("NBGRAPH_C_FASTCALL", "1").strip().lower() not in (
-    "0", "no", "false", "off")
+ENABLED = env_switch("NBGRAPH_C_FASTCALL")
 
 #: The extension's version this Python side expects (``_fastcall.VERSION``).
 VERSION = 1
 
-_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_fastcall.c")
 _NAME = "nbgraph.linkers.c._fastcall"
 
 _lock = threading.Lock()
@@ -138,8 +138,9 @@ def load_or_build(cache=None):
 
     cache = cache or get_cache()
     info = _compiler.probe(cache)
-    with open(_SOURCE, "rb") as f:
-        source = f.read()
+    from nbgraph.core.c_interface import c_source
+
+    source = c_source(__package__, "csrc/_fastcall.c").encode()
     key = cache_key(source, info)
     cache.ensure_directory()
     so_path, meta_path = _paths(cache, key)

@@ -19,8 +19,8 @@ this code stays in one place:
   and reductions are split across the thread pool of
   :mod:`nbgraph.linkers.c.threads` (reductions bit-identical for any thread
   count);
-* :mod:`~nbgraph.tensor.c_code.dot` and :mod:`~nbgraph.tensor.c_code.dot_mm`
-  — Dot: matrix-vector loops split across threads, a blocked matrix product.
+* :mod:`~nbgraph.tensor.c_code.dot` — Dot: matrix-vector loops split across
+  threads, a blocked matrix product (its fixed C in ``csrc/dot_*.h``).
 
 Nothing here imports cffi or runs a compiler: importing it is cheap.
 """

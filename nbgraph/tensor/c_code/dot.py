@@ -15,7 +15,7 @@ contiguous buffer first (as NumPy copies before calling BLAS).
   ``Y.T·x`` and vector·vector a one-row matrix.
 * matrix·matrix packs 256-deep panels of both operands (converting them)
   and runs a 6-row register-blocked micro-kernel
-  (:mod:`~nbgraph.tensor.c_code.dot_mm`).
+  (``csrc/dot_mm.h``).
 
 Big loops are split across the thread pool (``nbg_parallel``) in *fixed*
 row blocks that depend on the sizes only; the axpy loop's per-block partial
@@ -32,8 +32,7 @@ codes (shape mismatch, out of memory) that become exceptions naming the node.
 
 import numpy as np
 
-from nbgraph.core.c_interface import CLinkerOp
-from nbgraph.tensor.c_code.dot_mm import MM
+from nbgraph.core.c_interface import CLinkerOp, c_template
 from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
 
 __all__ = ["DotC"]
@@ -48,399 +47,21 @@ _COMPUTE = {
     "bool": ("b8", "uint8_t", "b"),
 }
 
-#: Shared by every compute type: blocking sizes and the pool (serial without it).
-_COMMON = r"""#ifndef NBG_DOT_COMMON
-#define NBG_DOT_COMMON
-#include <stdlib.h>
-#include <time.h>
-#if defined(__AVX__)
-#define NBG_DOT_VBYTES 32
-#else
-#define NBG_DOT_VBYTES 16
-#endif
-#define NBG_DOT_MR 6
-#define NBG_DOT_KC 256
-#define NBG_DOT_MC 48
-/* A matrix-vector loop is split in fixed row blocks (a power of two, at most
-   NBG_DOT_MAXB) of at least NBG_DOT_MINWORK elements and NBG_DOT_MINROWS rows. */
-#define NBG_DOT_MAXB 16
-#define NBG_DOT_MINWORK 32768
-#define NBG_DOT_MINROWS 16
-/* A matrix product is split across threads from this many multiply-adds. */
-#define NBG_DOT_MM_PAR 131072
-/* The pool's rule for splitting `work` multiply-adds (the workers' state
-   included), and fn over [0, n) on the pool with the calling thread. */
-#ifdef NBG_RT_VERSION
-#define nbg_dot_threads() nbg_threads()
-#define nbg_dot_worth(work, min_work) nbg_worth_splitting((work), (min_work))
-#define nbg_dot_parallel(fn, ctx, n) nbg_rt->parallel_for((fn), (ctx), (n), 1)
-#else
-#define nbg_dot_threads() 1
-#define nbg_dot_worth(work, min_work) 0
-#define nbg_dot_parallel(fn, ctx, n) (fn)((ctx), 0, (n))
-#endif
-/* Slots: a matrix-vector loop's blocks in one contiguous group per thread.
-   The calling thread prefers group 0 and each pool worker its own group
-   (which thread runs a group never changes a result). */
-static __thread char nbg_dot_me;   /* its address names a thread */
-static __thread int nbg_dot_widx;  /* a worker's preferred group, from 1 */
-static int nbg_dot_nextw;
-typedef struct {
-    const char *caller;
-    int n, taken[NBG_DOT_MAXB];
-    int64_t own;  /* nanoseconds the caller spent in its groups */
-} nbg_dot_slots;
-/* After a split loop whose caller waited for a late worker more than its
-   own work took plus 50 us (longer than waking a sleeping worker: on a busy
-   machine a worker was descheduled), the next loops run on the calling
-   thread, 4 then up to 256 in a row while it repeats. */
-static int nbg_dot_skip, nbg_dot_penalty;
-static int64_t nbg_dot_now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-static int nbg_dot_backing_off(void) {
-    const int s = __atomic_load_n(&nbg_dot_skip, __ATOMIC_RELAXED);
-    if (s <= 0) return 0;
-    __atomic_store_n(&nbg_dot_skip, s - 1, __ATOMIC_RELAXED);
-    return 1;
-}
-static void nbg_dot_judge(int64_t total, int64_t own) {
-    int p = 0;
-    if (total - own > own + 50000) {
-        p = __atomic_load_n(&nbg_dot_penalty, __ATOMIC_RELAXED);
-        p = p ? (p < 256 ? 2 * p : 256) : 4;
-        __atomic_store_n(&nbg_dot_skip, p, __ATOMIC_RELAXED);
-    }
-    __atomic_store_n(&nbg_dot_penalty, p, __ATOMIC_RELAXED);
-}
-static int nbg_dot_claim(nbg_dot_slots *s) {
-    int pref = 0, k;
-    if (&nbg_dot_me != s->caller) {
-        if (!nbg_dot_widx)
-            nbg_dot_widx = 1 + __atomic_fetch_add(&nbg_dot_nextw, 1, __ATOMIC_RELAXED) % 1024;
-        pref = nbg_dot_widx % s->n;
-    }
-    for (k = 0; k < s->n; k++) {
-        const int j = (pref + k) % s->n;
-        if (!__atomic_exchange_n(&s->taken[j], 1, __ATOMIC_ACQ_REL)) return j;
-    }
-    return 0;
-}
-/* Rows per block (a multiple of 4) of a loop over `rows` rows of `len` elements. */
-static int64_t nbg_dot_block_rows(int64_t rows, int64_t len) {
-    int64_t nb = 1;
-    while (nb < NBG_DOT_MAXB && rows >= 2 * nb * NBG_DOT_MINROWS
-           && rows * len >= 2 * nb * NBG_DOT_MINWORK)
-        nb *= 2;
-    return ((rows + nb - 1) / nb + 3) / 4 * 4;
-}
-/* Element stride of a dimension (0 when it has at most one element); -1 when
-   the byte stride is not a multiple of the item size. */
-static int64_t nbg_dot_estride(int64_t dim, int64_t bytes, int64_t item) {
-    if (dim <= 1) return 0;
-    return bytes % item ? -1 : bytes / item;
-}
-static int nbg_dot_nomem(char *err) {
-    nbg_errorf(err, "dot: out of memory");
-    return NBG_MEMORY_ERROR;
-}
-#endif
-"""
-
-#: The vector type and arithmetic of one compute type: @S@ suffix, @CT@ C
-#: type, @WT@ scalar multiply type.  Macros: MAC acc + a * b and VADD a + b on
-#: vectors, SMAC and ADD on scalars, BCAST a vector of the scalar at p.
-_CORE = r"""#ifndef NBG_DOT_@S@
-#define NBG_DOT_@S@
-typedef @CT@ nbg_@S@_v __attribute__((vector_size(NBG_DOT_VBYTES)));
-#define NBG_@S@_VL ((int64_t)(NBG_DOT_VBYTES / sizeof(@CT@)))
-#define NBG_@S@_NR (2 * NBG_@S@_VL)
-#define NBG_@S@_NC ((int64_t)(4096 / sizeof(@CT@)))
-typedef void (*nbg_@S@_pack)(@CT@ *, const char *, int64_t, int64_t, int64_t, int64_t, int64_t,
-                             int64_t);
-static inline nbg_@S@_v nbg_@S@_ld(const @CT@ *p) { nbg_@S@_v v; memcpy(&v, p, sizeof v); return v; }
-static inline void nbg_@S@_st(@CT@ *p, nbg_@S@_v v) { memcpy(p, &v, sizeof v); }
-static inline nbg_@S@_v nbg_@S@_splat(@CT@ s) {
-    nbg_@S@_v v;
-    int l;
-    for (l = 0; l < NBG_@S@_VL; l++) v[l] = s;
-    return v;
-}
-@MACROS@
-#endif
-"""
-
-#: Matrix-vector loops of one compute type.
-_MV = r"""#ifndef NBG_DOTMV_@S@
-#define NBG_DOTMV_@S@
-/* A row's dot product from its two accumulators (lanes in order), then the tail. */
-static inline @CT@ nbg_@S@_fin(nbg_@S@_v s0, nbg_@S@_v s1, const @CT@ *a, const @CT@ *v,
-                               int64_t k, int64_t K) {
-    const nbg_@S@_v s = NBG_@S@_VADD(s0, s1);
-    @CT@ r = s[0];
-    int l;
-    for (l = 1; l < NBG_@S@_VL; l++) r = NBG_@S@_ADD(r, s[l]);
-    for (; k < K; k++) r = NBG_@S@_SMAC(r, a[k], v[k]);
-    return r;
-}
-/* out[i * os] = A[i, :K] . v for rows i in [r0, r1); each row is computed the
-   same way whether it is one of four or alone. */
-static NBG_NOINLINE void nbg_@S@_rows(const @CT@ *A, int64_t lda, const @CT@ *v, int64_t K,
-                                      @CT@ *out, int64_t os, int64_t r0, int64_t r1) {
-    const int64_t VL = NBG_@S@_VL;
-    const nbg_@S@_v z = {0};
-    int64_t i = r0, k;
-    for (; i + 4 <= r1; i += 4) {
-        const @CT@ *a0 = A + i * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
-        nbg_@S@_v p0 = z, q0 = z, p1 = z, q1 = z, p2 = z, q2 = z, p3 = z, q3 = z;
-        for (k = 0; k + 2 * VL <= K; k += 2 * VL) {
-            const nbg_@S@_v w0 = nbg_@S@_ld(v + k), w1 = nbg_@S@_ld(v + k + VL);
-            p0 = NBG_@S@_MAC(p0, nbg_@S@_ld(a0 + k), w0); q0 = NBG_@S@_MAC(q0, nbg_@S@_ld(a0 + k + VL), w1);
-            p1 = NBG_@S@_MAC(p1, nbg_@S@_ld(a1 + k), w0); q1 = NBG_@S@_MAC(q1, nbg_@S@_ld(a1 + k + VL), w1);
-            p2 = NBG_@S@_MAC(p2, nbg_@S@_ld(a2 + k), w0); q2 = NBG_@S@_MAC(q2, nbg_@S@_ld(a2 + k + VL), w1);
-            p3 = NBG_@S@_MAC(p3, nbg_@S@_ld(a3 + k), w0); q3 = NBG_@S@_MAC(q3, nbg_@S@_ld(a3 + k + VL), w1);
-        }
-        if (k + VL <= K) {
-            const nbg_@S@_v w0 = nbg_@S@_ld(v + k);
-            p0 = NBG_@S@_MAC(p0, nbg_@S@_ld(a0 + k), w0);
-            p1 = NBG_@S@_MAC(p1, nbg_@S@_ld(a1 + k), w0);
-            p2 = NBG_@S@_MAC(p2, nbg_@S@_ld(a2 + k), w0);
-            p3 = NBG_@S@_MAC(p3, nbg_@S@_ld(a3 + k), w0);
-            k += VL;
-        }
-        out[i * os] = nbg_@S@_fin(p0, q0, a0, v, k, K);
-        out[(i + 1) * os] = nbg_@S@_fin(p1, q1, a1, v, k, K);
-        out[(i + 2) * os] = nbg_@S@_fin(p2, q2, a2, v, k, K);
-        out[(i + 3) * os] = nbg_@S@_fin(p3, q3, a3, v, k, K);
-    }
-    for (; i < r1; i++) {
-        const @CT@ *a0 = A + i * lda;
-        nbg_@S@_v p0 = z, q0 = z;
-        for (k = 0; k + 2 * VL <= K; k += 2 * VL) {
-            p0 = NBG_@S@_MAC(p0, nbg_@S@_ld(a0 + k), nbg_@S@_ld(v + k));
-            q0 = NBG_@S@_MAC(q0, nbg_@S@_ld(a0 + k + VL), nbg_@S@_ld(v + k + VL));
-        }
-        if (k + VL <= K) {
-            p0 = NBG_@S@_MAC(p0, nbg_@S@_ld(a0 + k), nbg_@S@_ld(v + k));
-            k += VL;
-        }
-        out[i * os] = nbg_@S@_fin(p0, q0, a0, v, k, K);
-    }
-}
-/* acc[j] = sum over rows i in [r0, r1), in order, of v[i] * A[i, j], j < N. */
-static NBG_NOINLINE void nbg_@S@_axpy(const @CT@ *A, int64_t lda, const @CT@ *v, int64_t N,
-                                      @CT@ *restrict acc, int64_t r0, int64_t r1) {
-    const int64_t VL = NBG_@S@_VL;
-    int64_t i = r0, j;
-    for (j = 0; j < N; j++) acc[j] = 0;
-    for (; i + 4 <= r1; i += 4) {
-        const @CT@ *a0 = A + i * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
-        const @CT@ c0 = v[i], c1 = v[i + 1], c2 = v[i + 2], c3 = v[i + 3];
-        const nbg_@S@_v d0 = nbg_@S@_splat(c0), d1 = nbg_@S@_splat(c1);
-        const nbg_@S@_v d2 = nbg_@S@_splat(c2), d3 = nbg_@S@_splat(c3);
-        for (j = 0; j + VL <= N; j += VL) {
-            nbg_@S@_v x = nbg_@S@_ld(acc + j);
-            x = NBG_@S@_MAC(x, d0, nbg_@S@_ld(a0 + j));
-            x = NBG_@S@_MAC(x, d1, nbg_@S@_ld(a1 + j));
-            x = NBG_@S@_MAC(x, d2, nbg_@S@_ld(a2 + j));
-            x = NBG_@S@_MAC(x, d3, nbg_@S@_ld(a3 + j));
-            nbg_@S@_st(acc + j, x);
-        }
-        for (; j < N; j++) {
-            @CT@ x = acc[j];
-            x = NBG_@S@_SMAC(x, c0, a0[j]);
-            x = NBG_@S@_SMAC(x, c1, a1[j]);
-            x = NBG_@S@_SMAC(x, c2, a2[j]);
-            x = NBG_@S@_SMAC(x, c3, a3[j]);
-            acc[j] = x;
-        }
-    }
-    for (; i < r1; i++) {
-        const @CT@ *a0 = A + i * lda;
-        const @CT@ c0 = v[i];
-        const nbg_@S@_v d0 = nbg_@S@_splat(c0);
-        for (j = 0; j + VL <= N; j += VL)
-            nbg_@S@_st(acc + j, NBG_@S@_MAC(nbg_@S@_ld(acc + j), d0, nbg_@S@_ld(a0 + j)));
-        for (; j < N; j++) acc[j] = NBG_@S@_SMAC(acc[j], c0, a0[j]);
-    }
-}
-typedef struct {
-    const @CT@ *a, *v;
-    int64_t lda, len, rows, rb, nb;
-    @CT@ *out, *part;
-    int64_t os, ldp;
-    int axpy;
-    nbg_dot_slots slots;
-} nbg_@S@_mvc;
-/* Blocks [b, e) of the rows or the axpy loop. */
-static void nbg_@S@_blocks(const nbg_@S@_mvc *c, int64_t b, int64_t e) {
-    const int64_t r1 = e * c->rb < c->rows ? e * c->rb : c->rows;
-    if (!c->axpy) {
-        nbg_@S@_rows(c->a, c->lda, c->v, c->len, c->out, c->os, b * c->rb, r1);
-        return;
-    }
-    for (; b < e; b++) {
-        const int64_t q = (b + 1) * c->rb < c->rows ? (b + 1) * c->rb : c->rows;
-        nbg_@S@_axpy(c->a, c->lda, c->v, c->len, c->part + b * c->ldp, b * c->rb, q);
-    }
-}
-/* Groups [b, e) of blocks (see nbg_dot_claim). */
-static void nbg_@S@_mv_task(void *vc, int64_t b, int64_t e) {
-    nbg_@S@_mvc *c = (nbg_@S@_mvc *)vc;
-    const int64_t g = (c->nb + c->slots.n - 1) / c->slots.n;
-    const int me = &nbg_dot_me == c->slots.caller;
-    const int64_t t0 = me ? nbg_dot_now() : 0;
-    for (; b < e; b++) {
-        const int64_t s = nbg_dot_claim(&c->slots);
-        nbg_@S@_blocks(c, s * g, (s + 1) * g < c->nb ? (s + 1) * g : c->nb);
-    }
-    if (me) c->slots.own += nbg_dot_now() - t0;
-}
-static void nbg_@S@_mv_run(nbg_@S@_mvc *c) {
-    const int64_t T = nbg_dot_threads();
-    int64_t t0;
-    int k;
-    c->slots.n = (int)(T < c->nb ? T : c->nb);
-    if (c->slots.n <= 1 || !nbg_dot_worth(c->rows * c->len, 2 * NBG_DOT_MINWORK)
-        || nbg_dot_backing_off()) {
-        nbg_@S@_blocks(c, 0, c->nb);
-        return;
-    }
-    c->slots.caller = &nbg_dot_me;
-    c->slots.own = 0;
-    for (k = 0; k < c->slots.n; k++) c->slots.taken[k] = 0;
-    t0 = nbg_dot_now();
-    nbg_dot_parallel(nbg_@S@_mv_task, c, c->slots.n);
-    nbg_dot_judge(nbg_dot_now() - t0, c->slots.own);
-}
-/* out (M elements, byte stride os) = A (M x K, byte strides s0, s1) . V (K,
-   byte stride vs).  pa / pv convert an operand into the compute type; na / nv:
-   the operand already holds it.  0, or an error code with err filled. */
-static NBG_NOINLINE int nbg_@S@_mv(const char *A, int64_t M, int64_t K, int64_t s0, int64_t s1,
-                                   nbg_@S@_pack pa, int na, const char *V, int64_t vs,
-                                   nbg_@S@_pack pv, int nv, @CT@ *out, int64_t os, char *err) {
-    const int64_t item = sizeof(@CT@);
-    const int64_t eo = nbg_dot_estride(M, os, item);
-    const int64_t e0 = nbg_dot_estride(M, s0, item), e1 = nbg_dot_estride(K, s1, item);
-    @CT@ *vbuf = NULL, *abuf = NULL, *part = NULL;
-    nbg_@S@_mvc c;
-    int64_t i, j, b, nb;
-    if (eo < 0) {
-        nbg_errorf(err, "dot: the output's strides are not multiples of its item size");
-        return NBG_VALUE_ERROR;
-    }
-    if (M == 0) return 0;
-    if (K == 0) {
-        for (i = 0; i < M; i++) out[i * eo] = 0;
-        return 0;
-    }
-    c.v = (const @CT@ *)V;
-    if (!nv || (K > 1 && vs != item)) {
-        vbuf = (@CT@ *)malloc(K * item);
-        if (!vbuf) return nbg_dot_nomem(err);
-        pv(vbuf, V, 1, K, 0, vs, 0, 1);
-        c.v = vbuf;
-    }
-    c.out = out;
-    c.os = eo;
-    if (na && e0 >= 0 && (K == 1 || e1 == 1)) {
-        c.a = (const @CT@ *)A; c.lda = e0;
-    } else if (na && e1 >= 0 && e0 == 1) {
-        /* out = sum over k of V[k] * (row k of A.T): the axpy loop over A.T */
-        c.a = (const @CT@ *)A; c.lda = e1; c.len = M; c.rows = K;
-        c.rb = nbg_dot_block_rows(K, M);
-        c.nb = nb = (K + c.rb - 1) / c.rb;
-        c.axpy = 1;
-        if (nb == 1 && eo == 1) {  /* straight into the output */
-            nbg_@S@_axpy(c.a, c.lda, c.v, M, out, 0, K);
-        } else {
-            /* partial vectors on cache lines of their own (threads write them) */
-            c.ldp = (M * item + 63) / 64 * 64 / item;
-            part = (@CT@ *)malloc(nb * c.ldp * item + 64);
-            if (!part) { free(vbuf); return nbg_dot_nomem(err); }
-            c.part = (@CT@ *)((char *)part + (64 - (uintptr_t)part % 64) % 64);
-            nbg_@S@_mv_run(&c);
-            for (j = 0; j < M; j++) {
-                @CT@ s = c.part[j];
-                for (b = 1; b < nb; b++) s = NBG_@S@_ADD(s, c.part[b * c.ldp + j]);
-                out[j * eo] = s;
-            }
-            free(part);
-        }
-        free(vbuf);
-        return 0;
-    } else {
-        abuf = (@CT@ *)malloc(M * K * item);
-        if (!abuf) { free(vbuf); return nbg_dot_nomem(err); }
-        pa(abuf, A, M, K, s0, s1, K, 1);
-        c.a = abuf; c.lda = K;
-    }
-    c.len = K; c.rows = M;
-    c.rb = nbg_dot_block_rows(M, K);
-    c.nb = (M + c.rb - 1) / c.rb;
-    c.axpy = 0;
-    nbg_@S@_mv_run(&c);
-    free(abuf);
-    free(vbuf);
-    return 0;
-}
-#endif
-"""
-
-_FLOAT_MACROS = r"""#if defined(__AVX__) && !defined(__clang__)
-#define NBG_@S@_BCAST(p) @BCAST@(p)
-#else
-#define NBG_@S@_BCAST(p) nbg_@S@_splat(*(p))
-#endif
-#if defined(__FMA__) && !defined(__clang__)
-#define NBG_@S@_MAC(acc, a, b) @VFMA@((a), (b), (acc))
-#define NBG_@S@_SMAC(acc, a, b) @SFMA@((a), (b), (acc))
-#else
-#define NBG_@S@_MAC(acc, a, b) ((acc) + (a) * (b))
-#define NBG_@S@_SMAC(acc, a, b) ((acc) + (a) * (b))
-#endif
-#define NBG_@S@_ADD(a, b) ((a) + (b))
-#define NBG_@S@_VADD(a, b) ((a) + (b))"""
-
-_INT_MACROS = r"""#define NBG_@S@_BCAST(p) nbg_@S@_splat(*(p))
-#define NBG_@S@_MAC(acc, a, b) ((acc) + (a) * (b))
-#define NBG_@S@_SMAC(acc, a, b) ((@CT@)((acc) + (@WT@)(a) * (@WT@)(b)))
-#define NBG_@S@_ADD(a, b) ((@CT@)((a) + (b)))
-#define NBG_@S@_VADD(a, b) ((a) + (b))"""
-
-_BOOL_MACROS = r"""#define NBG_@S@_BCAST(p) nbg_@S@_splat(*(p))
-#define NBG_@S@_MAC(acc, a, b) ((acc) | ((a) & (b)))
-#define NBG_@S@_SMAC(acc, a, b) ((@CT@)((acc) | ((a) & (b))))
-#define NBG_@S@_ADD(a, b) ((@CT@)((a) | (b)))
-#define NBG_@S@_VADD(a, b) ((a) | (b))"""
-
-#: Convert a strided block of an input of dtype @IN@ into the compute type.
-_PACK = r"""#ifndef NBG_DOTPK_@IN@_@S@
-#define NBG_DOTPK_@IN@_@S@
-/* dst[r * drs + c * dcs] = src[r * rs + c * cs] (byte strides) for r < rows, c < cols. */
-static NBG_NOINLINE void nbg_dpk_@IN@_@S@(@CT@ *dst, const char *src, int64_t rows,
-                                          int64_t cols, int64_t rs, int64_t cs, int64_t drs,
-                                          int64_t dcs) {
-    int64_t r, c;
-    for (r = 0; r < rows; r++) {
-        const char *p = src + r * rs;
-        @CT@ *q = dst + r * drs;
-        if (dcs == 1)
-            for (c = 0; c < cols; c++) q[c] = @CONV@;
-        else
-            for (c = 0; c < cols; c++) q[c * dcs] = @CONV@;
-    }
-}
-#endif
-"""
+#: The C text lives in ``csrc/`` (``string.Template``, ``${S}`` the compute
+#: type's suffix, ``${CT}`` its C type, ``${WT}`` the scalar multiply type):
+#: ``dot_common.h`` (blocking sizes and the pool, shared by every type),
+#: ``dot_core.h`` (the vector type and arithmetic of one compute type; its
+#: ``${MACROS}``: MAC acc + a * b and VADD a + b on vectors, SMAC and ADD on
+#: scalars, BCAST a vector of the scalar at p, from ``dot_macros_*.h``),
+#: ``dot_mv.h`` (the matrix-vector loops), ``dot_mm.h`` (the matrix product:
+#: panels of B 256 deep are packed once per panel and blocks of 48 rows of A
+#: by each task, a 6 x (two vectors) register tile) and ``dot_pack.h``
+#: (converting a strided block of an input of dtype ``${IN}``).
+_PKG = __package__
 
 
-def _fill(text, **subs):
-    for key, value in subs.items():
-        text = text.replace("@%s@" % key, value)
-    return text
+def _c(name, **keys):
+    return c_template(_PKG, "csrc/" + name, **keys)
 
 
 def _compute(node):
@@ -448,28 +69,27 @@ def _compute(node):
 
 
 def _core(suffix, ctype, kind, matrix):
+    wide = "uint64_t" if ctype == "uint64_t" else "uint32_t"
+    keys = {"S": suffix, "CT": ctype, "WT": wide}
     if kind == "f":
         bits = "64" if ctype == "double" else "32"
-        macros = _fill(_FLOAT_MACROS,
-                       VFMA="__builtin_ia32_vfmaddpd256" if bits == "64"
-                       else "__builtin_ia32_vfmaddps256",
-                       SFMA="__builtin_fma" if bits == "64" else "__builtin_fmaf",
-                       BCAST="__builtin_ia32_vbroadcastsd256" if bits == "64"
-                       else "__builtin_ia32_vbroadcastss256")
-    elif kind == "i":
-        macros = _INT_MACROS
+        macros = _c("dot_macros_float.h",
+                    VFMA="__builtin_ia32_vfmaddpd256" if bits == "64"
+                    else "__builtin_ia32_vfmaddps256",
+                    SFMA="__builtin_fma" if bits == "64" else "__builtin_fmaf",
+                    BCAST="__builtin_ia32_vbroadcastsd256" if bits == "64"
+                    else "__builtin_ia32_vbroadcastss256", **keys)
     else:
-        macros = _BOOL_MACROS
-    wide = "uint64_t" if ctype == "uint64_t" else "uint32_t"
-    loops = MM if matrix else _MV
-    return _fill(_CORE + loops, MACROS=macros, S=suffix, CT=ctype, WT=wide)
+        macros = _c("dot_macros_int.h" if kind == "i" else "dot_macros_bool.h", **keys)
+    return _c("dot_core.h", MACROS=macros.rstrip("\n"), **keys) + \
+        _c("dot_mm.h" if matrix else "dot_mv.h", **keys)
 
 
 def _pack(in_dtype, suffix, ctype):
     value = "*(const %s *)(p + c * cs)" % _C_TYPES[in_dtype]
     conv = "(%s)(%s != 0)" % (ctype, value) if in_dtype == "bool" else \
         "(%s)%s" % (ctype, value)
-    return _fill(_PACK, IN=in_dtype, S=suffix, CT=ctype, CONV=conv)
+    return _c("dot_pack.h", IN=in_dtype, S=suffix, CT=ctype, CONV=conv)
 
 
 def _native(in_dtype, out_dtype):
@@ -518,10 +138,10 @@ class DotC(CLinkerOp):
 
     def c_support_code(self, node=None):
         if node is None:
-            return _COMMON
+            return _c("dot_common.h")
         suffix, ctype, kind = _compute(node)
         matrix = all(v.type.ndim == 2 for v in node.inputs)
-        parts = [_COMMON, _core(suffix, ctype, kind, matrix)]
+        parts = [_c("dot_common.h"), _core(suffix, ctype, kind, matrix)]
         for dtype in dict.fromkeys(v.type.dtype for v in node.inputs):
             parts.append(_pack(dtype, suffix, ctype))
         return "\n".join(parts)

@@ -1,0 +1,232 @@
+/* nbgraph thread-pool runtime (version ${version}).  Filled in by nbgraph.linkers.c.threads (string.Template). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#define NBG_PAUSE() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define NBG_PAUSE() __asm__ __volatile__("yield")
+#else
+#define NBG_PAUSE() ((void)0)
+#endif
+#define NBG_EXPORT __attribute__((visibility("default")))
+#define NBG_MAXTHREADS 256
+#define NBG_CHUNKS_PER_THREAD 8
+
+typedef void (*nbg_task)(void *ctx, int64_t begin, int64_t end);
+typedef struct {
+    int version;
+    int (*nthreads)(void);
+    int64_t (*parallel_for)(nbg_task fn, void *ctx, int64_t n, int64_t grain);
+    int (*worth)(int64_t n, int64_t min_n);
+} nbg_runtime;
+
+/* One job at a time.  A caller claims the pool with `busy`, then writes the
+   job under `mu` once no worker is inside a job (`active` == 0) and bumps
+   `gen`.  A worker joins under `mu` (so it copies one consistent job),
+   claims chunks with `next` and counts them in `done`; the caller returns
+   only when every chunk is done and every worker has left the job. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    atomic_int busy, active, sleepers;
+    atomic_uint_fast64_t gen;
+    atomic_int_fast64_t last_ask;
+    atomic_int_fast64_t next, done;
+    nbg_task fn;
+    void *ctx;
+    int64_t n, chunk, nchunks;
+    int stop;
+    int wanted;    /* threads, the caller included */
+    int running;   /* workers started in this process */
+    long spin_ns;
+    pthread_t tids[NBG_MAXTHREADS];
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void run_chunks(nbg_task fn, void *ctx, int64_t n, int64_t chunk, int64_t nchunks) {
+    for (;;) {
+        int64_t c = atomic_fetch_add_explicit(&pool.next, 1, memory_order_acq_rel);
+        if (c >= nchunks) return;
+        int64_t b = c * chunk, e = b + chunk < n ? b + chunk : n;
+        fn(ctx, b, e);
+        atomic_fetch_add_explicit(&pool.done, 1, memory_order_release);
+    }
+}
+
+static void *worker(void *arg) {
+    uint64_t seen = (uint64_t)(uintptr_t)arg;
+    for (;;) {
+        if (atomic_load_explicit(&pool.gen, memory_order_acquire) == seen) {
+            int64_t until = now_ns() + pool.spin_ns;
+            int k = 0;
+            while (atomic_load_explicit(&pool.gen, memory_order_acquire) == seen) {
+                NBG_PAUSE();
+                if ((++k & 63) == 0 && now_ns() > until) break;
+            }
+        }
+        pthread_mutex_lock(&pool.mu);
+        if (atomic_load(&pool.gen) == seen && !pool.stop) {
+            atomic_fetch_add(&pool.sleepers, 1);
+            while (atomic_load(&pool.gen) == seen && !pool.stop)
+                pthread_cond_wait(&pool.cv, &pool.mu);
+            atomic_fetch_sub(&pool.sleepers, 1);
+        }
+        if (pool.stop) {
+            pthread_mutex_unlock(&pool.mu);
+            return NULL;
+        }
+        seen = atomic_load(&pool.gen);
+        atomic_fetch_add(&pool.active, 1);
+        nbg_task fn = pool.fn;
+        void *ctx = pool.ctx;
+        int64_t n = pool.n, chunk = pool.chunk, nchunks = pool.nchunks;
+        pthread_mutex_unlock(&pool.mu);
+        run_chunks(fn, ctx, n, chunk, nchunks);
+        atomic_fetch_sub_explicit(&pool.active, 1, memory_order_release);
+    }
+}
+
+/* The child of fork() has only the forking thread: forget the workers. */
+static void after_fork_child(void) {
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.cv, NULL);
+    atomic_store(&pool.busy, 0);
+    atomic_store(&pool.active, 0);
+    atomic_store(&pool.sleepers, 0);
+    pool.stop = 0;
+    pool.running = 0;
+}
+
+static void register_atfork(void) { pthread_atfork(NULL, NULL, after_fork_child); }
+
+/* Called with `busy` held. */
+static void stop_workers(void) {
+    int k;
+    pthread_mutex_lock(&pool.mu);
+    pool.stop = 1;
+    pthread_cond_broadcast(&pool.cv);
+    pthread_mutex_unlock(&pool.mu);
+    for (k = 0; k < pool.running; k++) pthread_join(pool.tids[k], NULL);
+    pool.running = 0;
+    pool.stop = 0;
+}
+
+/* Called with `busy` held.  Workers block every signal (Python handles them
+   on its main thread). */
+static void start_workers(void) {
+    sigset_t all, old;
+    pthread_attr_t attr;
+    int k, want = pool.wanted - 1;
+    pthread_once(&atfork_once, register_atfork);
+    if (pool.running) stop_workers();
+    if (want <= 0) return;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 8 << 20);
+    for (k = 0; k < want; k++) {
+        uint64_t g = atomic_load(&pool.gen);
+        if (pthread_create(&pool.tids[k], &attr, worker, (void *)(uintptr_t)g) != 0) break;
+        pool.running = k + 1;
+    }
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static int rt_nthreads(void) { return pool.wanted > 1 ? pool.wanted : 1; }
+
+/* fn(ctx, begin, end) over [0, n) in chunks (multiples of grain but the
+   last); returns the number of chunks (1: it ran on this thread alone). */
+static int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain) {
+    int64_t chunk, nchunks, parts;
+    int expected = 0, k = 0;
+    if (n <= 0) return 0;
+    if (grain < 1) grain = 1;
+    if (pool.wanted <= 1 || n <= grain ||
+        !atomic_compare_exchange_strong(&pool.busy, &expected, 1)) {
+        fn(ctx, 0, n);
+        return 1;
+    }
+    if (pool.running != pool.wanted - 1) start_workers();
+    if (pool.running == 0) {
+        atomic_store(&pool.busy, 0);
+        fn(ctx, 0, n);
+        return 1;
+    }
+    parts = (int64_t)(pool.running + 1) * NBG_CHUNKS_PER_THREAD;
+    chunk = (n + parts - 1) / parts;
+    chunk = (chunk + grain - 1) / grain * grain;
+    nchunks = (n + chunk - 1) / chunk;
+    pthread_mutex_lock(&pool.mu);
+    while (atomic_load(&pool.active) != 0) {  /* a late worker leaving the last job */
+        pthread_mutex_unlock(&pool.mu);
+        NBG_PAUSE();
+        pthread_mutex_lock(&pool.mu);
+    }
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.n = n;
+    pool.chunk = chunk;
+    pool.nchunks = nchunks;
+    atomic_store(&pool.done, 0);
+    atomic_store(&pool.next, 0);
+    atomic_fetch_add(&pool.gen, 1);
+    if (atomic_load(&pool.sleepers)) pthread_cond_broadcast(&pool.cv);
+    pthread_mutex_unlock(&pool.mu);
+    run_chunks(fn, ctx, n, chunk, nchunks);
+    while (atomic_load_explicit(&pool.done, memory_order_acquire) < nchunks) {
+        NBG_PAUSE();
+        if (++k > 2000) sched_yield();
+    }
+    while (atomic_load_explicit(&pool.active, memory_order_acquire) != 0) NBG_PAUSE();
+    atomic_store(&pool.busy, 0);
+    return nchunks;
+}
+
+/* Whether a job of n elements, worth splitting from min_n when the workers
+   are awake, should be split.  Waking a sleeping worker costs the caller
+   ~15 us on a VM: then only from 4 min_n, or when such jobs keep coming (the
+   last one asked less than 1 ms ago: the pool then stays awake). */
+static int rt_worth(int64_t n, int64_t min_n) {
+    int64_t t, last;
+    if (pool.wanted <= 1 || n < min_n) return 0;
+    if (n >= 4 * min_n) return 1;
+    if (pool.running && atomic_load_explicit(&pool.sleepers, memory_order_relaxed) < pool.running)
+        return 1;
+    t = now_ns();
+    last = atomic_exchange_explicit(&pool.last_ask, t, memory_order_relaxed);
+    return t - last < 1000000;
+}
+
+static const nbg_runtime runtime = {${version}, rt_nthreads, rt_parallel_for, rt_worth};
+
+NBG_EXPORT int nbg_rt_version(void) { return ${version}; }
+NBG_EXPORT const void *nbg_rt_get(void) { return &runtime; }
+NBG_EXPORT int nbg_rt_nthreads(void) { return rt_nthreads(); }
+NBG_EXPORT int nbg_rt_running(void) { return pool.running; }
+
+/* Set the number of threads (the caller included); workers are (re)started
+   by the next parallel loop.  0, or -1 while a loop runs. */
+NBG_EXPORT int nbg_rt_configure(int nthreads, long spin_ns) {
+    int expected = 0;
+    if (nthreads < 1) nthreads = 1;
+    if (nthreads > NBG_MAXTHREADS) nthreads = NBG_MAXTHREADS;
+    if (!atomic_compare_exchange_strong(&pool.busy, &expected, 1)) return -1;
+    pool.wanted = nthreads;
+    pool.spin_ns = spin_ns;
+    if (pool.running && pool.running != nthreads - 1) stop_workers();
+    atomic_store(&pool.busy, 0);
+    return 0;
+}

@@ -1,0 +1,5 @@
+#define NBG_${S}_BCAST(p) nbg_${S}_splat(*(p))
+#define NBG_${S}_MAC(acc, a, b) ((acc) + (a) * (b))
+#define NBG_${S}_SMAC(acc, a, b) ((${CT})((acc) + (${WT})(a) * (${WT})(b)))
+#define NBG_${S}_ADD(a, b) ((${CT})((a) + (b)))
+#define NBG_${S}_VADD(a, b) ((a) + (b))

@@ -1,0 +1,79 @@
+"""The fixed C shipped as files (csrc/): every file is package data, every
+placeholder is filled (``string.Template``: a missing key fails), and each
+header compiles on its own (after the declarations it documents it needs)."""
+
+import os
+import string
+import subprocess
+
+import pytest
+
+from nbgraph.core.c_interface import c_source, c_template
+from nbgraph.linkers.c import codegen
+from nbgraph.linkers.c.cache import get_cache
+from nbgraph.linkers.c.compiler import ABI_VERSION, probe
+from nbgraph.linkers.c.threads import RUNTIME_VERSION, runtime_source
+
+LINKER = "nbgraph.linkers.c"
+TENSOR = "nbgraph.tensor.c_code"
+
+
+def _compile(tmp_path, text, name, extra=()):
+    info = probe(get_cache())
+    src = tmp_path / (name + ".c")
+    src.write_text(text)
+    proc = subprocess.run(info.argv + info.flags + list(extra) + ["-fsyntax-only", str(src)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def _head():
+    return c_template(LINKER, "csrc/module_head.h", abi=ABI_VERSION, errlen=codegen.ERRLEN,
+                      rt_version=RUNTIME_VERSION)
+
+
+def test_every_c_file_is_declared_package_data():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    with open(os.path.join(root, "pyproject.toml")) as f:
+        text = f.read()
+    for package in (LINKER, TENSOR):
+        directory = os.path.join(root, *package.split("."), "csrc")
+        assert os.listdir(directory)
+        for name in os.listdir(directory):
+            assert name.endswith((".c", ".h")), name
+            assert c_source(package, "csrc/" + name)
+        assert '"%s" = [' % package in text
+
+
+def test_a_missing_placeholder_fails():
+    with pytest.raises(KeyError, match="rt_version"):
+        c_template(LINKER, "csrc/module_head.h", abi=1, errlen=512)
+    assert "$" not in codegen.prelude(None)
+
+
+def test_the_prelude_compiles_alone(tmp_path):
+    _compile(tmp_path, c_source(LINKER, "csrc/prelude.h"), "prelude",
+             ["-DNBG_ERRLEN=512", "-DNBG_RT_VERSION=1"])
+
+
+def test_the_module_head_prelude_and_table_compile_together(tmp_path):
+    tail = c_template(LINKER, "csrc/module_tail.c", table="0", frees="0", abi=ABI_VERSION,
+                      nkernels=0, nfreefns=0)
+    _compile(tmp_path, _head() + c_source(LINKER, "csrc/prelude.h") + tail, "module")
+
+
+def test_the_thread_runtime_compiles_alone(tmp_path):
+    text = runtime_source()
+    assert string.Template.pattern.search(text) is None
+    _compile(tmp_path, text, "runtime", ["-pthread"])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "bool"])
+@pytest.mark.parametrize("matrix", [False, True])
+def test_each_dot_header_compiles_after_the_prelude(tmp_path, dtype, matrix):
+    from nbgraph.tensor.c_code import dot
+
+    suffix, ctype, kind = dot._COMPUTE[dtype]
+    text = (_head() + c_source(LINKER, "csrc/prelude.h") + c_source(TENSOR, "csrc/dot_common.h")
+            + dot._core(suffix, ctype, kind, matrix) + dot._pack(dtype, suffix, ctype))
+    _compile(tmp_path, text, "dot_%s_%d" % (dtype, matrix))
