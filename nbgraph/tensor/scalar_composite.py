@@ -196,6 +196,11 @@ class Composite(ScalarOp):
         return [_total(contributions, v) for v in inputs]
 
     # -- C ---------------------------------------------------------------
+    @property
+    def element_cost(self):
+        """1 plus the inner ops' extra costs (see ScalarOp.element_cost)."""
+        return 1 + sum(max(0, n.op.element_cost - 1) for n in self._order)
+
     def has_c_code(self, node=None):
         """True when every inner op has C code."""
         return all(n.op.has_c_code(n) for n in self._order)

@@ -24,6 +24,7 @@ class UnaryMath(UnaryScalarOp):
     """A float function of one input calling the math.h function ``c_function``."""
 
     c_function = None
+    element_cost = 5
 
     def c_loop(self, a, dtype):
         return "%s%s(%s)" % (self.c_function, _fsuffix(dtype), a)
@@ -77,6 +78,7 @@ class Sqrt(UnaryMath):
     """Square root (NaN for negative inputs)."""
 
     name = "sqrt"
+    element_cost = 2
     c_function = "sqrt"
     nfunc = np.sqrt
 
@@ -181,6 +183,7 @@ class Sigmoid(UnaryScalarOp):
     """The logistic function ``1 / (1 + exp(-a))``, stable for any ``a``."""
 
     name = "sigmoid"
+    element_cost = 6
     nfunc = _sigmoid
 
     def c_loop(self, a, dtype):
@@ -198,6 +201,7 @@ class Softplus(UnaryScalarOp):
     """``log(1 + exp(a))``, stable for any ``a`` (never overflows)."""
 
     name = "softplus"
+    element_cost = 9
     nfunc = _softplus
 
     def c_loop(self, a, dtype):

@@ -310,6 +310,13 @@ class ScalarOp(CLinkerOp, Op):
             cell[0] = _as_dtype(value, out.type.dtype)
 
     # -- C ---------------------------------------------------------------
+    #: The cost of one element in C, in adds (data, not parsed from C): 1 for
+    #: cheap arithmetic, 2 for a division or a square root, 5 for a libm
+    #: function (vectorised by libmvec: ~1-2 ns); a Composite sums its nodes'
+    #: extra costs.  A loop is split across threads from a size inversely
+    #: proportional to it (:mod:`nbgraph.tensor.c_code.parallel`).
+    element_cost = 1
+
     def c_code(self, node, name, inputs, outputs, sub):
         """C statements assigning each of ``outputs`` from ``inputs``.
 

@@ -110,6 +110,7 @@ class TrueDiv(BinaryScalarOp):
     """``a / b``; integers divide in float64 (IEEE: x/0 is ±inf or NaN)."""
 
     name = "true_div"
+    element_cost = 2
     symbol = "/"
     nfunc = np.true_divide
 
@@ -195,6 +196,7 @@ class IntDiv(BinaryScalarOp):
     """
 
     name = "int_div"
+    element_cost = 2
     symbol = "//"
     nfunc = np.floor_divide
 
@@ -217,6 +219,7 @@ class Mod(BinaryScalarOp):
     """
 
     name = "mod"
+    element_cost = 2
     symbol = "%"
     nfunc = np.remainder
 
@@ -288,6 +291,7 @@ class Pow(BinaryScalarOp):
     """
 
     name = "pow"
+    element_cost = 5
     symbol = "**"
     nfunc = _power
 

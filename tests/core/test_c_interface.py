@@ -86,3 +86,22 @@ def test_cdata_type_lives_beside_the_interface():
     t = CDataType("struct foo *")
     assert isinstance(t, CLinkerType) and t.c_arg_kind == "cdata"
     assert t.c_declare("p", {}) == "struct foo * p;\n"
+
+
+def test_element_cost_is_data_on_scalar_ops_and_composite_sums_it():
+    from nbgraph.tensor import scalar as ps
+    from nbgraph.tensor.c_code.parallel import element_weight, min_parallel
+    from nbgraph.tensor.c_code.elemwise import scalar_element, scalar_node
+    from nbgraph.tensor.scalar_composite import Composite
+    import nbgraph.tensor as nt
+
+    assert ps.add.element_cost == 1 and ps.true_div.element_cost == 2
+    assert ps.exp.element_cost == 5 and ps.sqrt.element_cost == 2
+    a, b = ps.float64("a"), ps.float64("b")
+    comp = Composite([a, b], [ps.exp(a) * b + ps.sqrt(b) / a])
+    assert comp.element_cost == 1 + 4 + 1 + 1
+    assert Composite([a, b], [a * b + a]).element_cost == 1
+    node = nt.Elemwise(comp).make_node(nt.dvector("x"), nt.dvector("y"))
+    element = scalar_element(comp, scalar_node(node.op, node), "n", {})
+    assert element_weight(element) == 7
+    assert min_parallel(7) < min_parallel(1)

@@ -48,7 +48,8 @@ def broadcast_loop(nd, inputs, outputs, element, sub, restrict=True, what="opera
 
     ``inputs``: :class:`LoopInput` list; ``outputs``: ``[(cname, ctype)]``,
     all of the same shape.  ``element(in_exprs, out_lvalues)`` returns the C
-    block for one element.  Each array input's dims must equal the output's
+    block for one element; its attribute ``cost`` (default 1) is the cost of
+    one element in adds.  Each array input's dims must equal the output's
     or be 1 (checked; a mismatch fails with NumPy's wording).  The fast path
     is one flat loop; the general path runs rows of the prelude's iterator.
     ``sub`` is the kernel's (with ``"helpers"``): the loop is a task that big
@@ -189,7 +190,7 @@ class ElemwiseC(ScalarKernelC):
 
 def scalar_element(scalar_op, snode, name, sub):
     """``element(in_exprs, out_lvalues)`` for :func:`broadcast_loop`: the scalar
-    op's C code over one element."""
+    op's C code over one element; ``element.cost`` is the op's element_cost."""
     in_types = [C_TYPES[v.type.dtype] for v in snode.inputs]
     out_types = [C_TYPES[v.type.dtype] for v in snode.outputs]
     scalar_sub = dict(sub)
@@ -211,4 +212,5 @@ def scalar_element(scalar_op, snode, name, sub):
             lines.append("%s = %s;" % (lv, r))
         lines.append("}")
         return "\n".join(lines)
+    element.cost = scalar_op.element_cost
     return element

@@ -18,15 +18,7 @@ written with non-temporal stores, tile by tile (the element loop fills a
 output's cache lines before writing them.
 """
 
-import re
-
 __all__ = ["element_weight", "min_parallel", "parallel_loop", "helper_prefix"]
-
-#: Calls that cost tens of cycles per element (even vectorised by libmvec).
-_HEAVY = re.compile(r"\b(?:exp|expm1|exp2|log|log1p|log2|log10|sin|cos|tan|sinh|cosh|tanh|"
-                    r"asin|acos|atan|atan2|asinh|acosh|atanh|pow|erf|erfc|erfinv|lgamma|tgamma|"
-                    r"cbrt|hypot|fmod|nbg_ipow)f?\s*\(")
-_MEDIUM = re.compile(r"\bsqrtf?\s*\(|[^/*]/[^/*=]|%")
 
 #: Elements below which a loop of weight 1 (an add: ~0.3-0.5 ns per element
 #: on one core) stays on one thread.  Measured on a 2-core AMD EPYC VM: a job
@@ -41,12 +33,10 @@ REDUCE_FACTOR = 1
 MIN_PARALLEL_FLOOR = 2048
 
 
-def element_weight(code):
-    """A rough cost of one element of C ``code``, in adds: 4 more per
-    transcendental call (vectorised by libmvec: ~1-2 ns), 1 per division."""
-    heavy = len(_HEAVY.findall(code))
-    medium = len(_MEDIUM.findall(code))
-    return 1 + 4 * heavy + medium
+def element_weight(element):
+    """The cost of one element of ``element`` (a loop's element function), in
+    adds: its ``cost`` attribute (scalar ops' ``element_cost``), else 1."""
+    return max(1, int(getattr(element, "cost", 1)))
 
 
 def min_parallel(weight, reduction=False):
@@ -76,8 +66,7 @@ def parallel_loop(nd, inputs, arrays, scalar_names, outputs, element, restrict, 
     ops += [(cname, ctype, "nbg_q%d" % j, False) for j, (cname, ctype) in enumerate(outputs)]
     nops = len(ops)
     scalars = [(k, x) for k, x in enumerate(inputs) if x.scalar]
-    code_probe = element(["a"] * len(inputs), ["r"] * len(outputs))
-    weight = element_weight(code_probe)
+    weight = element_weight(element)
     stream = weight <= 2
     rq = "restrict " if restrict else ""
     # -- the context and the row function

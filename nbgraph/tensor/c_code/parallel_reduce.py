@@ -92,7 +92,7 @@ def reduce_rows(inputs, arrays, scalar_names, act, kind, acc_dtype, element, ide
     pairwise = kind == "sum" and np.dtype(acc_dtype).kind == "f"
     blockable = not (kind == "prod" and np.dtype(acc_dtype).kind == "f")
     scalars = [(k, x) for k, x in enumerate(inputs) if x.scalar]
-    weight = element_weight(element(["a"] * len(inputs), "r"))
+    weight = element_weight(element)
 
     def exprs(index, unit):
         if unit:

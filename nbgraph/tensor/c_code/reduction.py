@@ -253,6 +253,7 @@ class FusedReduceC(ScalarKernelC):
             lines.append("}")
             return "\n".join(lines)
 
+        element.cost = scalar_op.element_cost
         return reduction_loop(nd, self.axis, loop_inputs, outputs[0], self.kind, acc, element,
                               _what(self), sub)
 
