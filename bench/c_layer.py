@@ -76,9 +76,9 @@ _BINARY = ["add", "sub", "mul", "maximum", "minimum"]
 
 
 def _chain_plan(rng):
-    """Six steps, each (op name, use the other input?)."""
-    plan = []
-    for _ in range(6):
+    """Six steps, each (op name, use the other input?); the first uses ``y``."""
+    plan = [(rng.choice(_BINARY), True)]
+    for _ in range(5):
         if rng.random() < 0.5:
             plan.append((rng.choice(_UNARY), None))
         else:

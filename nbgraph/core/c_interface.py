@@ -195,6 +195,20 @@ class CLinkerOp:
         """
         raise MethodNotDefined("%s does not define c_prepare_outputs" % (self,))
 
+    def c_constant_arguments(self, node):
+        """None, or ``(kernel_node, values)``: an equivalent node whose kernel reads
+        some of ``node``'s constants from inputs appended after its own, and
+        the values of those appended inputs.
+
+        The C text (and so the compiled module, its cache entry and its
+        compile time) then depends on the constants' types, not their
+        values: a cell re-run with ``0.5`` changed to ``0.6`` reuses the
+        module.  The kernel node's outputs have the node's types; its first
+        inputs stand for the node's inputs (a constant among them may be a
+        plain variable of its type: its value is passed as it is).
+        """
+        return None
+
     def c_view_only(self, node):
         """True when the C code only re-checks what a cheap ``perform`` does (a view):
         the C-VM linker then runs ``perform``."""

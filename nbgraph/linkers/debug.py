@@ -24,8 +24,7 @@ import ctypes
 import numpy as np
 
 from nbgraph.core.type import MethodNotDefined
-from nbgraph.linkers.c.linker import c_capable, compile_nodes
-from nbgraph.linkers.c.runtime import make_c_runner
+from nbgraph.linkers.c.linker import c_capable, compile_runners
 from nbgraph.linkers.python import PythonLinker
 
 __all__ = ["DebugLinker", "DebugLinkerError", "OutputMismatch", "BadDestroyMap",
@@ -130,9 +129,7 @@ class DebugLinker:
         program = base.link(fgraph, keep=keep)
         order = list(program.nodes)
         c_nodes = [node for node in order if c_capable(node)[0]]
-        module, kernels = compile_nodes(c_nodes)
-        runners = {node: make_c_runner(node, kernel, module)
-                   for node, kernel in zip(c_nodes, kernels)}
+        module, runners = compile_runners(c_nodes)
         storage = program.storage
         kinds = []
         # C code may keep pointers into its inputs inside an opaque (CDataType)

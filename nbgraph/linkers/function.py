@@ -17,6 +17,7 @@ from nbgraph.config import config
 from nbgraph.core.fgraph import FunctionGraph, MissingInputError, path_to
 from nbgraph.core.graph import Constant, Variable, ancestors, clone_replace, graph_inputs
 from nbgraph.core.type import DowncastError
+from nbgraph.linkers.codecache import compile_source
 from nbgraph.linkers.concurrency import SharedGate, contended_call, holding
 from nbgraph.linkers.io import FunctionExtras, unpack_inputs, unpack_outputs
 from nbgraph.linkers.profile import ProfileStats
@@ -479,7 +480,7 @@ class Function(FunctionExtras):
         source += "\ndef call(_nbg_self, %s*_nbg_rest, **_nbg_kw):\n%s\n" % (
             "".join(p + "=MISSING, " for p in params),
             "\n".join("    " + line for line in call_body))
-        exec(compile(source, "<nbgraph direct call>", "exec"), names)
+        exec(compile_source(source, "<nbgraph direct call>"), names)
         self._fast = names["fast"]
         type(self).__call__ = names["call"]
 
@@ -565,7 +566,7 @@ class Function(FunctionExtras):
         source += "\ndef call(_nbg_self, %s*_nbg_rest, **_nbg_kw):\n%s\n" % (
             "".join(p + "=MISSING, " for p in params),
             "\n".join("    " + line for line in call_body))
-        exec(compile(source, "<nbgraph function call>", "exec"), names)
+        exec(compile_source(source, "<nbgraph function call>"), names)
         return names["fast"], names["call"]
 
     def _guard_names(self, names):

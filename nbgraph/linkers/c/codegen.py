@@ -12,7 +12,11 @@ and renamed with it.
 """
 
 
+import threading
+from collections import OrderedDict
+
 from nbgraph.core.c_interface import CLinkerType, c_source, c_template
+from nbgraph.core.graph import Constant
 from nbgraph.linkers.c import compiler as _compiler
 from nbgraph.linkers.c.compiler import sha256
 from nbgraph.linkers.c.threads import RUNTIME_VERSION
@@ -73,8 +77,49 @@ class KernelSource:
         self.digest = sha256(body.encode()).hexdigest()[:16]
 
 
+#: KernelSources of recent nodes, by structure (see :func:`node_kernel`).
+_KERNELS = OrderedDict()
+_KERNELS_LIMIT = 256
+_kernels_lock = threading.Lock()
+
+
+def _structure(node):
+    """What a kernel's text depends on: the Op, the operands' Types and the data
+    of size-1 constant inputs (which kernels may spell as literals)."""
+    consts = []
+    for var in node.inputs:
+        data = getattr(var, "data", None) if isinstance(var, Constant) else None
+        consts.append(var.signature() if data is not None and getattr(data, "size", 1) == 1
+                      else None)
+    return (node.op, tuple(v.type for v in node.inputs), tuple(v.type for v in node.outputs),
+            tuple(consts))
+
+
 def node_kernel(node):
-    """The :class:`KernelSource` of ``node`` (raises MethodNotDefined without C code)."""
+    """The :class:`KernelSource` of ``node`` (raises MethodNotDefined without C code).
+
+    Memoised by structure: a graph built again (a notebook cell re-run, a
+    constant passed as a kernel argument changed) does not generate its C again.
+    """
+    try:
+        key = _structure(node)
+        hash(key)
+    except TypeError:  # an unhashable Op or Type: no memo
+        return _generate_kernel(node)
+    with _kernels_lock:
+        found = _KERNELS.get(key)
+        if found is not None:
+            _KERNELS.move_to_end(key)
+            return found
+    found = _generate_kernel(node)
+    with _kernels_lock:
+        _KERNELS[key] = found
+        while len(_KERNELS) > _KERNELS_LIMIT:
+            _KERNELS.popitem(last=False)
+    return found
+
+
+def _generate_kernel(node):
     op = node.op
     layout, ndims = operand_layout(node)
     decls, extracts, syncs, cleanups = [], [], [], []

@@ -14,6 +14,7 @@ from nbgraph.core.type import MethodNotDefined
 from nbgraph.linkers.c import background, codegen
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.compiler import probe
+from nbgraph.linkers.c.kernel_nodes import kernel_view
 from nbgraph.linkers.c.outputs import rule_problem
 from nbgraph.linkers.c.runtime import (
     POINTER_CACHE_BYTES,
@@ -23,9 +24,10 @@ from nbgraph.linkers.c.runtime import (
     make_fast_thunk,
     make_kernel_call,
 )
+from nbgraph.linkers.codecache import compile_source
 from nbgraph.linkers.python import Program, PythonLinker
 
-__all__ = ["CLinker", "CLinkerRefusal", "c_capable", "compile_nodes"]
+__all__ = ["CLinker", "CLinkerRefusal", "c_capable", "compile_nodes", "compile_runners"]
 
 
 class CLinkerRefusal(TypeError):
@@ -65,7 +67,8 @@ class ModulePlan:
         self.nodes = list(nodes)
         self.cache = get_cache()
         self.info = probe(self.cache)
-        kernels = [codegen.node_kernel(node) for node in self.nodes]
+        self.views = {node: kernel_view(node) for node in self.nodes}
+        kernels = [codegen.node_kernel(self.views[node].knode) for node in self.nodes]
         self.source, self.index, self.freefuncs = codegen.module_source(kernels, self.info)
         self.key = self.cache.module_key(self.source, self.info)
 
@@ -87,12 +90,12 @@ class ModulePlan:
 
 
 def compile_nodes(nodes):
-    """Compile one module for ``nodes``; returns ``(module, [kernel per node])``."""
+    """Compile one module for ``nodes``; returns ``(module, [kernel per node], plan)``."""
     if not nodes:
-        return None, []
+        return None, [], None
     plan = ModulePlan(nodes)
     module = plan.build()
-    return module, plan.kernels(module)
+    return module, plan.kernels(module), plan
 
 
 class CProgram(Program):
@@ -140,7 +143,7 @@ class CProgram(Program):
         if not self.release:
             lines.append("        pass")
         lines += ["    except Exception as exc:", "        P.reraise(exc, i)"]
-        exec(compile("\n".join(lines), "<nbgraph program>", "exec"), names)
+        exec(compile_source("\n".join(lines), "<nbgraph program>"), names)
         self.run = names["run"]
         return self.run
 
@@ -196,11 +199,14 @@ class CProgram(Program):
         for i, node in enumerate(self.nodes):
             kernel = kernel_of.get(node)
             if kernel is not None:
-                thunk = make_c_thunk(node, kernel, module, self.storage, cells)
+                view = plan.views[node]
+                storage, kcells = view.storage(self.storage, cells)
+                knode = view.knode
+                thunk = make_c_thunk(knode, kernel, module, storage, kcells)
                 # the C call path runs it; an intermediate's buffer is kept for
                 # the next call only when small (peak memory stays as it was)
                 keep = -1 if all(v in results for v in node.outputs) else POINTER_CACHE_BYTES
-                self.thunks[i] = make_cell_thunk(node, kernel, module, self.storage, thunk,
+                self.thunks[i] = make_cell_thunk(knode, kernel, module, storage, thunk,
                                                  keep) or thunk
                 kinds[i] = "c"
         self.kinds = kinds
@@ -208,6 +214,7 @@ class CProgram(Program):
         self._plan = None  # its source text is no longer needed
         self._pointer_cells = cells
         self._kernel_of = kernel_of
+        self._views = plan.views
         for callback in self.on_install:
             callback(self)
 
@@ -222,7 +229,7 @@ class CProgram(Program):
                 reset()
 
     def _single_kernel(self):
-        """(node, kernel) when this Program is one installed kernel over tensors."""
+        """(kernel view, kernel) when this Program is one installed kernel over tensors."""
         if self._job is not None or self.module is None or len(self.nodes) != 1:
             return None, None
         node = self.nodes[0]
@@ -230,27 +237,31 @@ class CProgram(Program):
         if kernel is None or not all(getattr(v.type, "c_arg_kind", None) == "tensor"
                                      for v in node.inputs + node.outputs):
             return None, None
-        return node, kernel
+        return self._views[node], kernel
 
     def direct_call(self):
         """For a Program that is one kernel over tensors, once installed: a function
         (node's input values) -> output value(s) running it with no storage cells
         (see :func:`~nbgraph.linkers.c.runtime.make_fast_thunk`); else None."""
-        node, kernel = self._single_kernel()
-        if node is None:
+        view, kernel = self._single_kernel()
+        if view is None:
             return None
-        return make_fast_thunk(node, kernel, self.module, self.storage, self._pointer_cells,
-                               direct=True)
+        storage, cells = view.storage(self.storage, self._pointer_cells)
+        return make_fast_thunk(view.knode, kernel, self.module, storage, cells,
+                               direct=True, nparams=len(view.node.inputs))
 
     def kernel_call(self, fallback, on_error, argmap, nargs, aslist, consts=()):
         """Like :meth:`direct_call`, as a C ``Kernel`` object to install as a class's
         ``__call__`` (it receives the instance first and passes every call it does
         not handle itself to ``fallback``); None without the C call path.  Input
         ``i`` is argument ``argmap[i]``, or ``consts[argmap[i] - nargs]``."""
-        node, kernel = self._single_kernel()
-        if node is None:
+        view, kernel = self._single_kernel()
+        if view is None:
             return None
-        return make_kernel_call(node, kernel, self.module, fallback, on_error,
+        consts = list(consts)
+        argmap = list(argmap) + [nargs + len(consts) + i for i in range(len(view.extra))]
+        consts += view.extra
+        return make_kernel_call(view.knode, kernel, self.module, fallback, on_error,
                                 argmap=tuple(argmap), nargs=nargs, method=True,
                                 aslist=aslist, consts=tuple(consts))
 
@@ -349,9 +360,25 @@ class CLinker:
 
     def c_runners(self, nodes):
         """{node: runner(values) -> outputs} for ``nodes`` (all C-capable), one module."""
-        module, kernels = compile_nodes(list(nodes))
-        return {node: make_c_runner(node, kernel, module)
-                for node, kernel in zip(nodes, kernels)}
+        return compile_runners(nodes)[1]
+
+
+def compile_runners(nodes):
+    """``(module, {node: runner(values) -> outputs})`` for ``nodes`` (all C-capable),
+    compiled as one module."""
+    nodes = list(nodes)
+    module, kernels, plan = compile_nodes(nodes)
+    if plan is None:
+        return None, {}
+    return module, {node: _runner(plan.views[node], make_c_runner(plan.views[node].knode,
+                                                                  kernel, module))
+                    for node, kernel in zip(nodes, kernels)}
+
+
+def _runner(view, runner):
+    if not view.extra:
+        return runner
+    return lambda values: runner(view.values(values))
 
 
 def _runs_inner_graphs(node):

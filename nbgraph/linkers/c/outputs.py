@@ -50,32 +50,48 @@ def broadcast_shape(shapes, what="operands"):
 
 def rule_problem(node, rule):
     """Why the C linker cannot use ``rule`` for ``node`` (a message), or ""."""
+    check = _PROBLEMS.get(rule.kind)
+    return check(node, rule) if check is not None else ""
+
+
+def _broadcast_problem(node, rule):
+    if not node.inputs:
+        return "a broadcast output rule needs inputs"
     n_in, n_out = len(node.inputs), len(node.outputs)
-    if rule.kind == "broadcast":
-        if not node.inputs:
-            return "a broadcast output rule needs inputs"
-        if len(rule.targets) != n_out or not all(-1 <= t < n_in for t in rule.targets):
-            return "its output rule %r does not fit %d inputs and %d outputs" % (
-                rule, n_in, n_out)
-        if len({v.type.ndim for v in node.inputs + node.outputs}) != 1:
-            return "a broadcast output rule needs operands of one ndim"
-    elif rule.kind == "drop_axes":
-        if n_out != 1 or not node.inputs:
-            return "a drop_axes output rule needs inputs and one output"
-        nd = node.inputs[0].type.ndim
-        if any(v.type.ndim != nd for v in node.inputs) or len(set(rule.axes)) != len(
-                rule.axes) or not all(0 <= a < nd for a in rule.axes) or \
-                node.outputs[0].type.ndim != nd - len(rule.axes):
-            return "its output rule %r does not fit its operands" % (rule,)
-    elif rule.kind == "same_as":
-        if n_out != 1 or not 0 <= rule.input < n_in:
-            return "its output rule %r does not fit %d inputs" % (rule, n_in)
-    elif rule.kind == "static":
-        for var in node.outputs:
-            if var.type.c_arg_kind == "tensor" and None in var.type.shape:
-                return ("its Op %s declares no output rule (c_output_rule or "
-                        "c_prepare_outputs) and output %r has no static shape" % (node.op, var))
+    if len(rule.targets) != n_out or not all(-1 <= t < n_in for t in rule.targets):
+        return "its output rule %r does not fit %d inputs and %d outputs" % (rule, n_in, n_out)
+    if len({v.type.ndim for v in node.inputs + node.outputs}) != 1:
+        return "a broadcast output rule needs operands of one ndim"
     return ""
+
+
+def _drop_axes_problem(node, rule):
+    if len(node.outputs) != 1 or not node.inputs:
+        return "a drop_axes output rule needs inputs and one output"
+    nd = node.inputs[0].type.ndim
+    fits = (all(v.type.ndim == nd for v in node.inputs)
+            and len(set(rule.axes)) == len(rule.axes)
+            and all(0 <= a < nd for a in rule.axes)
+            and node.outputs[0].type.ndim == nd - len(rule.axes))
+    return "" if fits else "its output rule %r does not fit its operands" % (rule,)
+
+
+def _same_as_problem(node, rule):
+    if len(node.outputs) != 1 or not 0 <= rule.input < len(node.inputs):
+        return "its output rule %r does not fit %d inputs" % (rule, len(node.inputs))
+    return ""
+
+
+def _static_problem(node, rule):
+    for var in node.outputs:
+        if var.type.c_arg_kind == "tensor" and None in var.type.shape:
+            return ("its Op %s declares no output rule (c_output_rule or "
+                    "c_prepare_outputs) and output %r has no static shape" % (node.op, var))
+    return ""
+
+
+_PROBLEMS = {"broadcast": _broadcast_problem, "drop_axes": _drop_axes_problem,
+             "same_as": _same_as_problem, "static": _static_problem}
 
 
 def make_prepare(node):

@@ -17,6 +17,7 @@ from nbgraph.linkers.c.outputs import (
     output_rule,
     rule_problem,
 )
+from nbgraph.linkers.codecache import compile_source
 
 __all__ = ["make_c_thunk", "make_c_runner", "kernel_error", "error_from_message",
            "make_kernel_call", "make_cell_thunk"]
@@ -237,7 +238,7 @@ def _fast_from_buffer(ffi):
     return functools.partial(backend.from_buffer, ffi.BCharA)
 
 
-def make_fast_thunk(node, kernel, module, storage, pointer_cells, direct=False):
+def make_fast_thunk(node, kernel, module, storage, pointer_cells, direct=False, nparams=None):
     """A thunk for a node whose operands are all tensors, generated as straight-line
     Python: type checks, cached pointers, NumPy output allocation, one kernel call.
 
@@ -245,33 +246,69 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells, direct=False):
     and returns its output (a list when the node has several) instead of reading
     and filling storage cells: a compiled function that is this one node calls it
     as its whole body.  It shares the thunk's pointer cells, so both may be used.
+    Inputs from ``nparams`` on (constants passed as kernel arguments) are read
+    from their cells even then.  The generated text is ``thunk.source``.
     """
+    nparams = len(node.inputs) if nparams is None else nparams
     ffi = module.ffi
     fb, cast = ffi.from_buffer, ffi.cast
-    raw_fb = _fast_from_buffer(ffi)
     err = ffi.new("char[%d]" % codegen.ERRLEN)
-    nargs = len(node.inputs) + len(node.outputs)
-    args = ffi.new("void *[%d]" % max(nargs, 1))
-    op = node.op
+    args = ffi.new("void *[%d]" % max(len(node.inputs) + len(node.outputs), 1))
 
     def fail(code):
         raise kernel_error(code, err, ffi, node)
 
-    ins, outs = [], []
-    unpack, body = [], []
-    for k, var in enumerate(node.inputs):
-        cell = pointer_cells[var]
-        ins.append((storage[var], cell, var.type.numpy_dtype,
-                    _input_checker(var, node, k, cell, fb, cast)))
-        unpack.append("ci%d, pi%d, dti%d, chki%d = INS[%d]" % (k, k, k, k, k))
-    for j, var in enumerate(node.outputs):
-        outs.append((storage[var], pointer_cells[var], var.type.numpy_dtype,
-                     _output_checker(var, node, j, fb, cast)))
-        unpack.append("co%d, po%d, dto%d, chko%d = OUTS[%d]" % (j, j, j, j, j))
-    dims = []
+    def bshape(shapes, node):
+        return broadcast_shape(list(shapes), "operands of %s" % node.op)
+
+    ins = [(storage[var], pointer_cells[var], var.type.numpy_dtype,
+            _input_checker(var, node, k, pointer_cells[var], fb, cast))
+           for k, var in enumerate(node.inputs)]
+    outs = [(storage[var], pointer_cells[var], var.type.numpy_dtype,
+             _output_checker(var, node, j, fb, cast)) for j, var in enumerate(node.outputs)]
+    source = thunk_source(node, direct, nparams)
+    namespace = {}
+    exec(compile_source(source, "<nbgraph kernel call: %s>" % node.op), namespace)
+    thunk = namespace["build"](kernel, args, err, ffi.NULL, _fast_from_buffer(ffi), np.empty,
+                               fail, make_prepare(node), node, bshape, POINTER_CACHE_BYTES,
+                               ins, outs, sys.getrefcount)
+    thunk.source = source
+    return thunk
+
+
+def thunk_source(node, direct=False, nparams=None):
+    """The Python text of :func:`make_fast_thunk`'s function for ``node``."""
+    nparams = len(node.inputs) if nparams is None else nparams
+    unpack = ["ci%d, pi%d, dti%d, chki%d = INS[%d]" % ((k,) * 5)
+              for k in range(len(node.inputs))]
+    unpack += ["co%d, po%d, dto%d, chko%d = OUTS[%d]" % ((j,) * 5)
+               for j in range(len(node.outputs))]
+    body, dims = _input_lines(node, direct, nparams)
+    rule = output_rule(node)
+    if rule.kind == "broadcast" and not rule.in_place and not rule_problem(node, rule):
+        body += _broadcast_output_lines(node, dims)
+    else:
+        body += _prepared_output_lines(node, dims)
+    body += ["rc = K(ARGS, %s, ERR)" % (" + ".join(dims) if dims else "NULL"),
+             "if rc:", "    fail(rc)"]
+    body += _store_lines(node, direct)
+    params = ""
+    if direct:
+        n_out = len(node.outputs)
+        body.append("return o0" if n_out == 1 else
+                    "return [%s]" % ", ".join("o%d" % j for j in range(n_out)))
+        params = ", ".join("v%d" % k for k in range(nparams))
+    return _TEMPLATE % {"unpack": "\n".join("    " + line for line in unpack) or "    pass",
+                        "body": "\n".join("        " + line for line in body),
+                        "params": params}
+
+
+def _input_lines(node, direct, nparams):
+    """Checking each input (cached pointer, else the full check); and the dims terms."""
+    body, dims = [], []
     for k, var in enumerate(node.inputs):
         nd = var.type.ndim
-        if not direct:
+        if not direct or k >= nparams:
             body.append("v%d = ci%d[0]" % (k, k))
         body += ["if v%d is pi%d[0] and v%d.dtype is dti%d:" % (k, k, k, k),
                  "    ARGS[%d] = pi%d[1]" % (k, k),
@@ -282,56 +319,61 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells, direct=False):
                  "    v%d, ARGS[%d] = chki%d(v%d)" % (k, k, k, k)]
         if nd:
             dims.append("s%d + v%d.strides" % (k, k))
+    return body, dims
+
+
+def _broadcast_output_lines(node, dims):
+    """Fresh outputs of the inputs' broadcast shape (a "broadcast" rule, not in place)."""
     n_in = len(node.inputs)
-    out_nd = node.outputs[0].type.ndim if node.outputs else 0
-    rule = output_rule(node)
-    inline_elemwise = (rule.kind == "broadcast" and not rule.in_place
-                       and not rule_problem(node, rule))
-    small = []
-    for j, var in enumerate(node.outputs):
-        static = var.type.shape
-        small.append(None not in static and
-                     int(np.prod(static, dtype=np.int64)) * var.type.numpy_dtype.itemsize
-                     <= POINTER_CACHE_BYTES)
-    if inline_elemwise:
-        if out_nd == 0:
-            body.append("sh = ()")
-        else:
-            body.append("sh = s0")
-            if n_in > 1:
-                body.append("if %s:" % " or ".join("s%d != sh" % k for k in range(1, n_in)))
-                body.append("    sh = bshape((%s,), node)" % ", ".join("s%d" % k
-                                                                   for k in range(n_in)))
-        for j in range(len(node.outputs)):
-            # A small output of the previous call that nobody but this
-            # program's pointer cell still references (the caller dropped it)
-            # is reused: no allocation, no pointer conversion.  Any other
-            # reference (the caller's, a view's base, another cell) blocks it.
-            body += ["o%d = po%d[0]" % (j, j),
-                     "if o%d is not None and refs(o%d) == %d and o%d.shape == sh:"
-                     % (j, j, _REUSE_REFS, j),
-                     "    ARGS[%d] = q%d = po%d[1]" % (n_in + j, j, j),
-                     "else:",
-                     "    o%d = empty(sh, dto%d)" % (j, j),
-                     "    ARGS[%d] = q%d = fb(o%d)" % (n_in + j, j, j)]
-            if out_nd:
-                dims.append("sh + o%d.strides" % j)
+    out_nd = node.outputs[0].type.ndim
+    if out_nd == 0:
+        body = ["sh = ()"]
     else:
-        body.append("outs = prepare([%s])" % "".join("v%d, " % k for k in range(n_in)))
-        for j, var in enumerate(node.outputs):
-            body += ["o%d, q%d = chko%d(outs[%d])" % (j, j, j, j)]
-            if var.type.ndim:
-                body.append("if len(o%d.shape) != %d:" % (j, var.type.ndim))
-                body.append("    o%d, q%d = chko%d(o%d)" % (j, j, j, j))
-                dims.append("o%d.shape + o%d.strides" % (j, j))
-            body.append("ARGS[%d] = q%d" % (n_in + j, j))
-    body.append("rc = K(ARGS, %s, ERR)" % (" + ".join(dims) if dims else "NULL"))
-    body.append("if rc:")
-    body.append("    fail(rc)")
+        body = ["sh = s0"]
+        if n_in > 1:
+            body.append("if %s:" % " or ".join("s%d != sh" % k for k in range(1, n_in)))
+            body.append("    sh = bshape((%s,), node)" % ", ".join("s%d" % k
+                                                               for k in range(n_in)))
     for j in range(len(node.outputs)):
+        # A small output of the previous call that nobody but this program's
+        # pointer cell still references (the caller dropped it) is reused: no
+        # allocation, no pointer conversion.  Any other reference (the
+        # caller's, a view's base, another cell) blocks it.
+        body += ["o%d = po%d[0]" % (j, j),
+                 "if o%d is not None and refs(o%d) == %d and o%d.shape == sh:"
+                 % (j, j, _REUSE_REFS, j),
+                 "    ARGS[%d] = q%d = po%d[1]" % (n_in + j, j, j),
+                 "else:",
+                 "    o%d = empty(sh, dto%d)" % (j, j),
+                 "    ARGS[%d] = q%d = fb(o%d)" % (n_in + j, j, j)]
+        if out_nd:
+            dims.append("sh + o%d.strides" % j)
+    return body
+
+
+def _prepared_output_lines(node, dims):
+    """Outputs from the rule's Python preparation, each checked."""
+    n_in = len(node.inputs)
+    body = ["outs = prepare([%s])" % "".join("v%d, " % k for k in range(n_in))]
+    for j, var in enumerate(node.outputs):
+        body.append("o%d, q%d = chko%d(outs[%d])" % (j, j, j, j))
+        if var.type.ndim:
+            body.append("if len(o%d.shape) != %d:" % (j, var.type.ndim))
+            body.append("    o%d, q%d = chko%d(o%d)" % (j, j, j, j))
+            dims.append("o%d.shape + o%d.strides" % (j, j))
+        body.append("ARGS[%d] = q%d" % (n_in + j, j))
+    return body
+
+
+def _store_lines(node, direct):
+    """Storing each output (in its cell) and keeping small ones' pointers."""
+    body = []
+    for j, var in enumerate(node.outputs):
         if not direct:
             body.append("co%d[0] = o%d" % (j, j))
-        if small[j]:
+        static = var.type.shape
+        if None not in static and int(np.prod(static, dtype=np.int64)) * \
+                var.type.numpy_dtype.itemsize <= POINTER_CACHE_BYTES:
             body += ["po%d[0] = o%d" % (j, j), "po%d[1] = q%d" % (j, j)]
         else:
             body += ["if o%d.nbytes <= LIMIT:" % j,
@@ -339,26 +381,7 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells, direct=False):
                      "    po%d[1] = q%d" % (j, j),
                      "else:",
                      "    po%d[0] = None" % j]
-    params = ""
-    if direct:
-        n_out = len(node.outputs)
-        body.append("return o0" if n_out == 1 else
-                    "return [%s]" % ", ".join("o%d" % j for j in range(n_out)))
-        params = ", ".join("v%d" % k for k in range(n_in))
-    source = _TEMPLATE % {"unpack": "\n".join("    " + line for line in unpack) or "    pass",
-                          "body": "\n".join("        " + line for line in body),
-                          "params": params}
-    namespace = {}
-    exec(compile(source, "<nbgraph kernel call: %s>" % op, "exec"), namespace)
-    def bshape(shapes, node):
-        return broadcast_shape(list(shapes), "operands of %s" % node.op)
-
-    prepare = make_prepare(node)
-    thunk = namespace["build"](kernel, args, err, ffi.NULL, raw_fb, np.empty, fail,
-                               prepare, node, bshape, POINTER_CACHE_BYTES, ins, outs,
-                               sys.getrefcount)
-    thunk.source = source
-    return thunk
+    return body
 
 
 def make_c_thunk(node, kernel, module, storage, pointer_cells=None):

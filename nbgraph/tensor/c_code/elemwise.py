@@ -161,9 +161,24 @@ class ScalarKernelC(CLinkerOp):
         inner = self.scalar_op.c_code_cache_version()
         return (2, inner) if inner else ()
 
+    def c_constant_arguments(self, node):
+        """Float constants (the node's size-1 inputs, the Composite's constants)
+        become kernel inputs, but those the C compiler exploits (see
+        :mod:`~nbgraph.tensor.c_code.constants`)."""
+        from nbgraph.tensor.c_code.constants import lift_constants
+
+        return lift_constants(self, node)
+
+    def with_scalar_op(self, scalar_op):
+        """This op with another scalar op (same structure otherwise)."""
+        raise NotImplementedError
+
 
 class ElemwiseC(ScalarKernelC):
     """The C side of Elemwise: one loop over the broadcast shape (module docstring)."""
+
+    def with_scalar_op(self, scalar_op):
+        return type(self)(scalar_op, dict(self.inplace_pattern))
 
     def c_output_rule(self, node):
         """Outputs of the inputs' broadcast shape; an in-place output is its target input."""

@@ -218,6 +218,9 @@ class FusedReduceC(ScalarKernelC):
     """The C side of FusedReduce: the reduction loop with the scalar op's C code
     inlined as the element value."""
 
+    def with_scalar_op(self, scalar_op):
+        return type(self)(self.kind, self.axis, scalar_op)
+
     def c_output_rule(self, node):
         """The inputs' broadcast shape less the reduced axes."""
         return OutputRule.drop_axes(self.axis)
