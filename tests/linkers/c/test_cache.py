@@ -42,6 +42,14 @@ def _libraries(directory):
 _counter = itertools.count(1)
 
 
+@pytest.fixture(autouse=True)
+def _constants_in_the_c_text(monkeypatch):
+    """Each test's unique constant must give a module no cache has."""
+    from nbgraph.tensor.c_code import constants
+
+    monkeypatch.setattr(constants, "ENABLED", False)
+
+
 def unique_graph_code(tag):
     """Python source building f (linker c) and printing its result and the cache counters."""
     k = 1.0 + next(_counter) / 1000.0 + (hash(tag) % 1000) / 1e7
@@ -50,6 +58,8 @@ import time, json
 import numpy as np
 import nbgraph as ng, nbgraph.tensor as nt
 from nbgraph.linkers.c import cache
+from nbgraph.tensor.c_code import constants
+constants.ENABLED = False  # the unique constant gives a module no cache has
 x, y = nt.dvector("x"), nt.dvector("y")
 t0 = time.perf_counter()
 f = ng.function([x, y], nt.exp(x) * {k!r} + y, linker="c")
