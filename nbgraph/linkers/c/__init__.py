@@ -162,6 +162,23 @@ kernel through cffi, with the same checks (cffi pointers of arrays up to
 Nodes with opaque-pointer operands go through the generic
 :class:`~nbgraph.linkers.c.runtime.NodeCall`.
 
+Constants as kernel arguments
+=============================
+
+A module's C text depends on the graph's structure, not on its float
+constants: an Op may generate its kernel from an equivalent *kernel node*
+(``CLinkerOp.c_constant_arguments``) that reads constants from inputs
+appended after its own (Elemwise and FusedReduce do, for every float
+constant but zero, infinities, NaN, powers of two and ``pow`` exponents,
+which the C compiler exploits; see :mod:`nbgraph.tensor.c_code.constants`).
+So ``x * 0.6 + y`` after ``x * 0.5 + y`` reuses the compiled module, while
+the graph keeps its constants for rewrites and constant folding
+(:mod:`~nbgraph.linkers.c.kernel_nodes` maps the Program's storage onto the
+kernel node).  A kernel's C text is also memoised by structure, and the
+generated Python of calls is compiled once per text
+(:mod:`nbgraph.linkers.codecache`), so a structurally known graph links
+without generating anything again.
+
 Background compilation (``linker="cvm"``)
 =========================================
 
