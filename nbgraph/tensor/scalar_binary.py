@@ -27,6 +27,7 @@ class _FloatBinary(BinaryScalarOp):
     """A float function of two inputs calling the math.h function ``c_function``."""
 
     c_function = None
+    element_cost = 5  # a libm call (see ScalarOp.element_cost)
 
     def c_float(self, a, b, dtype):
         return "%s%s(%s, %s)" % (self.c_function, _fsuffix(dtype), a, b)
@@ -86,6 +87,7 @@ class LogAddExp(BinaryScalarOp):
     """``log(exp(a) + exp(b))`` without overflow (NumPy's ``logaddexp``)."""
 
     name = "logaddexp"
+    element_cost = 9
     nfunc = np.logaddexp
 
     def c_float(self, a, b, dtype):

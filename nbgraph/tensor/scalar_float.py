@@ -205,6 +205,7 @@ class Reciprocal(UnaryScalarOp):
     """
 
     name = "reciprocal"
+    element_cost = 2
     nfunc = np.reciprocal
 
     def c_expr(self, in_dtypes, out_dtype, args):

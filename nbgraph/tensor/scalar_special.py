@@ -283,6 +283,7 @@ class _Special(UnaryScalarOp):
     """A special function computed in double precision (``c_function``) and rounded."""
 
     c_function = None
+    element_cost = 5  # a libm call or a short series (see ScalarOp.element_cost)
     support = ""
 
     def c_loop(self, a, dtype):
