@@ -506,6 +506,10 @@ class Dot(DotC, Op):
         (gz,) = output_grads
         if x.ndim == 1 and y.ndim == 1:
             gx, gy = gz * y, gz * x
+            if x.dtype not in DISCRETE_DTYPES and y.dtype not in DISCRETE_DTYPES:
+                # both vectors have one length: each gradient keeps its input's static size
+                return [x.type.filter_variable(_cast_like(gx, x)),
+                        y.type.filter_variable(_cast_like(gy, y))]
         elif x.ndim == 2 and y.ndim == 1:
             gx, gy = outer(gz, y), dot(x.T, gz)
         elif x.ndim == 1 and y.ndim == 2:

@@ -346,3 +346,16 @@ def test_reductions_take_numpys_dtype_and_theanos_acc_dtype(linker):
         np.testing.assert_array_equal(got, expected)
     with pytest.raises(TypeError, match="float"):
         x.mean(dtype="int32")
+
+
+def test_vector_dot_gradients_keep_static_sizes():
+    # item 11: the two vectors share one length, so (1,) is known for both gradients
+    a = TensorType("float64", (1,))("a")
+    for b in (nt.dvector("b"), nt.fvector("bf")):
+        ga, gb = ng.grad(nt.dot(a, b), [a, b])
+        assert ga.type == a.type and gb.type.shape == (1,) and gb.dtype == b.dtype
+        values = ng.function([a, b], [ga, gb], linker="py")(np.array([2.0]),
+                                                             np.array([3.0], dtype=b.dtype))
+        np.testing.assert_allclose(values[0], [3.0])
+        np.testing.assert_allclose(values[1], [2.0])
+    verify_grad(lambda u, v: nt.dot(u, v), [np.array([0.5, 2.0]), np.array([1.5, -1.0])])
