@@ -26,7 +26,7 @@ def test_grad_of_power_with_respect_to_its_base(linker):
     verify_grad(power, [rng.random(3) + 0.5], linker=linker)
 
 
-@pytest.mark.parametrize("linker", ["py", "cvm"])
+@pytest.mark.parametrize("linker", ["py", "cvm", "debug"])
 def test_grad_of_an_elman_step_for_every_input(linker):
     def rnn(x, h0, W, U, b):
         h, _ = scan(lambda xt, hp, W, U, b: nt.tanh(nt.dot(xt, W) + nt.dot(hp, U) + b),
