@@ -172,6 +172,12 @@ class Scan(Op):
     def __str__(self):
         return "Scan{%s}" % (self.name or "scan")
 
+    #: per-process caches (linked or interpreted bodies), rebuilt on demand
+    _CACHES = ("_rewritten", "_interpreted", "_zero_rows")
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k not in self._CACHES}
+
     # -- graph building ---------------------------------------------------------
     def output_types(self, init_types=None):
         """The outer output types for the inner graph's output types."""

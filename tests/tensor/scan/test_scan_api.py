@@ -165,3 +165,17 @@ def test_diagram_draws_the_body_as_a_cluster():
     assert "subgraph cluster_" in source and "Scan{power}: inner graph" in source
     assert "compound=true" in source and "Elemwise{mul}" in source
     assert diagram(out).source == source  # deterministic
+
+
+def test_a_compiled_loop_pickles_and_runs_again():
+    import pickle
+
+    A, k = nt.dvector("A"), nt.iscalar("k")
+    steps, _ = scan(lambda p, A: p * A, outputs_info=nt.ones_like(A), non_sequences=A,
+                    n_steps=k)
+    f = ng.function([A, k], steps[-1], linker="py")
+    a = np.array([2.0, 3.0])
+    expected = f(a, 3)
+    g = pickle.loads(pickle.dumps(f))
+    np.testing.assert_array_equal(g(a, 3), expected)
+    np.testing.assert_array_equal(expected, a ** 3)
