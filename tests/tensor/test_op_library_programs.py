@@ -8,7 +8,8 @@ import pytest
 import nbgraph
 import nbgraph.tensor as nt
 
-LINKERS = ["py", pytest.param("cvm", marks=pytest.mark.needs_cc)]
+LINKERS = ["py", pytest.param("cvm", marks=pytest.mark.needs_cc),
+           pytest.param("debug", marks=pytest.mark.needs_cc)]
 
 
 def softmax_rows(z):
