@@ -314,12 +314,17 @@ def test_shape_of_a_draw_is_known_without_drawing():
         srng.normal(size=(n, nt.dscalar()))
 
 
-def test_random_numbers_for_a_loop_are_drawn_outside_it():
+def test_random_numbers_in_a_loop_advance_per_step_or_come_as_a_sequence():
     from nbgraph.tensor.scan import scan
 
     srng = RandomStream(9)
-    with pytest.raises(NotImplementedError, match="outside the loop"):
-        scan(lambda: srng.normal(size=(2,)), n_steps=3)
+    # drawn inside the step: the state advances from step to step (scan's updates carry
+    # it out of the loop), so the steps read NumPy's stream in order
+    draws, updates = scan(lambda: srng.normal(size=(2,)), n_steps=3)
+    f0 = ng.function([], draws, updates=updates, linker="py")
+    gen0 = numpy_generator(9, 0)
+    np.testing.assert_array_equal(f0(), [gen0.normal(size=2) for _ in range(3)])
+    np.testing.assert_array_equal(f0(), [gen0.normal(size=2) for _ in range(3)])
     # per-step dropout masks: one draw for all steps, read as a sequence
     xs = nt.dmatrix("xs")
     masks = srng.binomial(1, 0.5, size=xs.shape, dtype="float64")
@@ -327,7 +332,7 @@ def test_random_numbers_for_a_loop_are_drawn_outside_it():
                     outputs_info=nt.constant(0.0))
     f = ng.function([xs], total[-1], linker="py")
     xv = np.arange(12.0).reshape(4, 3)
-    gen = numpy_generator(9, 1)  # draw 0 was the refused loop's
+    gen = numpy_generator(9, 1)  # stream 0 is the loop's above
     assert float(f(xv)) == pytest.approx((xv * gen.binomial(1, 0.5, xv.shape)).sum())
 
 

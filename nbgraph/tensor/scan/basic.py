@@ -23,6 +23,10 @@ input of the loop too; with ``strict=True`` that is an error instead.
 dict of updates for shared variables (``{w: w + 1}``: inside the loop ``w``
 holds its value of the current step, and scan's returned updates give its
 value after the last step) and an :func:`until` condition, in any order.
+Random numbers drawn inside the step (a ``RandomStream``) advance their
+state from step to step; scan's updates carry the state out of the loop,
+as for any shared variable (the gradient of such a loop is refused: draw
+outside for all steps and pass the draws as a sequence).
 
 The number of steps is ``n_steps`` when given (each sequence must then be
 long enough), else the length of the shortest sequence (less the span of its
@@ -241,20 +245,17 @@ def _free_variables(outputs, placeholders):
     return free
 
 
-def _refuse_default_updates(outs, updates, cond):
-    """A step reading a shared variable with a ``default_update`` (a random state)
-    would repeat the same value at every step: refused, with the way out."""
+def _add_default_updates(outs, updates, cond):
+    """Updates for the shared variables with a ``default_update`` (random states) the
+    step reads: inside the loop their state advances from step to step, and scan's
+    updates give the state after the last step (as Theano did)."""
     pending = [o for o in outs if isinstance(o, Variable)] + list(updates.values())
     if cond is not None:
         pending.append(cond)
     for var in graph_inputs(pending):
         if isinstance(var, SharedVariable) and var not in updates and \
                 getattr(var, "default_update", None) is not None:
-            raise NotImplementedError(
-                "the scan step draws random numbers from %r, whose state would not advance "
-                "from one step to the next (every step would get the same numbers): draw "
-                "them outside the loop for all steps (size=(n_steps, ...)) and pass them as "
-                "a sequence" % (var,))
+            updates[var] = var.default_update
 
 
 def _int_steps(n_steps):
@@ -334,6 +335,8 @@ class _State:
         """The outer initial buffer: ``-min(taps)`` rows."""
         from nbgraph.tensor.elemwise import DimShuffle
 
+        if not isinstance(self.initial.type, TensorType):
+            return self.initial  # an opaque state (a random generator): the value itself
         if self.plain:
             ndim = self.initial.type.ndim
             return DimShuffle(ndim, ("x",) + tuple(range(ndim)))(self.initial)
@@ -393,7 +396,7 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     if generalized is not None:
         row_types = generalized
         outs, updates, cond = _call_step(fn, seq_inner, states, row_types, non_seqs)
-    _refuse_default_updates(outs, updates, cond)
+    _add_default_updates(outs, updates, cond)
     if outs_info and len(outs) != len(outs_info):
         raise ValueError("the step function returned %d outputs but outputs_info describes %d"
                          % (len(outs), len(outs_info)))
@@ -414,7 +417,8 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
         state = _State(None, target, [-1], True, target.name or "shared")
         state.placeholders(target.type)
         expr = _tensor(expr, "the update of %r" % (target,))
-        expr = _safe_cast(expr, target.type, "for %r" % target)
+        if isinstance(target.type, TensorType):
+            expr = _safe_cast(expr, target.type, "for %r" % target)
         try:
             expr = target.type.filter_variable(expr)
         except TypeError as exc:

@@ -62,6 +62,11 @@ def scan_grad(op, inputs, output_grads):
     from nbgraph.tensor.subtensor import set_subtensor
 
     ns, nst, nnit = op.n_seqs, op.n_states, op.n_nit_sot
+    if any(op.is_opaque_state(i) for i in range(nst)):
+        raise NotImplementedError(
+            "%s draws random numbers inside its steps (a non-tensor state): its gradient "
+            "would have to replay each step's draw. Draw them outside the loop for all "
+            "steps (size=(n_steps, ...)) and pass them as a sequence" % op)
     n_steps = inputs[0]
     seqs = inputs[1:1 + ns]
     inits = inputs[1 + ns:1 + ns + nst]

@@ -84,6 +84,8 @@ def _check_inputs(op, node, n, seqs, inits):
             raise ValueError("%s: sequence %d (%r) has %d rows but the loop runs %d steps" % (
                 op, k, var, seq.shape[0], n))
     for i, (var, init, lag) in enumerate(zip(op.outer_inits(node), inits, op.lags())):
+        if op.is_opaque_state(i):
+            continue
         if init.shape[0] < lag:
             raise ValueError("%s: the initial value of state %d (%r) has %d rows; its taps %s "
                              "need %d" % (op, i, var, init.shape[0], op.state_taps[i], lag))
@@ -203,6 +205,10 @@ def run_loop(op, node, program, inputs, output_storage):
         cell[0] = value
     bufs, hists = [], []
     for i, (init, lag) in enumerate(zip(inits, lags)):
+        if op.is_opaque_state(i):
+            bufs.append(None)
+            hists.append([init])
+            continue
         rows = init[init.shape[0] - lag:]
         if store[i] == "all":
             buf = np.empty((lag + n,) + init.shape[1:], dtype=init.dtype)
@@ -212,9 +218,10 @@ def run_loop(op, node, program, inputs, output_storage):
         else:
             bufs.append(None)
             hists.append([rows[r, ...] for r in range(lag)])
-    row_shapes = [init.shape[1:] for init in inits]
+    row_shapes = [init.shape[1:] if not op.is_opaque_state(i) else None
+                  for i, init in enumerate(inits)]
     steps = step_loop(op, program, tuple(s.ndim == 1 for s in seqs),
-                      tuple(init.ndim == 1 for init in inits))
+                      tuple(getattr(init, "ndim", 0) == 1 for init in inits))
     tstate = [0]
     try:
         n_done, nit, nit_last = steps(n, seqs, bufs, hists, row_shapes, tstate)
@@ -233,6 +240,8 @@ def run_loop(op, node, program, inputs, output_storage):
         elif store[i] == "last" and n_done == 0:
             raise IndexError("%s: output %d keeps the last step's value, but no step ran" % (
                 op, i))
+        elif op.is_opaque_state(i):
+            output_storage[i][0] = hists[i][-1]  # (each step made a new value)
         else:
             output_storage[i][0] = np.array(hists[i][-1], copy=True)
     for m in range(op.n_nit_sot):

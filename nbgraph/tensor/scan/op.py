@@ -104,6 +104,12 @@ class Scan(Op):
         """Number of outer outputs (states then nit-sot outputs)."""
         return self.n_states + self.n_nit_sot
 
+    def is_opaque_state(self, i):
+        """True when state ``i`` is not a tensor (a random generator, say): its initial
+        value is the value itself, and only its final value is kept."""
+        return not isinstance(self.fgraph.inputs[self.n_seqs + sum(
+            len(t) for t in self.state_taps[:i])].type, TensorType)
+
     def lags(self):
         """Rows of initial value each state needs (``-min(taps)``)."""
         return [-min(taps) for taps in self.state_taps]
@@ -141,6 +147,13 @@ class Scan(Op):
         outs = self.fgraph.outputs
         for i, taps in enumerate(self.inner_state_taps()):
             out = outs[i]
+            if self.is_opaque_state(i):
+                if self.state_taps[i] != (-1,) or self.store[i] != "final" or \
+                        out.type != taps[0].type:
+                    raise TypeError("state %d has the non-tensor type %r: it must have taps "
+                                    "(-1,), store 'final' and the same type as its inner "
+                                    "output %r (%r)" % (i, taps[0].type, out, out.type))
+                continue
             for var in taps:
                 if var.type != taps[0].type or not isinstance(var.type, TensorType) or \
                         not var.type.is_super(out.type):
@@ -212,6 +225,9 @@ class Scan(Op):
             checked.append(self._check_stacked(outer, inner.type, "sequence %d" % k))
         for i, taps in enumerate(self.inner_state_taps()):
             outer = inputs[self.n_seqs + i]
+            if self.is_opaque_state(i):
+                checked.append(taps[0].type.filter_variable(outer))
+                continue
             checked.append(self._check_stacked(outer, taps[0].type,
                                                "initial buffer of state %d" % i))
         for k, (outer, inner) in enumerate(zip(inputs[self.n_seqs + self.n_states:],

@@ -231,3 +231,29 @@ def test_n_steps_must_not_exceed_a_sequence():
     np.testing.assert_array_equal(f(np.arange(4.0), 2), [1.0, 2.0])
     with pytest.raises(ValueError, match="sequence 0 .* has 4 rows but the loop runs 6"):
         f(np.arange(4.0), 6)
+
+
+@pytest.mark.parametrize("linker", LINKERS)
+def test_gibbs_style_sampling_with_a_random_stream_inside_the_loop(linker):
+    """Theano's shared-variable example: each step samples from the previous sample;
+    the random state advances step by step and scan's updates carry it out."""
+    from nbgraph.tensor.random import RandomStream
+
+    srng = RandomStream(5)
+    W = ng.shared(np.array([[0.5, -1.0], [2.0, 0.25]]), name="W")
+    v0 = nt.dvector("v0")
+    samples, updates = scan(lambda v: srng.binomial(1, nt.sigmoid(nt.dot(v, W)),
+                                                    dtype="float64"),
+                            outputs_info=v0, n_steps=4)
+    f = ng.function([v0], samples, updates=updates, linker=linker)
+    (rng_var,) = updates
+    gen = rng_var.get_value()
+    v = np.array([1.0, 0.0])
+    ref = []
+    for _ in range(4):
+        p = 1 / (1 + np.exp(-(v @ W.get_value())))
+        v = gen.binomial(1, p).astype("float64")
+        ref.append(v)
+    np.testing.assert_array_equal(f(np.array([1.0, 0.0])), ref)
+    with pytest.raises(NotImplementedError, match="outside the loop"):
+        ng.grad(samples.sum(), W)
