@@ -21,6 +21,7 @@ EXPECTED = [
     "04_linkers_and_eval.ipynb",
     "05_magics_and_explorer.ipynb",
     "06_gradients.ipynb",
+    "07_neural_networks.ipynb",
     "08_loops_and_randomness.ipynb",
     "09_from_theano.ipynb",
 ]
