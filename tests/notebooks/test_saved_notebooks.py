@@ -48,11 +48,12 @@ def _text(value):
 
 
 def _is_picture(output):
-    """A rich output showing a rendered picture: SVG, a widget, or HTML with an SVG (inline
-    or as an <img> of image/svg+xml)."""
+    """A rich output showing a rendered picture: SVG, a PNG (a plot), a widget, or HTML with
+    an SVG (inline or as an <img> of image/svg+xml)."""
     data = output.get("data", {})
     html = _text(data.get(HTML, ""))
-    return SVG in data or WIDGET in data or "<svg" in html or "data:image/svg+xml" in html
+    return (SVG in data or "image/png" in data or WIDGET in data or "<svg" in html
+            or "data:image/svg+xml" in html)
 
 
 def _label(path, index, cell):
