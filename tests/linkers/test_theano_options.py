@@ -298,3 +298,10 @@ def test_copy_gives_random_streams_their_own_state():
     np.testing.assert_array_equal(h(), g())
     k = pickle.loads(pickle.dumps(g))
     np.testing.assert_array_equal(k(), g())
+
+
+def test_pickled_function_keeps_defaults_names_and_mode():
+    x, y = nt.dscalar("x"), nt.dscalar("y")
+    f = function([x, In(y, value=2.0, name="yy")], x * y, mode="FAST_COMPILE")
+    g = pickle.loads(pickle.dumps(f))
+    assert g(3.0) == 6.0 and g(3.0, yy=5) == 15.0 and g.linker == "py"
