@@ -22,6 +22,7 @@ import numpy as np
 from nbgraph.core.graph import Apply
 from nbgraph.core.op import Op
 from nbgraph.tensor.op_args import normalize_axis_index, normalize_axis_tuple, tensor_arg
+from nbgraph.tensor.c_code.extra_ops import BoolReduceC
 from nbgraph.tensor.reduction import _linear_scan
 from nbgraph.tensor.type import DISCRETE_DTYPES, FLOAT_DTYPES, TensorType
 
@@ -173,7 +174,7 @@ def max_and_argmax(x: TensorLike, axis: Axes | None = None, keepdims: bool = Fal
     return [_keep(out_max, axes, x.ndim, keepdims), _keep(out_arg, axes, x.ndim, keepdims)]
 
 
-class BoolReduce(Op):
+class BoolReduce(BoolReduceC, Op):
     """``np.all`` (``kind="all"``) or ``np.any`` over ``axis``, as bool (NaN counts as true)."""
 
     __props__ = ("kind", "axis")

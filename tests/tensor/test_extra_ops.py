@@ -86,8 +86,27 @@ def test_all_any_match_numpy(oracle, a, data, keepdims):
     x = oracle.sym(a)
     for name in ("all", "any"):
         expected = getattr(np, name)(a, axis=axis, keepdims=keepdims)
-        oracle.check([x], getattr(nt, name)(x, axis=axis, keepdims=keepdims), [a], expected)
-        oracle.check([x], getattr(x, name)(axis=axis, keepdims=keepdims), [a], expected)
+        oracle.check([x], getattr(nt, name)(x, axis=axis, keepdims=keepdims), [a], expected,
+                     debug=False)
+        oracle.check([x], getattr(x, name)(axis=axis, keepdims=keepdims), [a], expected,
+                     debug=False)
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint64", "float32", "float64"])
+@pytest.mark.parametrize("axis", [None, 1, (0, 2)])
+@pytest.mark.parametrize("name", ["all", "any"])
+def test_all_any_in_c_match_python_and_numpy(oracle, dtype, axis, name):
+    a = (np.arange(60).reshape(3, 4, 5) % 3 == 0).astype(dtype)
+    if dtype.startswith("float"):
+        a[1] = np.nan
+    x = oracle.sym(a)
+    out = getattr(nt, name)(x, axis=axis)
+    expected = getattr(np, name)(a, axis=axis)
+    oracle.check([x], out, [a], expected)  # py and debug (Python beside C)
+    oracle.same(nbgraph.function([x], out, linker="c")(a), expected)
+    empty = np.zeros((3, 0, 5), dtype)
+    oracle.same(nbgraph.function([x], out, linker="c")(empty), getattr(np, name)(empty, axis))
 
 
 def test_any_counts_nan_as_true(oracle):
