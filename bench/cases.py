@@ -348,3 +348,7 @@ CASES = [
 from bench import c_layer  # noqa: E402  (the C layer's latency rows, issue 12)
 
 CASES += c_layer.cases()
+
+from bench import nnet_cases  # noqa: E402  (softmax and training steps, issue 13)
+
+CASES += nnet_cases.cases()
