@@ -114,10 +114,16 @@ def _elman(linker="py", rewrite="fast"):
 
 
 def test_matrix_products_with_weights_leave_both_loops():
-    """x_t W is one product before the forward loop; the gradient loop's sums of
-    x_t^T d_t and h_{t-1}^T d_t are two products after it: each loop body keeps
-    only its recurrent product."""
-    f = _elman()
+    """With the opt-in "scan_pushout" rewrites, x_t W is one product before the forward
+    loop; the gradient loop's sums of x_t^T d_t and h_{t-1}^T d_t are two products
+    after it: each loop body keeps only its recurrent product."""
+    from nbgraph.core.rewriting import EquilibriumRewriter
+    from nbgraph.tensor.rewriting import rewrites
+
+    fast = _elman()
+    fg = fast.fgraph.clone()
+    assert EquilibriumRewriter(rewrites.query("scan_pushout")).rewrite(fg) > 0
+    f = ng.function(list(fg.inputs), list(fg.outputs), linker="py", rewrite=None)
     loops = scans_of(f)
     assert len(loops) == 2
     from nbgraph.tensor.scan.loop import rewritten_inner
