@@ -21,9 +21,11 @@ THREADS = 4
 
 def c_linker(linker):
     if linker != "py":
-        from conftest import find_c_compiler
+        # (not "from conftest import ...": with --import-mode=importlib the name
+        # "conftest" is whichever conftest.py was imported last)
+        from nbgraph.linkers.c.compiler import find_compiler
 
-        if find_c_compiler() is None:
+        if find_compiler() is None:
             pytest.skip("no C compiler")
 
 
