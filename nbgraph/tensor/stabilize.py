@@ -392,16 +392,22 @@ def sigmoid_gradient(fgraph, node):
         others = [h for k, h in enumerate(factors) if k != i]
         new_terms, cancelled = [], False
         for term, tsign in terms:
-            quotient = _op_inputs(term, ps.true_div)
+            term_factors, fsign = _factors(term, single_client)
             match = None
-            if quotient is not None and _sigmoid_like(quotient[1]):
-                match = next((k for k, h in enumerate(others) if _same(h, quotient[1])), None)
+            for q, tf in enumerate(term_factors):
+                quotient = _op_inputs(tf, ps.true_div)
+                if quotient is not None and _sigmoid_like(quotient[1]):
+                    match = next((k for k, h in enumerate(others) if _same(h, quotient[1])),
+                                 None)
+                    if match is not None:
+                        break
             if match is None:
                 new_terms.append((others + [term], tsign))
             else:
                 cancelled = True
                 kept = [h for k, h in enumerate(others) if k != match]
-                new_terms.append((kept + [quotient[0]], tsign))
+                rest = [h for k, h in enumerate(term_factors) if k != q]
+                new_terms.append((kept + rest + [quotient[0]], tsign * fsign))
         if not cancelled:
             continue
         total = None
