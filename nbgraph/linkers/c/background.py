@@ -68,6 +68,8 @@ def submit(cache, source, info, key, program):
     """The :class:`Job` compiling ``source`` for ``program`` (shared with pending ones)."""
     global _worker
     with _lock:
+        if len(_stack) > _SWEEP_AT:
+            _drop_unwanted()
         job = _pending.get(key)
         if job is None or job.done.is_set():
             job = Job(cache, source, info, key)
@@ -83,6 +85,29 @@ def submit(cache, source, info, key, program):
 
 _wake = threading.Event()
 
+#: Queued jobs are swept for ones no program wants any more when the queue is
+#: longer than this (many distinct graphs built faster than they compile: each
+#: queued job holds its C source).
+_SWEEP_AT = 32
+
+
+def _drop(job):
+    if _pending.get(job.key) is job:
+        del _pending[job.key]
+    job.error = RuntimeError("dropped: no program wants this module any more")
+    job.done.set()
+
+
+def _drop_unwanted():
+    """Drop queued jobs whose programs are all gone (called with the lock held)."""
+    keep = []
+    for job in _stack:
+        if job.wanted():
+            keep.append(job)
+        else:
+            _drop(job)
+    _stack[:] = keep
+
 
 def _next_job():
     with _lock:
@@ -90,9 +115,7 @@ def _next_job():
             job = _stack.pop()
             if job.wanted():
                 return job
-            _pending.pop(job.key, None)
-            job.error = RuntimeError("dropped: no program wants this module any more")
-            job.done.set()
+            _drop(job)
         _wake.clear()
         return None
 

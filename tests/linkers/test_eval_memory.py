@@ -1,0 +1,53 @@
+"""Memory per distinct eval() graph stays bounded (no timing, tracemalloc only).
+
+Each distinct graph compiles a Function (a C module with the default linker).
+The eval cache keeps MAX_ENTRIES of them; everything else a graph brought along
+must go with it: queued background compilations of graphs nobody uses any more
+(each held its C source), and loaded libraries no program uses (the module
+cache keeps the most recent ones and holds the rest weakly).
+"""
+
+import gc
+import tracemalloc
+
+import numpy as np
+
+import nbgraph.tensor as nt
+from nbgraph.linkers import eval_cache
+
+
+def _distinct_evals(x, start, stop):
+    v = np.ones(3)
+    for i in range(start, stop):
+        value = (x * float(i) + 1.0).sum().eval({x: v})
+        assert float(value) == 3.0 * i + 3.0
+
+
+def test_memory_stays_bounded_over_many_distinct_eval_graphs(monkeypatch):
+    # a small eval cache reaches its steady state after a few graphs (each kept
+    # Function weighs ~90 KB: 256 of them are expected memory, not growth)
+    monkeypatch.setattr(eval_cache, "MAX_ENTRIES", 16)
+    eval_cache.clear_cache()
+    x = nt.dvector("x")
+    _distinct_evals(x, 0, 40)  # warm: imports, the eval cache fills up
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        _distinct_evals(x, 40, 160)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    # measured here: ~0 per graph once the caches are full; before the bound, each
+    # queued compilation kept its C source and each loaded module stayed mapped
+    assert grown < 120 * 10_000, "%.1f MB for 120 graphs" % (grown / 1e6)
+    assert eval_cache.cache_stats()["entries"] <= eval_cache.MAX_ENTRIES
+    try:
+        from nbgraph.linkers.c import background
+        from nbgraph.linkers.c.cache import ModuleCache, get_cache
+    except ImportError:  # pragma: no cover - no C backend
+        return
+    assert len(background._stack) <= background._SWEEP_AT + 1
+    # loaded modules: at most those of live functions plus the recently used ones
+    assert len(get_cache()._memory) <= eval_cache.MAX_ENTRIES + ModuleCache.RECENT + 8
