@@ -148,7 +148,7 @@ class Op(PropsMixin):
         """The FunctionGraphs this Op runs inside itself (display shows them); none here."""
         return []
 
-    def bind_linker(self, node, link):
+    def link_inner_graphs(self, node, link):
         """A perform for ``node`` whose inner graphs run as compiled by ``link``.
 
         Linkers call this once per node when they link a graph: ``link(fgraph)``

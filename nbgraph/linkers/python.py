@@ -165,7 +165,7 @@ class PythonLinker:
     name = "py"
 
     def __init__(self, inner=None):
-        # the linker that links the graphs Ops run inside themselves (Op.bind_linker):
+        # the linker that links the graphs Ops run inside themselves (Op.link_inner_graphs):
         # the outer linker, so a loop body compiled by "c" runs its C kernels
         self.inner = inner
 
@@ -175,7 +175,7 @@ class PythonLinker:
 
     def bound_perform(self, node):
         """``node.op.perform``, or the perform its Op binds to this linker."""
-        bind = getattr(node.op, "bind_linker", None)
+        bind = getattr(node.op, "link_inner_graphs", None)
         bound = bind(node, self.link_inner) if bind is not None else None
         return bound if bound is not None else node.op.perform
 

@@ -2,7 +2,7 @@
 
 A *program* is what a linker makes of a FunctionGraph: ``input_cells`` and
 ``output_cells`` (one-element lists) and ``run()``.  The outer linker hands a
-Scan node a ``link(fgraph)`` function (through :meth:`Scan.bind_linker`); the
+Scan node a ``link(fgraph)`` function (through :meth:`Scan.link_inner_graphs`); the
 inner graph, rewritten once, is linked once with it, so under ``cvm``/``c``
 its fused C kernels run at every step and under ``debug`` every inner node is
 cross-checked.  Without a linker (``Scan.perform`` called directly) the inner

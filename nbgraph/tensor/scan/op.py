@@ -273,7 +273,7 @@ class Scan(Op):
     def do_constant_folding(self, node):
         return False
 
-    def bind_linker(self, node, link):
+    def link_inner_graphs(self, node, link):
         """A perform running the inner graph as ``link(fgraph)`` compiled it."""
         from nbgraph.tensor.scan.loop import bound_perform
 
