@@ -20,6 +20,16 @@ nbgraph reads:
     ``"float64"`` or ``"float32"``.  Environment variable ``NBGRAPH_FLOATX``;
     default ``"float64"``.
 
+``node_trace``
+    Record, for every Apply node built, the user's line that built it
+    (``var.tag.trace``), shown when running the node fails.  Environment
+    variable ``NBGRAPH_NODE_TRACE`` (``1``/``0``); default on.
+``exception_verbosity``
+    ``"low"``: an error raised while a compiled function runs shows the
+    node, its inputs and where it was built, without nbgraph's internal
+    frames; ``"high"``: the frames inside the failing Op too.  Environment
+    variable ``NBGRAPH_EXCEPTION_VERBOSITY``; default ``"low"``.
+
 Every assignment is validated; a bad value raises :class:`ValueError` naming
 the setting and the allowed values.  :meth:`Config.change` sets values for the
 duration of a ``with`` block::
@@ -121,6 +131,28 @@ def _validate_cache_max_mb(value: Any) -> float:
     return number
 
 
+def _flag(name: str) -> Callable[[Any], bool]:
+    """Build a validator accepting a bool or 1/0, true/false, on/off, yes/no."""
+
+    def validate(value: Any) -> bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str):
+            text = value.strip().lower()
+            if text in ("1", "true", "on", "yes"):
+                return True
+            if text in ("0", "false", "off", "no"):
+                return False
+        raise ValueError(
+            f"invalid value {value!r} for nbgraph setting {name!r}; "
+            "allowed values: True/False (or 1/0, on/off)"
+        )
+
+    return validate
+
+
 class _Setting(NamedTuple):
     env: str
     default: Callable[[Mapping[str, str]], Any]
@@ -153,6 +185,18 @@ _SETTINGS: dict[str, _Setting] = {
         _choice("floatX", FLOATX_DTYPES),
         "dtype of unprefixed float constructors",
     ),
+    "node_trace": _Setting(
+        "NBGRAPH_NODE_TRACE",
+        lambda environ: True,
+        _flag("node_trace"),
+        "record the user's line that built each node",
+    ),
+    "exception_verbosity": _Setting(
+        "NBGRAPH_EXCEPTION_VERBOSITY",
+        lambda environ: "low",
+        _choice("exception_verbosity", ("low", "high")),
+        "how much of nbgraph's own traceback a run-time error shows",
+    ),
 }
 
 
@@ -172,6 +216,8 @@ class Config:
     cache_dir: Path
     cache_max_mb: float
     floatX: str
+    node_trace: bool
+    exception_verbosity: str
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         if environ is None:

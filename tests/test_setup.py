@@ -64,7 +64,8 @@ def test_public_api():
     assert set(mod.__all__) == {"Config", "config", "LINKERS", "FLOATX_DTYPES"}
     assert LINKERS == ("auto", "py", "c", "cvm", "debug")
     assert FLOATX_DTYPES == ("float32", "float64")
-    assert Config.settings() == ("linker", "cache_dir", "cache_max_mb", "floatX")
+    assert Config.settings() == ("linker", "cache_dir", "cache_max_mb", "floatX", "node_trace",
+                                 "exception_verbosity")
     assert Config.env_var("floatX") == "NBGRAPH_FLOATX"
 
 
@@ -171,6 +172,19 @@ def test_unknown_setting_is_refused():
         cfg.linkr = "py"
     with pytest.raises(AttributeError):
         del cfg.linker
+
+
+def test_node_trace_and_exception_verbosity_settings():
+    cfg = Config(environ={})
+    assert cfg.node_trace is True and cfg.exception_verbosity == "low"
+    cfg = Config(environ={"NBGRAPH_NODE_TRACE": "0", "NBGRAPH_EXCEPTION_VERBOSITY": "HIGH"})
+    assert cfg.node_trace is False and cfg.exception_verbosity == "high"
+    cfg.node_trace = "on"
+    assert cfg.node_trace is True
+    with pytest.raises(ValueError, match="node_trace"):
+        cfg.node_trace = "sometimes"
+    with pytest.raises(ValueError, match="NBGRAPH_EXCEPTION_VERBOSITY"):
+        Config(environ={"NBGRAPH_EXCEPTION_VERBOSITY": "loud"})
 
 
 def test_repr_lists_settings():

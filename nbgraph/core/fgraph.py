@@ -382,6 +382,7 @@ class FunctionGraph:
             return
         if verbose:
             print("rewrite %s: %r -> %r" % (reason, var, checked))
+        _inherit_site(var, checked, self.variables)
         changes = list(self.clients[var])
         for node, i in changes:
             if node != "output" and node not in self.apply_nodes:
@@ -606,3 +607,25 @@ def order_destroyers(fgraph, order):
 def _client_key(client):
     node, i = client
     return (id(node), i)
+
+
+def _inherit_site(old, new, known):
+    """Give the nodes a replacement brings in the creation site of what they replace.
+
+    A node built by a rewrite was "built" inside nbgraph; the line that matters
+    to the user is the one that built the variable it stands for.
+    """
+    site = getattr(old.tag, "trace", None)
+    if site is None or new.owner is None:
+        return
+    stack = [new]
+    seen = set()
+    while stack:
+        var = stack.pop()
+        node = var.owner
+        if node is None or var in known or node in seen:
+            continue
+        seen.add(node)
+        for out in node.outputs:
+            out.tag.trace = site
+        stack.extend(node.inputs)

@@ -15,7 +15,9 @@ nodes need no recursion.
 import itertools
 from collections import deque
 
+from nbgraph.config import config
 from nbgraph.core import type as _type
+from nbgraph.core.trace import creation_site
 
 __all__ = [
     "Scratchpad",
@@ -277,9 +279,12 @@ class Apply:
         self.inputs = inputs
         self.outputs = outputs
         self.tag = Scratchpad()
+        site = creation_site() if config.node_trace else None
         for i, out in enumerate(outputs):
             out.owner = self
             out.index = i
+            if site is not None and "trace" not in out.tag.__dict__:
+                out.tag.trace = site  # the user's line that built it (nbgraph.core.trace)
 
     @property
     def nin(self):

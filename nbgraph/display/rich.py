@@ -479,7 +479,7 @@ _PROFILE_COLUMNS = (
     ("output memory", "bytes", None),
 )
 
-_CHART_ROWS = 30
+_CHART_ROWS = 10  # the nodes of the table (TOP_NODES)
 _TIME_COLOR = "#4c78a8"
 _MEMORY_COLOR = "#f58518"
 
@@ -505,40 +505,53 @@ def format_bytes(nbytes):
     return "%d B" % nbytes  # pragma: no cover
 
 
-def profile_html(stats):
-    """A ProfileStats as HTML: a table sortable by clicking its headers, and a bar chart.
+def profile_html(stats, top=None, groups=None):
+    """A ProfileStats as HTML: the slowest nodes (sortable by clicking a header), the
+    rest in one "other N nodes" row, the time per Op class and per Op when nodes were
+    left out, and a bar chart of the nodes shown.
 
-    The chart draws, per node, its total time and the memory of its outputs,
-    as inline SVG generated here (no plotting library).
+    Labels are one line (the full text in their tooltip), numbers never wrap, and
+    each time column uses one unit.  ``top`` / ``groups`` default to
+    :data:`~nbgraph.linkers.profile.TOP_NODES` / ``TOP_GROUPS``.
     """
     from nbgraph.display.diagram import LINKER_NAMES
+    from nbgraph.linkers.profile import TOP_GROUPS, TOP_NODES
 
+    top = TOP_NODES if top is None else top
+    groups = TOP_GROUPS if groups is None else groups
     rows = stats.rows()
+    shown, rest = rows[:top], rows[top:]
     esc = html.escape
+    name = _safe_repr(stats.function)
     parts = ['<div class="nbgraph-profile">',
              '<p style="margin:0.2em 0"><b>profile</b> of <code>%s</code>: %d call%s, '
-             '%s in nodes</p>' % (esc(_safe_repr(stats.function)), stats.calls,
-                                 "" if stats.calls == 1 else "s",
-                                 esc(format_seconds(stats.total_time)))]
-    cell = "border:1px solid #ccc;padding:2px 8px;text-align:%s;vertical-align:top"
+             '%s in nodes (%d node%s)</p>' % (esc(name), stats.calls,
+                                             "" if stats.calls == 1 else "s",
+                                             esc(format_seconds(stats.total_time)),
+                                             len(rows), "" if len(rows) == 1 else "s")]
+    cell = ("border:1px solid #ccc;padding:2px 8px;text-align:%s;vertical-align:top;"
+            "white-space:nowrap")
+    t_unit = _time_unit(max([r["seconds"] for r in rows] + [0.0]))
+    p_unit = _time_unit(max([r["per_call"] for r in rows] + [0.0]))
+    titles = {"seconds": "total time (%s)" % t_unit[0], "per_call": "per call (%s)" % p_unit[0]}
     head = []
     for title, key, _ in _PROFILE_COLUMNS:
         align = "left" if key in ("node", "kind") else "right"
         head.append('<th style="%s;cursor:pointer" title="click to sort" onclick="%s">%s</th>'
-                    % (cell % align, _SORT_JS, esc(title)))
+                    % (cell % align, _SORT_JS, esc(titles.get(key, title))))
     parts.append('<table class="nbgraph-profile-table" style="border-collapse:collapse;'
                  'font-size:0.9em;margin:0.3em 0">')
     parts.append("<thead><tr>%s</tr></thead><tbody>" % "".join(head))
-    for r in rows:
+    for r in shown:
         node_text = _safe_repr(r["node"])
         kind = LINKER_NAMES.get(r["kind"], str(r["kind"]))
-        shown = {
+        shown_cells = {
             "index": str(r["index"]),
-            "node": "<code>%s</code>" % esc(node_text),
+            "node": '<code title="%s">%s</code>' % (esc(node_text), esc(_cut(node_text, 48))),
             "kind": esc(kind),
             "calls": str(r["calls"]),
-            "seconds": esc(format_seconds(r["seconds"])),
-            "per_call": esc(format_seconds(r["per_call"])),
+            "seconds": "%.3f" % (r["seconds"] * t_unit[1]),
+            "per_call": "%.3f" % (r["per_call"] * p_unit[1]),
             "share": "%.1f%%" % (100 * r["share"]),
             "bytes": esc(format_bytes(r["bytes"])),
         }
@@ -548,12 +561,65 @@ def profile_html(stats):
             align = "left" if key in ("node", "kind") else "right"
             value = sort_value.get(key, r[key])
             cells.append('<td style="%s" data-v="%s">%s</td>' % (
-                cell % align, esc(str(value)), shown[key]))
+                cell % align, esc(str(value)), shown_cells[key]))
         parts.append("<tr>%s</tr>" % "".join(cells))
-    parts.append("</tbody></table>")
+    parts.append("</tbody>")
+    if rest:
+        parts.append('<tfoot><tr><td style="%s" colspan="4"><i>other %d node%s</i></td>'
+                     '<td style="%s">%.3f</td><td style="%s"></td><td style="%s">%.1f%%</td>'
+                     '<td style="%s"></td></tr></tfoot>' % (
+                         cell % "left", len(rest), "" if len(rest) == 1 else "s",
+                         cell % "right", sum(r["seconds"] for r in rest) * t_unit[1],
+                         cell % "right", cell % "right",
+                         100 * sum(r["share"] for r in rest), cell % "right"))
+    parts.append("</table>")
+    if rest:
+        for title, table in (("by Op class", stats.by_class()), ("by Op", stats.by_op())):
+            parts.append(_group_table(title, table, groups, cell))
     parts.append(profile_chart_svg(stats, rows))
     parts.append("</div>")
     return "\n".join(parts)
+
+
+def _group_table(title, table, groups, cell):
+    esc = html.escape
+    unit = _time_unit(max([g["seconds"] for g in table] + [0.0]))
+    out = ['<table class="nbgraph-profile-groups" style="border-collapse:collapse;'
+           'font-size:0.9em;margin:0.3em 0;display:inline-table;vertical-align:top;'
+           'margin-right:1.5em">',
+           '<thead><tr><th style="%s">%s</th><th style="%s">time (%s)</th>'
+           '<th style="%s">share</th><th style="%s">nodes</th></tr></thead><tbody>' % (
+               cell % "left", esc(title), cell % "right", unit[0], cell % "right",
+               cell % "right")]
+    for g in table[:groups]:
+        out.append('<tr class="nbgraph-group"><td style="%s"><code title="%s">%s</code></td>'
+                   '<td style="%s">%.3f</td><td style="%s">%.1f%%</td><td style="%s">%d</td></tr>'
+                   % (cell % "left", esc(g["name"]), esc(_cut(g["name"], 40)), cell % "right",
+                      g["seconds"] * unit[1], cell % "right", 100 * g["share"],
+                      cell % "right", g["nodes"]))
+    if len(table) > groups:
+        others = table[groups:]
+        out.append('<tr class="nbgraph-group"><td style="%s"><i>other %d</i></td>'
+                   '<td style="%s">%.3f</td><td style="%s">%.1f%%</td><td style="%s">%d</td>'
+                   '</tr>' % (cell % "left", len(others), cell % "right",
+                              sum(g["seconds"] for g in others) * unit[1], cell % "right",
+                              100 * sum(g["share"] for g in others), cell % "right",
+                              sum(g["nodes"] for g in others)))
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _time_unit(largest):
+    """(name, factor) of the unit in which ``largest`` seconds reads best."""
+    for unit, factor in (("s", 1.0), ("ms", 1e3)):
+        if largest * factor >= 1.0:
+            return unit, factor
+    return "\u00b5s", 1e6
+
+
+def _cut(text, width):
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "\u2026"
 
 
 def profile_chart_svg(stats, rows=None):
@@ -595,7 +661,7 @@ def profile_chart_svg(stats, rows=None):
         out.append('<text x="%.1f" y="%d" fill="#333">%s</text>' % (
             x_mem + m_w + 4, y + 12, esc(format_bytes(r["bytes"]))))
     if len(rows) > len(shown):
-        out.append('<text x="6" y="%d" fill="#666">\u2026 %d more nodes (see the table)'
+        out.append('<text x="6" y="%d" fill="#666">\u2026 %d more nodes (the "other" row)'
                    '</text>' % (top + len(shown) * row_h + 12, len(rows) - len(shown)))
     out.append("</svg>")
     return "\n".join(out)

@@ -20,7 +20,7 @@ from nbgraph.core.type import DowncastError
 from nbgraph.linkers.codecache import compile_source
 from nbgraph.linkers.concurrency import SharedGate, contended_call, holding
 from nbgraph.linkers.io import FunctionExtras, unpack_inputs, unpack_outputs
-from nbgraph.linkers.profile import ProfileStats
+from nbgraph.linkers.profile import PROFILE_OFF, ProfileStats
 
 __all__ = ["function", "Function", "UnusedInputError", "resolve_linker", "LINKERS"]
 
@@ -357,12 +357,18 @@ class Function(FunctionExtras):
 
     @property
     def profile(self):
-        """A ProfileStats collecting per-node times, or None (setting it regenerates
-        the call path)."""
-        return self._profile
+        """A ProfileStats collecting per-node times; without profiling, a falsy
+        :data:`~nbgraph.linkers.profile.PROFILE_OFF` whose repr says how to turn it on.
+        Setting it (a ProfileStats, True for a new one, None/False for none)
+        regenerates the call path."""
+        return PROFILE_OFF if self._profile is None else self._profile
 
     @profile.setter
     def profile(self, value):
+        if value is True:
+            value = ProfileStats(self)
+        elif value is False or value is PROFILE_OFF:
+            value = None
         self._profile = value
         if hasattr(self, "_nargs"):
             self._install_call_path()
@@ -401,7 +407,7 @@ class Function(FunctionExtras):
         ndarrays of one dtype and ndim unchanged); anything else it hands to the
         generated Python call.  Without it, trusted calls get generated Python."""
         program = self.program
-        if self.profile is not None or self._shared_cells or self._update_cells \
+        if self._profile is not None or self._shared_cells or self._update_cells \
                 or any(self._constant_outputs) or len(program.nodes) != 1:
             return
         fgraph = self.fgraph
@@ -429,6 +435,7 @@ class Function(FunctionExtras):
         cells, single, token = self._arg_cells, self.single, self._token
 
         def on_error(code, message, args):
+            __tracebackhide__ = True
             from nbgraph.linkers.c.runtime import error_from_message
 
             exc = error_from_message(code, message, node)
@@ -468,7 +475,8 @@ class Function(FunctionExtras):
         for i, cell in enumerate(self._arg_cells):
             names["c%d" % i] = cell
             failed.append("c%d[0] = %s" % (i, params[i]))  # for the error's input listing
-        body = ["try:", "    return " + ret, "except Exception as exc:"] + \
+        body = ["try:", "    return " + ret, "except Exception as exc:",
+                "    __tracebackhide__ = True"] + \
             ["    " + line for line in failed] + ["    P.reraise(exc, 0)"]
         body = self._guarded(body, params)
         guard = _call_guard(self, params)
@@ -485,7 +493,7 @@ class Function(FunctionExtras):
         type(self).__call__ = names["call"]
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and len(args) == self._nargs and self.profile is None:
+        if not kwargs and len(args) == self._nargs and self._profile is None:
             return self._fast(*args)
         return self._call(args, kwargs)
 
@@ -527,7 +535,9 @@ class Function(FunctionExtras):
         for k, (cell, container) in enumerate(self._shared_cells):
             names["s%d" % k], names["S%d" % k] = cell, container
             body.append("s%d[0] = S%d[0]" % (k, k))
-        body.append("RUN()")
+        # (a failing run's frame is left out of IPython's and pytest's tracebacks)
+        body += ["try:", "    RUN()", "except BaseException:", "    __tracebackhide__ = True",
+                 "    raise"]
         results = []
         for j, (cell, copy_needed) in enumerate(zip(self._out_cells, self._constant_outputs)):
             names["o%d" % j] = cell
@@ -595,8 +605,9 @@ class Function(FunctionExtras):
     def _call(self, args, kwargs):
         """Any call but plain positional arguments, holding the token (or on a twin);
         profiled calls wait for the token instead: one ProfileStats records them."""
+        __tracebackhide__ = True  # IPython and pytest show the caller's line instead
         token = self._token
-        if self.profile is None:
+        if self._profile is None:
             try:
                 token.pop()
             except IndexError:
@@ -647,9 +658,9 @@ class Function(FunctionExtras):
                         _value_text(value), reason)) from None
         for cell, container in self._shared_cells:
             cell[0] = container[0]
-        if self.profile is not None:
-            self.profile.calls += 1
-            self.program.run_profiled(self.profile)
+        if self._profile is not None:
+            self._profile.calls += 1
+            self.program.run_profiled(self._profile)
         else:
             self._run()
         results = []
@@ -722,7 +733,7 @@ def _slow_call(function, args, kwargs):
 def _call_guard(function, params):
     """The conditions sending a generated ``__call__`` to :meth:`Function._call`
     (a profiled function always goes there; setting ``profile`` regenerates it)."""
-    if function.profile is not None:
+    if function._profile is not None:
         return ["True"]
     return ["_nbg_rest", "_nbg_kw"] + (["%s is MISSING" % params[-1]] if params else [])
 

@@ -6,8 +6,11 @@ intermediate values are emptied as soon as no later node needs them, so
 peak memory stays close to what the graph really needs at once.
 """
 
+import functools
 import time
 
+from nbgraph.config import config
+from nbgraph.core.trace import describe_site, site_of, user_traceback
 from nbgraph.linkers.schedule import lazy_schedule, make_lazy_run
 
 __all__ = ["PythonLinker", "Program"]
@@ -41,6 +44,7 @@ class Program:
                 for cell in release[i]:
                     cell[0] = None
         except Exception as exc:
+            __tracebackhide__ = True
             _reraise_with_node(exc, nodes[i], self.storage, self._clear)
 
     def run_profiled(self, stats):
@@ -133,22 +137,57 @@ def _describe_inputs(node, storage):
 
 
 def _reraise_with_node(exc, node, storage, clear):
+    """Re-raise ``exc`` (the same exception, not a chained copy) naming ``node``.
+
+    The message gains the node, its inputs' shapes and dtypes and the user's
+    line that built the node (:mod:`nbgraph.core.trace`); ``exc.node`` is
+    set.  With ``config.exception_verbosity == "low"`` the frames inside the
+    failing Op are dropped, and this frame and the run loop's are marked
+    ``__tracebackhide__`` (IPython and pytest then leave them out), so a
+    notebook shows the user's call and the message.
+    """
+    __tracebackhide__ = True
+    if getattr(exc, "node", None) is not None:  # already named (an inner program's node)
+        clear()
+        _add_detail(exc, "(raised inside %s)" % (node,))
+        raise exc
     detail = "Apply node that caused the error: %s\nInputs: %s" % (
         node, _describe_inputs(node, storage))
+    site = describe_site(site_of(node))
+    if site is not None:
+        detail += "\n" + site
     clear()  # a failed run must not keep the caller's arrays or intermediates alive
-    new = None
-    if not isinstance(exc, KeyError):  # a KeyError's str() is the repr of its message
-        try:
-            new = type(exc)("%s\n%s" % (exc, detail))
-        except Exception:  # an exception class whose constructor takes other arguments
-            new = None
-    if new is None:
-        exc.node = node
-        if hasattr(exc, "add_note"):
-            exc.add_note(detail)
-        raise exc
-    new.node = node
-    raise new.with_traceback(exc.__traceback__) from exc
+    exc.node = node
+    _add_detail(exc, detail)
+    if config.exception_verbosity == "low":
+        # the Op's own frames and the errors it chained: exception_verbosity="high"
+        exc.__cause__ = None
+        exc.__suppress_context__ = True
+        exc = exc.with_traceback(None)
+        try:  # IPython renders it without nbgraph's frames (even the raising one)
+            exc._render_traceback_ = functools.partial(_render_user_traceback, exc)
+        except AttributeError:  # an exception class with __slots__
+            pass
+    raise exc
+
+
+def _render_user_traceback(exc):
+    """IPython's traceback of ``exc`` with only the user's frames (its _render_traceback_)."""
+    import IPython
+
+    shell = IPython.get_ipython()
+    tb = user_traceback(exc.__traceback__)
+    return shell.InteractiveTB.structured_traceback(type(exc), exc, tb, tb_offset=1)
+
+
+def _add_detail(exc, detail):
+    """Append ``detail`` to the exception's message (or, where that cannot be, a note)."""
+    args = exc.args
+    if (len(args) == 1 and isinstance(args[0], str) and not isinstance(exc, KeyError)
+            and type(exc).__str__ is BaseException.__str__):
+        exc.args = ("%s\n%s" % (args[0], detail),)
+    elif hasattr(exc, "add_note"):
+        exc.add_note(detail)
 
 
 def _unset_output(node, out_cells):

@@ -215,6 +215,7 @@ def make_lazy_run(program, on_error, poll=False):
 
     body = emit(steps, 2)
     lines += body or ["        pass"]
-    lines += ["    except Exception as exc:", "        FAIL(exc, i)"]
+    lines += ["    except Exception as exc:", "        __tracebackhide__ = True",
+              "        FAIL(exc, i)"]
     exec(compile("\n".join(lines) + "\n", "<nbgraph lazy program>", "exec"), names)
     return names["run"]

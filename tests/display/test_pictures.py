@@ -120,3 +120,24 @@ def test_explorer_has_a_short_repr_and_a_static_snapshot():
     assert bundle["text/plain"] == repr(explorer)
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "step 0 of 3" in bundle[HTML] and "children=" not in bundle[HTML]
+
+
+@pytest.mark.needs_dot
+def test_the_4_32_32_3_tanh_mlp_forward_graph_fits_868_px():
+    from nbgraph.display import render_svg
+
+    rng = np.random.default_rng(0)
+    X = nt.dmatrix("X")
+    sizes = [(4, 32), (32, 32), (32, 3)]
+    h = X
+    for i, shape in enumerate(sizes):
+        W = ng.shared(rng.normal(size=shape), name="W%d" % i)
+        b = ng.shared(np.zeros(shape[1]), name="b%d" % i)
+        h = h.dot(W) + b
+        if i < len(sizes) - 1:
+            h = nt.tanh(h)
+    e = nt.exp(h - h.max(axis=1, keepdims=True))
+    probs = e / e.sum(axis=1, keepdims=True)
+    for graph in (h, probs):
+        width, height = svg_size(render_svg(graph))
+        assert width <= PAGE_WIDTH, (width, height)

@@ -392,8 +392,14 @@ def test_profile_chart_is_limited():
     f = nbgraph.function([x], out, linker="py", profile=True, rewrite=None)
     f([1e-3])
     chart = rich.profile_chart_svg(f.profile)
-    assert chart.count("<rect") == 2 * 30
-    assert "more nodes (see the table)" in chart
+    assert chart.count("<rect") == 2 * 10  # the nodes the table shows
+    assert "more nodes" in chart
+    page = rich.profile_html(f.profile)
+    assert "other %d nodes" % (len(f.program.nodes) - 10) in page  # the rest in one row
+    assert "by Op class" in page and "by Op" in page
+    rows = re.findall(r"<tr[^>]*><td", page)
+    assert len(rows) <= 25
+    assert "white-space:nowrap" in page
 
 
 _DOM_SHIM = r"""

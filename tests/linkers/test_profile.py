@@ -4,7 +4,7 @@ import numpy as np
 
 import nbgraph.tensor as nt
 from nbgraph import function
-from nbgraph.linkers.profile import ProfileStats
+from nbgraph.linkers.profile import PROFILE_OFF, TOP_NODES, ProfileStats
 
 
 def _profiled():
@@ -14,9 +14,17 @@ def _profiled():
     return x, function([x], out, profile=True, rewrite=None)
 
 
-def test_profile_is_off_by_default():
+def test_profile_is_off_by_default_and_says_how_to_turn_it_on():
     x = nt.dscalar("x")
-    assert function([x], x * 2.0).profile is None
+    f = function([x], x * 2.0)
+    assert not f.profile and f.profile is PROFILE_OFF
+    assert "function(..., profile=True)" in repr(f.profile)
+    f.profile = True  # turned on later: a fresh ProfileStats
+    assert isinstance(f.profile, ProfileStats)
+    f(1.0)
+    assert f.profile.calls == 1
+    f.profile = None
+    assert f.profile is PROFILE_OFF and f(2.0) == 4.0
 
 
 def test_profile_counts_calls_time_and_bytes_per_node():
@@ -124,3 +132,33 @@ def test_profiled_function_gives_the_same_results():
     profiled = function([x], expr, profile=True)
     value = np.linspace(-3, 3, 7)
     np.testing.assert_array_equal(plain(value), profiled(value))
+
+
+def _seventy_node_function():
+    x = nt.dvector("x")
+    out = x
+    for k in range(35):  # two nodes per step, no rewrite: 70 nodes
+        out = nt.tanh(out * x)
+    return x, function([x], out, profile=True, rewrite=None, linker="py")
+
+
+def test_profile_of_a_70_node_function_summarises_in_at_most_25_rows():
+    x, f = _seventy_node_function()
+    assert len(f.program.nodes) == 70
+    for _ in range(3):  # times accumulate over calls
+        f(np.ones(5))
+    stats = f.profile
+    assert stats.calls == 3 and stats.node_calls == [3] * 70
+    text = str(stats)
+    lines = text.splitlines()
+    rows = [line for line in lines[3:] if line.strip()]
+    assert len(rows) <= 25, text
+    assert "other %d nodes" % (70 - TOP_NODES) in text
+    assert "by Op class:" in text and "by Op:" in text
+    classes = {r["name"]: r["nodes"] for r in stats.by_class()}
+    assert classes == {"Elemwise": 70}
+    assert sum(r["nodes"] for r in stats.by_op()) == 70
+    assert abs(sum(r["seconds"] for r in stats.by_op()) - stats.total_time) < 1e-12
+    assert all(len(line) <= 110 for line in lines[1:])  # one line per row, no wrapping
+    stats.reset()
+    assert stats.calls == 0 and stats.total_time == 0.0

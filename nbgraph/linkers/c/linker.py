@@ -142,13 +142,15 @@ class CProgram(Program):
                 lines.append("        %s[0] = None" % name)
         if not self.release:
             lines.append("        pass")
-        lines += ["    except Exception as exc:", "        P.reraise(exc, i)"]
+        lines += ["    except Exception as exc:", "        __tracebackhide__ = True",
+                  "        P.reraise(exc, i)"]
         exec(compile_source("\n".join(lines), "<nbgraph program>"), names)
         self.run = names["run"]
         return self.run
 
     def reraise(self, exc, i):
         """Re-raise ``exc`` from node ``i`` the way the Python linker does."""
+        __tracebackhide__ = True
         import inspect
 
         from nbgraph.linkers import python as _python
