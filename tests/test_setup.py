@@ -61,7 +61,8 @@ def test_public_api():
     # shadows the submodule as an attribute: fetch the module itself.
     mod = importlib.import_module("nbgraph.config")
 
-    assert set(mod.__all__) == {"Config", "config", "LINKERS", "FLOATX_DTYPES"}
+    assert set(mod.__all__) == {"Config", "config", "LINKERS", "FLOATX_DTYPES", "C_ENV",
+                                "env_switch", "env_num_threads"}
     assert LINKERS == ("auto", "py", "c", "cvm", "debug")
     assert FLOATX_DTYPES == ("float32", "float64")
     assert Config.settings() == ("linker", "cache_dir", "cache_max_mb", "floatX", "node_trace",
