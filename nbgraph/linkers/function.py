@@ -714,11 +714,19 @@ class Function(FunctionExtras):
         return dprint(self.fgraph, file=file, print_type=print_type, **kwargs)
 
     def __repr__(self):
+        """``<Function (x, y) -> (cost, out[1]), updates W, linker=cvm, 7 nodes>``: the
+        caller's names (``out[i]`` for an unnamed output), never an Op's output repr."""
         ins = ", ".join(repr(v) for v in self.inputs)
-        outs = ", ".join(repr(v) for v in self.outputs)
+        n_out = len(self.outputs)
+        outs = ", ".join(v.name if getattr(v, "name", None) else
+                         ("out" if n_out == 1 else "out[%d]" % i)
+                         for i, v in enumerate(self.outputs))
+        targets = [getattr(target, "name", None) or "shared"
+                   for target, _ in (getattr(self, "updates", None) or ())]
+        updates = ", updates %s" % ", ".join(targets) if targets else ""
         n = len(self.fgraph.apply_nodes)
-        return "<Function%s (%s) -> (%s), linker=%s, %d node%s>" % (
-            " " + self.name if self.name else "", ins, outs, self.linker, n,
+        return "<Function%s (%s) -> (%s)%s, linker=%s, %d node%s>" % (
+            " " + self.name if self.name else "", ins, outs, updates, self.linker, n,
             "" if n == 1 else "s")
 
 

@@ -474,3 +474,14 @@ def test_trust_input_can_be_switched_after_compiling():
     with pytest.raises(TypeError, match="bad argument 0"):
         f("not an array")
     np.testing.assert_array_equal(f([1.0]), [2.0])
+
+
+def test_function_repr_uses_the_callers_names_and_lists_updates():
+    import nbgraph as ng_
+    x = nt.dvector("x")
+    w = ng_.shared(np.ones(3), "W")
+    cost = (x * w).sum()
+    cost.name = "cost"
+    f = ng_.function([x], [cost, x + 1], updates=[(w, w - x)])
+    assert repr(f).startswith("<Function (x) -> (cost, out[1]), updates W, linker=")
+    assert repr(ng_.function([x], x * 2)).startswith("<Function (x) -> (out), linker=")
