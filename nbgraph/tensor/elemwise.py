@@ -82,8 +82,28 @@ def promote_weak_tensors(inputs, scalar_op=None):
             out.append(var)
             continue
         dtype = scalar.type.dtype
-        out.append(TensorConstant(TensorType(dtype, ()), np.asarray(scalar.data, dtype=dtype)))
+        data = np.asarray(scalar.data, dtype=dtype)
+        out.append(_keep_user_constant(var, data) if isinstance(var, TensorConstant)
+                   else TensorConstant(TensorType(dtype, ()), data))
     return out
+
+
+def _keep_user_constant(var, data):
+    """The user's own weak constant ``var`` promoted to ``data``'s dtype, still in the graph.
+
+    A weak constant the caller made (``c = constant(2.0)``) stays an input of
+    the node: as it is when the dtype already matches, else through a Cast
+    (constant folding removes it when compiling), so ``grad(c + y, c)`` finds
+    ``c``.  Only where casting its stored value would not give NumPy's value
+    (a Python int beyond 64 bits held as a float) does a new constant stand in.
+    """
+    if var.dtype == data.dtype.name:
+        return var
+    with np.errstate(all="ignore"):
+        cast_value = np.asarray(var.data).astype(data.dtype)
+    if cast_value.tobytes() != data.tobytes():
+        return TensorConstant(TensorType(data.dtype, ()), data)
+    return Elemwise(ps.Cast(data.dtype.name))(var)
 
 
 def elemwise_output_dtypes(scalar_op, dtypes):

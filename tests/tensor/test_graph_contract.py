@@ -9,7 +9,7 @@ import pytest
 
 import nbgraph as ng
 import nbgraph.tensor as nt
-from nbgraph.core.graph import Constant, clone, clone_get_equiv
+from nbgraph.core.graph import Constant, clone, clone_get_equiv, graph_inputs
 from nbgraph.core.type import Type
 from nbgraph.tensor.type import TensorType
 from nbgraph.testing import verify_grad
@@ -359,3 +359,20 @@ def test_vector_dot_gradients_keep_static_sizes():
         np.testing.assert_allclose(values[0], [3.0])
         np.testing.assert_allclose(values[1], [2.0])
     verify_grad(lambda u, v: nt.dot(u, v), [np.array([0.5, 2.0]), np.array([1.5, -1.0])])
+
+
+@pytest.mark.parametrize("other_dtype", ["float64", "float32"])
+def test_grad_reaches_the_users_own_weak_constant_after_promotion(other_dtype):
+    # item 6: promoting c (a Python-number constant) must not swap it for a new constant
+    c = nt.constant(2.0)
+    y = nt.tensor(other_dtype, (None,), "y")
+    z = c + y
+    assert z.dtype == other_dtype
+    assert c in graph_inputs([z])
+    g = ng.grad(z.sum(), c)
+    yv = np.arange(3, dtype=other_dtype)
+    assert float(g.eval({y: yv})) == 3.0
+    for linker in ["py", "debug"]:
+        f = ng.function([y], z, linker=linker, rewrite=None)
+        np.testing.assert_array_equal(f(yv), yv + 2.0)
+        assert f(yv).dtype == other_dtype
