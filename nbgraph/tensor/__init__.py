@@ -43,8 +43,10 @@ from nbgraph.tensor.variable import (
     SharedVariable, TensorConstant, TensorVariable, as_tensor_variable, constant, shared,
     tensor,
 )
-from nbgraph.tensor.variable import *  # noqa: F401,F403  (the typed constructors)
-from nbgraph.tensor import variable as _variable
+from nbgraph.tensor.constructors import *  # noqa: F401,F403  (dvector, fmatrix, ...)
+from nbgraph.tensor.plurals import *  # noqa: F401,F403  (dvectors, fmatrices, ...)
+from nbgraph.tensor import constructors as _constructors
+from nbgraph.tensor import plurals as _plurals
 import importlib as _importlib
 
 _scalar_module = _importlib.import_module("nbgraph.tensor.scalar")
@@ -74,7 +76,7 @@ class _ScalarEntry:
             self._module.__name__)
 
 
-scalar = _ScalarEntry(_variable.scalar, _scalar_module)
+scalar = _ScalarEntry(_constructors.scalar, _scalar_module)
 
 __all__ = [
     "Apply", "Constant", "Variable", "scalar", "TensorType", "TensorVariable",
@@ -89,10 +91,7 @@ __all__ = [
     "invert", "switch", "where", "cast", "sum", "prod", "mean", "max", "min", "outer",
     "ifelse", "IfElse",
 ] + _advanced_indexing.__all__ + _creation.__all__ + _extra_ops.__all__ + _shape_ops.__all__ + \
-    _sorting.__all__ + [
-    n for n in _variable.__all__ if n not in (
-    "TensorVariable", "TensorConstant", "SharedVariable", "as_tensor_variable", "constant",
-    "shared", "tensor")]
+    _sorting.__all__ + [n for n in (*_constructors.NAMES, *_plurals.NAMES) if n != "scalar"]
 
 from nbgraph.tensor import scan  # noqa: E402  (loops; callable: nt.scan(fn, ...))
 from nbgraph.tensor.gradient_ops import (  # noqa: E402

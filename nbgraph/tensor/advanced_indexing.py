@@ -6,7 +6,8 @@ writes (:class:`AdvancedIncSubtensor`, where repeated indices accumulate like
 The result's layout follows NumPy: the broadcast shape of the index arrays
 replaces them where they are adjacent in the index, and comes first otherwise.
 
->>> from nbgraph.tensor.variable import TensorType, lvector
+>>> from nbgraph.tensor.constructors import lvector
+>>> from nbgraph.tensor.type import TensorType
 >>> x = TensorType("float64", (5, 4, 3))("x")
 >>> x[lvector("i"), :, 0].type, x[:, [0, 1]].type, x[[0, 2], None, [1, 1]].type
 (TensorType(float64, (None, 4)), TensorType(float64, (5, 2, 3)), TensorType(float64, (2, 1, 3)))

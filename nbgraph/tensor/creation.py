@@ -3,7 +3,7 @@
 Dtypes and values follow NumPy (``arange(5)`` is int64, ``arange(0., 1, .25)`` float64);
 sizes that constant arguments fix are static in the output type.
 
->>> from nbgraph.tensor.variable import lscalar
+>>> from nbgraph.tensor.constructors import lscalar
 >>> arange(2, 7).type, arange(lscalar("n")).type
 (TensorType(int64, (5,)), TensorType(int64, (None,)))
 >>> eye(3, dtype="int8").type, tril(eye(3)).type

@@ -6,7 +6,7 @@ fewer dimensions are padded on the left by a DimShuffle, static sizes that
 cannot broadcast raise ValueError when the graph is built, and Python numbers
 are weak (``fvector * 2.0`` is float32).
 
->>> from nbgraph.tensor.variable import fvector, dmatrix
+>>> from nbgraph.tensor.constructors import fvector, dmatrix
 >>> from nbgraph.tensor import scalar
 >>> Elemwise(scalar.mul)(fvector("v"), 2.0).type
 TensorType(float32, (None,))

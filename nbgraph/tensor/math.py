@@ -4,7 +4,7 @@ Each elementwise function is an :class:`~nbgraph.tensor.elemwise.Elemwise`
 Op instance, so it can be called (``exp(x)``) or used to build Apply nodes
 directly (``Apply(add, [x, y], [out])``), as the seed's long example does.
 
->>> from nbgraph.tensor.variable import dvector
+>>> from nbgraph.tensor.constructors import dvector
 >>> x = dvector("x")
 >>> sum(exp(x) * 2, keepdims=True).type
 TensorType(float64, (1,))

@@ -7,7 +7,7 @@ which fusion turns into one loop.  Integer inputs are computed in the float
 dtype ``exp`` would give them.
 
 >>> import numpy as np
->>> from nbgraph.tensor.variable import dmatrix
+>>> from nbgraph.tensor.constructors import dmatrix
 >>> x = dmatrix("x")
 >>> softmax(x).eval({x: np.array([[0.0, np.log(3.0)]])})
 array([[0.25, 0.75]])

@@ -5,7 +5,7 @@ Each is an :class:`~nbgraph.tensor.elemwise.Elemwise` of a scalar op from
 :mod:`~nbgraph.tensor.scalar_special`: NumPy's broadcasting and dtypes,
 fused with their neighbours into one C loop.
 
->>> from nbgraph.tensor.variable import fvector, ivector
+>>> from nbgraph.tensor.constructors import fvector, ivector
 >>> floor(fvector("x")).type, isnan(fvector("x")).dtype, erf(ivector("i")).dtype
 (TensorType(float32, (None,)), 'bool', 'float64')
 """

@@ -1,5 +1,8 @@
-"""Tensor Variables: operators, constants, shared variables and constructors.
+"""Tensor Variables: operators, constants, shared variables and ``tensor()``.
 
+The typed constructors (``dmatrix``, ...) are in :mod:`nbgraph.tensor.constructors`.
+
+>>> from nbgraph.tensor.constructors import dmatrix, fvector
 >>> x = dmatrix("x")
 >>> x.type
 TensorType(float64, (None, None))
@@ -11,7 +14,6 @@ import numbers
 
 import numpy as np
 
-from nbgraph.config import config
 from nbgraph.core.graph import Constant, Variable
 from nbgraph.tensor.type import ALL_DTYPES, TensorType, normalize_dtype, unmask
 from nbgraph.tensor.variable_methods import TensorMethods
@@ -19,15 +21,7 @@ from nbgraph.tensor.variable_methods import TensorMethods
 __all__ = [
     "TensorVariable", "TensorConstant", "SharedVariable", "as_tensor_variable", "constant",
     "shared", "tensor",
-    "scalar", "vector", "matrix", "row", "col", "tensor3", "tensor4",
-    "bscalar", "wscalar", "iscalar", "lscalar", "fscalar", "dscalar",
-    "bvector", "wvector", "ivector", "lvector", "fvector", "dvector",
-    "bmatrix", "wmatrix", "imatrix", "lmatrix", "fmatrix", "dmatrix",
-    "brow", "wrow", "irow", "lrow", "frow", "drow",
-    "bcol", "wcol", "icol", "lcol", "fcol", "dcol",
-    "btensor3", "wtensor3", "itensor3", "ltensor3", "ftensor3", "dtensor3",
-    "btensor4", "wtensor4", "itensor4", "ltensor4", "ftensor4", "dtensor4",
-]  # and the plurals (scalars, dmatrices, ...), added where they are made below
+]  # the typed constructors (dvector, ...) are in nbgraph.tensor.constructors
 
 
 def _m():
@@ -453,115 +447,3 @@ def tensor(*args, name=None, dtype=None, shape=None, broadcastable=None):
                         "tensor('x', shape=(None, 3))")
     return TensorType(given.get("dtype") or "floatX", shape,
                       broadcastable=broadcastable)(given.get("name"))
-
-
-class TypedConstructor(TensorType):
-    """A typed constructor such as ``dmatrix``: call it for a new Variable, and
-    compare it with types, as Theano's ``T.dmatrix`` (a TensorType):
-    ``dmatrix("x").type == dmatrix`` holds.  Variables it makes carry a plain
-    TensorType.  ``dtype=``/``shape=`` at call time override its own."""
-
-    def __init__(self, dtype, shape, kind):
-        super().__init__(dtype, shape)
-        self.kind = kind
-        self.__name__ = kind
-        self.__doc__ = "A new Variable of dtype %s and static shape %r." % (dtype, shape)
-
-    def __call__(self, name=None, dtype=None, shape=None):
-        if shape is not None:
-            shape = check_constructor_shape(self.kind, shape, self.shape)
-        return TensorType(dtype or self.dtype, self.shape if shape is None else shape)(name)
-
-    def __eq__(self, other):
-        return isinstance(other, TensorType) and (self.dtype, self.shape) == (
-            other.dtype, other.shape)
-
-    def __hash__(self):
-        return hash((TensorType, self._props()))
-
-    def __reduce__(self):
-        return (TypedConstructor, (self.dtype, self.shape, self.kind))
-
-
-def check_constructor_shape(kind, shape, pattern):
-    """``shape`` as a tuple, refused unless it fits the constructor ``kind``.
-
-    ``pattern`` is the kind's own static shape: the length must match, and a
-    dimension the kind fixes to 1 (a row's first, a column's second) must stay
-    1 or unknown-free, so ``row(shape=(2, 5))`` cannot build a non-row.
-    """
-    if not isinstance(shape, tuple):
-        raise TypeError("%s(shape=...): the shape must be a tuple of ints or None, got %r"
-                        % (kind, shape))
-    if len(shape) != len(pattern):
-        raise ValueError("%s(shape=%r): a %s has %d dimension%s, the shape gives %d" % (
-            kind, shape, kind, len(pattern), "" if len(pattern) == 1 else "s", len(shape)))
-    for i, (size, fixed) in enumerate(zip(shape, pattern, strict=True)):
-        if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer))):
-            raise TypeError("%s(shape=%r): dimension %d must be an int or None, got %r"
-                            % (kind, shape, i, size))
-        if fixed == 1 and size != 1:
-            raise ValueError("%s(shape=%r): dimension %d of a %s has size 1" % (
-                kind, shape, i, kind))
-    return shape
-
-
-def _constructor(pattern, dtype, kind):
-    return TypedConstructor(dtype, pattern, kind)
-
-
-_KINDS = {
-    "scalar": (),
-    "vector": (None,),
-    "matrix": (None, None),
-    "row": (1, None),
-    "col": (None, 1),
-    "tensor3": (None,) * 3,
-    "tensor4": (None,) * 4,
-}
-_PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32",
-             "d": "float64"}
-
-
-def _floatx_constructor(kind, pattern):
-    def make(name=None, dtype=None, shape=pattern):
-        shape = check_constructor_shape(kind, shape, pattern)
-        return TensorType(dtype or config.floatX, shape)(name)
-    make.__name__ = kind
-    make.__doc__ = "A new %s Variable (dtype config.floatX unless given)." % kind
-    return make
-
-
-for _kind, _shape in _KINDS.items():
-    globals()[_kind] = _floatx_constructor(_kind, _shape)
-    for _prefix, _dtype in _PREFIXES.items():
-        globals()[_prefix + _kind] = _constructor(_shape, _dtype, _prefix + _kind)
-del _kind, _shape, _prefix, _dtype
-
-
-def _plural(single):
-    def make(*names, dtype=None):
-        """Several Variables at once, as Theano's plural constructors:
-        ``dmatrices("a", "b")``, ``scalars("x y")`` (or ``"x, y"``), ``vectors(3)``
-        (unnamed).  One name gives one Variable, several a list."""
-        if len(names) == 1 and isinstance(names[0], numbers.Integral):
-            made = [single(None, **({} if dtype is None else {"dtype": dtype}))
-                    for _ in range(int(names[0]))]
-            return made[0] if len(made) == 1 else made
-        split = [n for name in names for n in str(name).replace(",", " ").split()]
-        if not split:
-            raise TypeError("%s() needs names or a count, e.g. %s('a', 'b')" % (
-                make.__name__, make.__name__))
-        made = [single(n, **({} if dtype is None else {"dtype": dtype})) for n in split]
-        return made[0] if len(made) == 1 else made
-    make.__name__ = single.__name__[:-2] + "ices" if single.__name__.endswith("matrix") \
-        else single.__name__ + "s"
-    return make
-
-
-for _prefix in ("",) + tuple(_PREFIXES):
-    for _kind in _KINDS:
-        _made = _plural(globals()[_prefix + _kind])
-        globals()[_made.__name__] = _made
-        __all__.append(_made.__name__)
-del _prefix, _kind, _made

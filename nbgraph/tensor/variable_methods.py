@@ -5,7 +5,7 @@ A mixin of :class:`~nbgraph.tensor.variable.TensorVariable` and
 :class:`~nbgraph.tensor.variable.TensorConstant`; each method imports its
 function when called, so the variable module imports no Ops.
 
->>> from nbgraph.tensor.variable import dmatrix
+>>> from nbgraph.tensor.constructors import dmatrix
 >>> x = dmatrix("x")
 >>> x.argmax(axis=1).type, x.flatten().type, x.var(keepdims=True).type
 (TensorType(int64, (None,)), TensorType(float64, (None,)), TensorType(float64, (1, 1)))
