@@ -38,7 +38,8 @@ def _cache(args):
         if info["probe_records"]:
             print("  compiler probe records: %d" % info["probe_records"])
         if info["temporaries"]:
-            print("  leftover temporaries: %d (removed by 'cache prune' when their process is gone, or 'cache clear')" % info["temporaries"])
+            print("  leftover temporaries: %d (removed by 'cache prune' when their process is "
+                  "gone, or 'cache clear')" % info["temporaries"])
         return 0
     if args.action == "prune":
         limit = None if args.max_mb is None else int(args.max_mb * 1024 * 1024)

@@ -60,7 +60,8 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator, Mapping
 
 __all__ = ["Config", "config", "LINKERS", "FLOATX_DTYPES", "C_ENV", "env_switch",
            "env_num_threads"]

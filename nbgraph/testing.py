@@ -29,7 +29,7 @@ class GradientError(AssertionError):
 def numeric_grad(f, values, eps):
     """Central finite-difference gradient of the scalar ``f(*values)`` for each value."""
     grads = []
-    for i, v in enumerate(values):
+    for v in values:
         g = np.zeros_like(v, dtype="float64")
         flat = v.reshape(-1)
         for j in range(flat.size):

@@ -45,7 +45,8 @@ from nbgraph.core.type import (
 )
 
 __all__ = [
-    "Apply", "CDataType", "CLinkerOp", "CLinkerType", "OutputRule", "Constant", "DisconnectedGradient",
+    "Apply", "CDataType", "CLinkerOp", "CLinkerType", "OutputRule", "Constant",
+    "DisconnectedGradient",
     "DisconnectedInputError", "EquilibriumRewriter", "Feature", "FunctionGraph", "Generic",
     "GraphRewriter", "MergeRewriter", "MethodNotDefined", "MissingInputError", "NarrowingStep",
     "NarrowingTrace", "NodeRewriter", "NullGradient", "NullGradientError", "Op", "Replacement",

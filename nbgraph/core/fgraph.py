@@ -11,7 +11,7 @@ the replacement's type with ``filter_variable`` and records the decision in
 import heapq
 
 from nbgraph.core import graph as _graph
-from nbgraph.core.graph import Apply, Constant, Variable
+from nbgraph.core.graph import Constant, Variable
 from nbgraph.core.type import NarrowingTrace
 
 __all__ = ["FunctionGraph", "MissingInputError", "Replacement", "Feature", "path_to",

@@ -13,7 +13,6 @@ nodes need no recursion.
 """
 
 import itertools
-from collections import deque
 
 from nbgraph.config import config
 from nbgraph.core import type as _type

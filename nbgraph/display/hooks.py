@@ -47,7 +47,7 @@ def install():
     for cls in _display_classes():
         current = cls.__dict__.get("_repr_mimebundle_")
         if current is None:
-            setattr(cls, "_repr_mimebundle_", _repr_mimebundle_)
+            cls._repr_mimebundle_ = _repr_mimebundle_
             done.append(cls)
         elif getattr(current, "_nbgraph_display", False):
             done.append(cls)

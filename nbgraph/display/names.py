@@ -52,6 +52,6 @@ def output_labels(function) -> dict:
     return labels
 
 
-def plural(n: int, word: str, words: str = None) -> str:
+def plural(n: int, word: str, words: str | None = None) -> str:
     """``plural(1, "node")`` -> ``'1 node'``; ``plural(3, "node")`` -> ``'3 nodes'``."""
     return "%d %s" % (n, word if n == 1 else (words or word + "s"))

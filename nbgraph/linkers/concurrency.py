@@ -19,10 +19,10 @@ The rule (see the Function docstring):
   builds N - 1 twins once.
 * **shared variables: one turn per container.**  A call of a Function that
   reads or updates shared variables holds the turns (token locks, see
-  :class:`Turn`) of all of them, taken in one global order, from reading their values to writing its updates: the
-  updates of concurrent calls are applied atomically per call (no lost
-  update, never half of one call's updates), and every call sees a state that
-  some order of whole calls produced.
+  :class:`Turn`) of all of them, taken in one global order, from reading their
+  values to writing its updates: the updates of concurrent calls are applied
+  atomically per call (no lost update, never half of one call's updates), and
+  every call sees a state that some order of whole calls produced.
 * **the C call path needs neither.**  A Function whose whole graph is one C
   kernel is called through ``_fastcall.Kernel``, which keeps its operands and
   error buffer on the C stack and reuses an output only when nothing but

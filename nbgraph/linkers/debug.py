@@ -170,7 +170,7 @@ def _run_perform(node, values, perform=None):
 def _check_outputs(node, impl, inputs, before, outputs):
     op = node.op
     destroyed = set()
-    for j, ins in (op.destroy_map or {}).items():
+    for ins in (op.destroy_map or {}).values():
         destroyed.update(ins)
     for j, (var, value) in enumerate(zip(node.outputs, outputs)):
         if not var.type.is_valid_value(value):

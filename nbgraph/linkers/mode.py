@@ -92,21 +92,21 @@ class Mode:
 
         return fast_pipeline(exclude=dropped)
 
-    def excluding(self, *tags: str) -> "Mode":
+    def excluding(self, *tags: str) -> Mode:
         """This mode without the rewrites tagged with any of ``tags``."""
         return Mode(self.linker_name, self.optimizer, self.exclude + tuple(tags))
 
-    def including(self, *tags: str) -> "Mode":
+    def including(self, *tags: str) -> Mode:
         """This mode with ``tags`` included (nbgraph's stages are all in by default,
         so this only takes back an earlier :meth:`excluding`)."""
         return Mode(self.linker_name, self.optimizer,
                     tuple(t for t in self.exclude if t not in tags))
 
-    def requiring(self, *tags: str) -> "Mode":
+    def requiring(self, *tags: str) -> Mode:
         """Same as :meth:`including`."""
         return self.including(*tags)
 
-    def clone(self, link_kwargs=None, optimizer="", **kwargs) -> "Mode":
+    def clone(self, link_kwargs=None, optimizer="", **kwargs) -> Mode:
         """A copy (``optimizer`` replaced when given)."""
         return Mode(self.linker_name, self.optimizer if optimizer == "" else optimizer,
                     self.exclude)

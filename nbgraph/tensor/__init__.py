@@ -20,31 +20,31 @@ from nbgraph.tensor.math import (
 from nbgraph.tensor.reduction import Reduce
 from nbgraph.tensor.ifelse import IfElse, ifelse
 from nbgraph.tensor import random  # noqa: F401  (nt.random.RandomStream)
-from nbgraph.tensor.ufuncs import *  # noqa: F401,F403  (floor, erf, clip, arctan2, ...)
+from nbgraph.tensor.ufuncs import *  # noqa: F403  (floor, erf, clip, arctan2, ...)
 from nbgraph.tensor import ufuncs as _ufuncs
 from nbgraph.tensor import advanced_indexing as _advanced_indexing
 from nbgraph.tensor import creation as _creation
 from nbgraph.tensor import extra_ops as _extra_ops
 from nbgraph.tensor import shape_ops as _shape_ops
 from nbgraph.tensor import sorting as _sorting
-from nbgraph.tensor.advanced_indexing import *  # noqa: F401,F403  (take, take_along_axis, ...)
-from nbgraph.tensor.creation import *  # noqa: F401,F403  (arange, eye, tri, linspace, ...)
-from nbgraph.tensor.extra_ops import *  # noqa: F401,F403  (argmax, any, var, cumsum, norm, ...)
-from nbgraph.tensor.shape_ops import *  # noqa: F401,F403  (flatten, squeeze, tile, split, ...)
-from nbgraph.tensor.sorting import *  # noqa: F401,F403  (sort, argsort)
-from nbgraph.tensor.nnet import (  # noqa: F401  (nt.softmax, ...; also nt.nnet.*)
+from nbgraph.tensor.advanced_indexing import *  # noqa: F403  (take, take_along_axis, ...)
+from nbgraph.tensor.creation import *  # noqa: F403  (arange, eye, tri, linspace, ...)
+from nbgraph.tensor.extra_ops import *  # noqa: F403  (argmax, any, var, cumsum, norm, ...)
+from nbgraph.tensor.shape_ops import *  # noqa: F403  (flatten, squeeze, tile, split, ...)
+from nbgraph.tensor.sorting import *  # noqa: F403  (sort, argsort)
+from nbgraph.tensor.nnet import (  # nt.softmax, ...; also nt.nnet.*
     binary_crossentropy, categorical_crossentropy, elu, gelu, log_softmax, logsumexp, one_hot,
     relu, softmax, softmax_crossentropy, softsign,
 )
-from nbgraph.tensor import nnet  # noqa: F401
+from nbgraph.tensor import nnet
 from nbgraph.tensor.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import (
     SharedVariable, TensorConstant, TensorVariable, as_tensor_variable, constant, shared,
     tensor,
 )
-from nbgraph.tensor.constructors import *  # noqa: F401,F403  (dvector, fmatrix, ...)
-from nbgraph.tensor.plurals import *  # noqa: F401,F403  (dvectors, fmatrices, ...)
+from nbgraph.tensor.constructors import *  # noqa: F403  (dvector, fmatrix, ...)
+from nbgraph.tensor.plurals import *  # noqa: F403  (dvectors, fmatrices, ...)
 from nbgraph.tensor import constructors as _constructors
 from nbgraph.tensor import plurals as _plurals
 import importlib as _importlib

@@ -33,20 +33,20 @@ if TYPE_CHECKING:  # names used in annotations only
 #: A static shape: one int (known size) or None (unknown) per dimension.
 StaticShape = tuple[int | None, ...]
 
-#: The constructors' names, in the order kind by kind (unprefixed first).
-NAMES: tuple[str, ...] = (
+__all__ = [
     "scalar", "vector", "matrix", "row", "col", "tensor3", "tensor4", "bscalar", "wscalar",
     "iscalar", "lscalar", "fscalar", "dscalar", "bvector", "wvector", "ivector", "lvector",
     "fvector", "dvector", "bmatrix", "wmatrix", "imatrix", "lmatrix", "fmatrix", "dmatrix",
     "brow", "wrow", "irow", "lrow", "frow", "drow", "bcol", "wcol", "icol", "lcol", "fcol",
     "dcol", "btensor3", "wtensor3", "itensor3", "ltensor3", "ftensor3", "dtensor3", "btensor4",
     "wtensor4", "itensor4", "ltensor4", "ftensor4", "dtensor4",
-)
-
-__all__ = [
+    # the helpers that make them
     "StaticShape", "TypedConstructor", "typed_constructor", "check_constructor_shape",
-    "new_variable", "new_floatx_variable", *NAMES,
+    "new_variable", "new_floatx_variable",
 ]
+
+#: The constructors' names, in the order kind by kind (unprefixed first).
+NAMES: tuple[str, ...] = tuple(__all__[:__all__.index("StaticShape")])
 
 
 class TypedConstructor(TensorType):

@@ -29,7 +29,7 @@ array([[2., 0.],
        [0., 6.]])
 """
 
-from typing import List, Sequence, Union
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -43,7 +43,7 @@ __all__ = ["jacobian", "hessian", "UNROLL_LIMIT"]
 #: "auto" unrolls Jacobians of at most this many rows.
 UNROLL_LIMIT = 256
 
-Wrt = Union[Variable, Sequence[Variable]]
+Wrt = Variable | Sequence[Variable]
 
 
 def _wrt_list(wrt):
@@ -62,7 +62,7 @@ def _row_count(expression):
 
 
 def jacobian(expression, wrt: Wrt, consider_constant=None, disconnected_inputs="raise",
-             method="auto") -> Union[Variable, List[Variable]]:
+             method="auto") -> Variable | list[Variable]:
     """d(expression)/d(wrt): shape ``expression.shape + wrt.shape`` (one per ``wrt``).
 
     ``expression`` may have any number of dimensions (a scalar gives the
@@ -151,7 +151,7 @@ def _scan_rows(expression, xs, consider_constant, disconnected_inputs):
 
 
 def hessian(cost, wrt: Wrt, consider_constant=None, disconnected_inputs="raise",
-            method="auto") -> Union[Variable, List[Variable]]:
+            method="auto") -> Variable | list[Variable]:
     """The matrix of second derivatives of the scalar ``cost`` for each vector in ``wrt``.
 
     For each ``x`` (a vector): ``jacobian(grad(cost, x), x)``, shape ``(n, n)``.

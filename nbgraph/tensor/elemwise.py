@@ -16,7 +16,7 @@ TensorType(float64, (None, None))
 
 import numpy as np
 
-from nbgraph.core.graph import Apply, Variable
+from nbgraph.core.graph import Apply
 from nbgraph.core.op import Op
 from nbgraph.tensor.c_code.basic import DimShuffleC
 from nbgraph.tensor.c_code.elemwise import ElemwiseC

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # names used in annotations only
-    from nbgraph.tensor.op_args import Axes, IntLike, ScalarLike, ShapeLike, TensorLike
+    from nbgraph.tensor.op_args import Axes, TensorLike
     from nbgraph.tensor.variable import TensorVariable
 
 import builtins

@@ -60,7 +60,7 @@ import heapq
 
 from nbgraph.core.rewriting import GraphRewriter
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise
-from nbgraph.tensor.fused_ops import (  # noqa: F401  (re-exported)
+from nbgraph.tensor.fused_ops import (  # also re-exported from here
     FusedReduce, build_composite, fused_elemwise_structure, small_constant,
 )
 from nbgraph.tensor.reduction import Reduce

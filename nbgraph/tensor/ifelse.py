@@ -21,7 +21,7 @@ else becomes an ``ifelse`` (only where results cannot change: condition and
 both branches 0-d, both branches of the output's dtype).
 """
 
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from nbgraph.tensor.variable import as_tensor_variable, constant
 
 __all__ = ["ifelse", "IfElse"]
 
-Branch = Union[Variable, Sequence[Variable]]
+Branch = Variable | Sequence[Variable]
 
 
 class IfElse(Op):

@@ -16,7 +16,6 @@ cumsum: axis 3 is out of bounds for a tensor of dimension 3
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Union
 
 import numpy as np
 
@@ -26,15 +25,15 @@ from nbgraph.tensor.variable import as_tensor_variable
 
 #: What the op library's functions accept for a tensor argument: a tensor Variable or
 #: anything :func:`~nbgraph.tensor.variable.as_tensor_variable` turns into a constant.
-TensorLike = Union["Variable", "np.ndarray", int, float, bool, list, tuple]
+TensorLike = Variable | np.ndarray | int | float | bool | list | tuple
 #: A scalar argument (a 0-d tensor Variable or a Python/NumPy number).
-ScalarLike = Union["Variable", int, float, "np.number"]
+ScalarLike = Variable | int | float | np.number
 #: An integer argument (an integer scalar Variable or an int).
-IntLike = Union["Variable", int, "np.integer"]
+IntLike = Variable | int | np.integer
 #: An axis argument: one int or a sequence of ints.
-Axes = Union[int, Sequence[int]]
+Axes = int | Sequence[int]
 #: A shape: a sequence of ints and integer scalar Variables, or an int vector Variable.
-ShapeLike = Union[Sequence[Union[int, "Variable"]], "Variable"]
+ShapeLike = Sequence[int | Variable] | Variable
 
 __all__ = ["TensorLike", "ScalarLike", "IntLike", "Axes", "ShapeLike", "AxisError",
            "tensor_arg", "scalar_arg", "int_scalar_arg", "normalize_axis_index",

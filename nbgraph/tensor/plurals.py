@@ -32,8 +32,7 @@ if TYPE_CHECKING:  # names used in annotations only
 #: What a plural constructor returns: one Variable for one name, else a list.
 Several = Union["TensorVariable", list["TensorVariable"]]
 
-#: The plural constructors' names (``dmatrix`` -> ``dmatrices``, ``dvector`` -> ``dvectors``).
-NAMES: tuple[str, ...] = (
+__all__ = [
     "scalars", "vectors", "matrices", "rows", "cols", "tensor3s", "tensor4s", "bscalars",
     "wscalars", "iscalars", "lscalars", "fscalars", "dscalars", "bvectors", "wvectors",
     "ivectors", "lvectors", "fvectors", "dvectors", "bmatrices", "wmatrices", "imatrices",
@@ -41,9 +40,12 @@ NAMES: tuple[str, ...] = (
     "drows", "bcols", "wcols", "icols", "lcols", "fcols", "dcols", "btensor3s", "wtensor3s",
     "itensor3s", "ltensor3s", "ftensor3s", "dtensor3s", "btensor4s", "wtensor4s", "itensor4s",
     "ltensor4s", "ftensor4s", "dtensor4s",
-)
+    # the helper that makes them
+    "Several", "several",
+]
 
-__all__ = ["Several", "several", *NAMES]
+#: The plural constructors' names (``dmatrix`` -> ``dmatrices``, ``dvector`` -> ``dvectors``).
+NAMES: tuple[str, ...] = tuple(__all__[:__all__.index("Several")])
 
 
 def several(plural: str, single: Callable[..., TensorVariable], names: tuple[str | int, ...],

@@ -45,7 +45,7 @@ gradients flow into the parameters.  The other distributions give integers
 and no gradient.
 """
 
-from typing import Optional, Sequence, Union
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -60,7 +60,7 @@ from nbgraph.tensor.variable import SharedVariable, TensorVariable, as_tensor_va
 __all__ = ["RandomStream", "RandomVariable", "RandomGeneratorType",
            "RandomGeneratorSharedVariable", "random_generator_type"]
 
-Size = Union[None, int, Sequence, Variable]
+Size = int | Sequence | Variable | None
 
 
 class RandomGeneratorType(SingletonType):
@@ -291,11 +291,11 @@ class RandomStream:
     restarts every state created so far as if the stream were new.
     """
 
-    def __init__(self, seed: Optional[int] = None):
+    def __init__(self, seed: int | None = None):
         self.state_updates = []  # (shared state, its update), in creation order
         self.seed(seed)
 
-    def seed(self, seed: Optional[int] = None) -> None:
+    def seed(self, seed: int | None = None) -> None:
         """Reseed: the k-th state restarts from the k-th child of SeedSequence(seed)."""
         self._seed_sequence = np.random.SeedSequence(seed)
         for state, _ in self.state_updates:

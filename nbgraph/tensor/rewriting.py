@@ -346,8 +346,8 @@ def fast_pipeline(exclude=()):
     in ``exclude`` (a stage such as "fusion" or "inplace", or one rewrite's
     name) are left out.
     """
-    import nbgraph.tensor.fusion  # noqa: F401  (registers the "fusion" stage)
-    import nbgraph.tensor.inplace  # noqa: F401  (registers the "inplace" stage)
+    import nbgraph.tensor.fusion  # registers the "fusion" stage
+    import nbgraph.tensor.inplace  # registers the "inplace" stage
     import nbgraph.tensor.stabilize  # noqa: F401  (registers the "stabilize" stage)
 
     node_rewriters = rewrites.query("fast", exclude=exclude)

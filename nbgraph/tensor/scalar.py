@@ -121,9 +121,9 @@ from nbgraph.tensor.scalar_ops import (
     sub,
     true_div,
 )
-from nbgraph.tensor.scalar_float import *  # noqa: F401,F403
-from nbgraph.tensor.scalar_binary import *  # noqa: F401,F403
-from nbgraph.tensor.scalar_special import *  # noqa: F401,F403
+from nbgraph.tensor.scalar_float import *  # noqa: F403
+from nbgraph.tensor.scalar_binary import *  # noqa: F403
+from nbgraph.tensor.scalar_special import *  # noqa: F403
 from nbgraph.tensor import scalar_binary as _binary, scalar_float as _float
 from nbgraph.tensor import scalar_special as _special
 from nbgraph.tensor.scalar_type import (

@@ -31,10 +31,12 @@ from nbgraph.tensor.scalar_ops import neg, sqr
 from nbgraph.tensor.scalar_type import ScalarConstant
 
 __all__ = [
-    "Floor", "Ceil", "Trunc", "Round", "RoundHalfAwayFromZero", "IsNan", "IsInf", "IsFinite", "Clip", "Reciprocal",
+    "Floor", "Ceil", "Trunc", "Round", "RoundHalfAwayFromZero", "IsNan", "IsInf", "IsFinite",
+    "Clip", "Reciprocal",
     "ArcSin", "ArcCos", "ArcTan", "Sinh", "Cosh", "ArcSinh", "ArcCosh", "ArcTanh",
     "Log2", "Log10", "Exp2", "Deg2Rad", "Rad2Deg",
-    "floor", "ceil", "trunc", "round_half_to_even", "round_half_away_from_zero", "isnan", "isinf", "isfinite", "clip",
+    "floor", "ceil", "trunc", "round_half_to_even", "round_half_away_from_zero", "isnan", "isinf",
+    "isfinite", "clip",
     "reciprocal", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh",
     "arctanh", "log2", "log10", "exp2", "deg2rad", "rad2deg",
 ]

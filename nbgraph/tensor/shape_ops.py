@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # names used in annotations only
-    from nbgraph.tensor.op_args import Axes, IntLike, ScalarLike, ShapeLike, TensorLike
+    from nbgraph.tensor.op_args import Axes, IntLike, ShapeLike, TensorLike
     from nbgraph.tensor.variable import TensorVariable
 
 import numpy as np

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # names used in annotations only
-    from nbgraph.tensor.op_args import Axes, IntLike, ScalarLike, ShapeLike, TensorLike
+    from nbgraph.tensor.op_args import TensorLike
     from nbgraph.tensor.variable import TensorVariable
 
 import numpy as np

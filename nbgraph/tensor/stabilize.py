@@ -394,7 +394,7 @@ def sigmoid_gradient(fgraph, node):
         for term, tsign in terms:
             term_factors, fsign = _factors(term, single_client)
             match = None
-            for q, tf in enumerate(term_factors):
+            for q, tf in enumerate(term_factors):  # noqa: B007  (q is read after the break)
                 quotient = _op_inputs(tf, ps.true_div)
                 if quotient is not None and _sigmoid_like(quotient[1]):
                     match = next((k for k, h in enumerate(others) if _same(h, quotient[1])),

@@ -43,8 +43,8 @@ from nbgraph.linkers.c import cache_limit
 from nbgraph.linkers.c import compiler as _compiler
 from nbgraph.linkers.c.compiler import sha256
 
-__all__ = ["dump_record", "load_record", "ModuleCache", "CacheSecurityError", "LoadedModule", "get_cache", "cache_info",
-           "clear_cache", "STATS"]
+__all__ = ["dump_record", "load_record", "ModuleCache", "CacheSecurityError", "LoadedModule",
+           "get_cache", "cache_info", "clear_cache", "STATS"]
 
 #: Counters for tests and diagnostics: compiles, disk loads, memory hits.
 STATS = {"compiles": 0, "disk_loads": 0, "memory_hits": 0, "rebuilt_corrupt": 0,

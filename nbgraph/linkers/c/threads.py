@@ -27,8 +27,8 @@ import os
 import threading
 import warnings
 
-__all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_threads", "get_num_threads",
-           "set_num_threads", "runtime_table"]
+__all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_threads",
+           "get_num_threads", "set_num_threads", "runtime_table"]
 
 #: Version of the table layout (``nbg_runtime`` in the C of both sides).
 RUNTIME_VERSION = 3

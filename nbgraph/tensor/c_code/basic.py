@@ -148,7 +148,8 @@ class ReshapeC(CLinkerOp):
         else:
             lines.append("""int64_t nbg_cs[%(nd)d], nbg_expect = sizeof(%(ct)s);
 int nbg_d;
-for (nbg_d = %(nd)d - 1; nbg_d >= 0; nbg_d--) { nbg_cs[nbg_d] = nbg_expect; nbg_expect *= %(x)s_dims[nbg_d]; }
+for (nbg_d = %(nd)d - 1; nbg_d >= 0; nbg_d--) {
+    nbg_cs[nbg_d] = nbg_expect; nbg_expect *= %(x)s_dims[nbg_d]; }
 if (%(nx)s > 0) {
     const int64_t *const nbg_dl[2] = {%(x)s_dims, %(x)s_dims};
     const int64_t *const nbg_sl[2] = {%(x)s_strides, nbg_cs};

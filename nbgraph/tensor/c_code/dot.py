@@ -153,11 +153,12 @@ class DotC(CLinkerOp):
         (o,) = outputs
         out_dtype = node.outputs[0].type.dtype
         suffix, ctype, _ = _compute(node)
-        ka, kb = x.type.ndim - 1, 0
+        ka = x.type.ndim - 1
         lines = ["if (NBG_UNLIKELY(%s_dims[%d] != %s_dims[0])) {" % (a, ka, b),
                  "char nbg_b1[200], nbg_b2[200];",
                  'nbg_errorf(nbg_err, "dot: shapes %%s and %%s are not aligned", '
-                 "nbg_shape_text(nbg_b1, 200, %d, %s_dims), nbg_shape_text(nbg_b2, 200, %d, %s_dims));"
+                 "nbg_shape_text(nbg_b1, 200, %d, %s_dims), "
+                 "nbg_shape_text(nbg_b2, 200, %d, %s_dims));"
                  % (x.type.ndim, a, y.type.ndim, b),
                  "goto nbg_fail;", "}"]
         expect = ["%s_dims[0]" % a] if x.type.ndim == 2 else []
@@ -173,8 +174,9 @@ class DotC(CLinkerOp):
                 "na": na, "nb": nb}
         if x.type.ndim == 2 and y.type.ndim == 2:
             call = ("nbg_%(S)s_mm((const char *)%(a)s, %(a)s_dims[0], %(a)s_dims[1], "
-                    "%(a)s_strides[0], %(a)s_strides[1], %(pa)s, (const char *)%(b)s, %(b)s_dims[1], "
-                    "%(b)s_strides[0], %(b)s_strides[1], %(pb)s, (%(CT)s *)%(o)s, %(o)s_strides[0], "
+                    "%(a)s_strides[0], %(a)s_strides[1], %(pa)s, (const char *)%(b)s, "
+                    "%(b)s_dims[1], %(b)s_strides[0], %(b)s_strides[1], %(pb)s, "
+                    "(%(CT)s *)%(o)s, %(o)s_strides[0], "
                     "%(o)s_strides[1], nbg_err)")
         elif x.type.ndim == 2:
             call = ("nbg_%(S)s_mv((const char *)%(a)s, %(a)s_dims[0], %(a)s_dims[1], "

@@ -15,8 +15,8 @@ One kernel per node, with two paths:
 Big loops of either path are split across the thread pool
 (:mod:`~nbgraph.tensor.c_code.parallel`).  Shape checks run in C and come
 back as ValueError naming the node.
-``class Elemwise(ElemwiseC, Op)``.  :func:`broadcast_loop` is the reusable loop builder (Alloc and the copy of
-Reshape use it too).
+``class Elemwise(ElemwiseC, Op)``.  :func:`broadcast_loop` is the reusable loop builder
+(Alloc and the copy of Reshape use it too).
 """
 
 import numpy as np

@@ -215,7 +215,8 @@ _TASK = r"""static void %(P)s_task(void *nbg_vc, int64_t nbg_b, int64_t nbg_e) {
         char *nbg_ptr[%(nops)d];
         nbg_iter_seek(nbg_it, nbg_b / nbg_n, nbg_idx, nbg_ptr);
         for (;;) {
-            const int64_t nbg_len = nbg_n - nbg_i < nbg_e - nbg_pos ? nbg_n - nbg_i : nbg_e - nbg_pos;
+            const int64_t nbg_len = nbg_n - nbg_i < nbg_e - nbg_pos
+                                    ? nbg_n - nbg_i : nbg_e - nbg_pos;
             for (nbg_k = 0; nbg_k < %(nops)d; nbg_k++)
                 nbg_row[nbg_k] = nbg_ptr[nbg_k] + nbg_i * nbg_it->st[nbg_k][nbg_last];
             nbg_st = %(P)s_row(nbg_c, nbg_row, nbg_it->inner, nbg_len, nbg_err);

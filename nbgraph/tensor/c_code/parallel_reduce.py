@@ -126,7 +126,8 @@ def reduce_rows(inputs, arrays, scalar_names, act, kind, acc_dtype, element, ide
             "}"])
 
     def head(ptr, inner):
-        lines = ["int nbg_status = NBG_VALUE_ERROR;", "(void)nbg_c; (void)nbg_err; (void)nbg_status;"]
+        lines = ["int nbg_status = NBG_VALUE_ERROR;",
+                 "(void)nbg_c; (void)nbg_err; (void)nbg_status;"]
         for k, x in scalars:
             lines.append("const %s nbg_v%d = %s;" % (
                 x.ctype, k, x.literal if x.literal is not None else "nbg_c->v%d" % k))
