@@ -14,13 +14,14 @@ __version__ = "0.1.0"
 
 __all__ = ["config", "FunctionGraph", "Function", "function", "grad", "dprint", "shared",
            "ifelse", "scan", "Rop", "Lop", "jacobian", "hessian", "verify_grad",
-           "load_ipython_extension", "unload_ipython_extension", "__version__"]
+           "load_ipython_extension", "unload_ipython_extension", "__version__", "scope"]
 
 
 # names imported on first use (from the module given), keeping ``import nbgraph`` light
 _LAZY = {"ifelse": "nbgraph.tensor.ifelse", "Rop": "nbgraph.core.gradient",
          "Lop": "nbgraph.core.gradient", "jacobian": "nbgraph.tensor.derivatives",
-         "hessian": "nbgraph.tensor.derivatives", "scan": "nbgraph.tensor.scan"}
+         "hessian": "nbgraph.tensor.derivatives", "scan": "nbgraph.tensor.scan",
+         "scope": "nbgraph.core.scope"}
 
 
 def __getattr__(name):

@@ -616,7 +616,8 @@ def _inherit_site(old, new, known):
     to the user is the one that built the variable it stands for.
     """
     site = getattr(old.tag, "trace", None)
-    if site is None or new.owner is None:
+    path = getattr(old.tag, "scope", None)  # and its scope (nbgraph.core.scope)
+    if (site is None and path is None) or new.owner is None:
         return
     stack = [new]
     seen = set()
@@ -627,5 +628,8 @@ def _inherit_site(old, new, known):
             continue
         seen.add(node)
         for out in node.outputs:
-            out.tag.trace = site
+            if site is not None:
+                out.tag.trace = site
+            if path is not None:
+                out.tag.scope = path
         stack.extend(node.inputs)

@@ -12,6 +12,7 @@ import warnings
 
 from nbgraph.core.graph import Variable, clone_replace, graph_inputs, toposort
 from nbgraph.core.op import DisconnectedGradient, NullGradient
+from nbgraph.core.scope import label_gradient  # display labels: grad(cost, W0)
 from nbgraph.core.type import MethodNotDefined
 
 __all__ = ["grad", "Lop", "Rop", "DisconnectedInputError", "NullGradientError"]
@@ -44,8 +45,8 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", known_g
     result is the vector-Jacobian product of the known gradients (see
     :func:`Lop`).
     """
-    return _backprop(cost, wrt, consider_constant, disconnected_inputs,
-                     _known_gradients(known_grads), final=True)
+    return label_gradient(_backprop(cost, wrt, consider_constant, disconnected_inputs,
+                                    _known_gradients(known_grads), final=True), cost, wrt)
 
 
 def _backprop(cost, wrt, consider_constant, disconnected_inputs, known, final):

@@ -16,6 +16,7 @@ import itertools
 
 from nbgraph.config import config
 from nbgraph.core import type as _type
+from nbgraph.core.scope import current_scope
 from nbgraph.core.trace import creation_site
 
 __all__ = [
@@ -279,11 +280,14 @@ class Apply:
         self.outputs = outputs
         self.tag = Scratchpad()
         site = creation_site() if config.node_trace else None
+        path = current_scope()
         for i, out in enumerate(outputs):
             out.owner = self
             out.index = i
             if site is not None and "trace" not in out.tag.__dict__:
                 out.tag.trace = site  # the user's line that built it (nbgraph.core.trace)
+            if path and "scope" not in out.tag.__dict__:
+                out.tag.scope = path  # the open `with scope(...)` blocks (nbgraph.core.scope)
 
     @property
     def nin(self):

@@ -46,6 +46,7 @@ import numpy as np
 
 from nbgraph.display.history import _one_line, _text, graph_of, replay_rewrites
 from nbgraph.display.picture import img_html
+from nbgraph.display.snapshot import LiveSnapshot
 
 __all__ = ["GraphExplorer"]
 
@@ -96,7 +97,7 @@ def _widget_class():
     if _CLASS is None:
         import ipywidgets
 
-        _CLASS = type("GraphExplorer", (_ExplorerPanel, ipywidgets.VBox), {
+        _CLASS = type("GraphExplorer", (_ExplorerPanel, LiveSnapshot, ipywidgets.VBox), {
             "__doc__": GraphExplorer.__doc__, "__module__": __name__})
     return _CLASS
 
@@ -162,6 +163,7 @@ class _ExplorerPanel:
             self.result,
         ]
         super().__init__(children=children, **kwargs)
+        self.children = tuple(children) + (self.snapshot_hider(),)
 
         for box, summary, var in zip(self.inputs, self.input_summaries, self.input_variables):
             box.observe(self._summary_updater(box, summary, var), names="value")
@@ -189,9 +191,11 @@ class _ExplorerPanel:
         """Redraw the step description and the diagram from the widgets' values."""
         self._show_step_info()
         self._draw()
+        self.update_snapshot()
 
     def _on_change(self, change=None):
         self._draw()
+        self.update_snapshot()
 
     def _on_step(self, change=None):
         self.refresh()
@@ -320,6 +324,7 @@ class _ExplorerPanel:
             self.result.value = '<pre style="color:%s;margin:0.3em 0">%s</pre>' % (
                 _ERROR_COLOR, _h(self.result_text))
             self.timing.value = ""
+            self.update_snapshot()
             return
         self.result_value = result
         self.result_error = None
@@ -330,6 +335,7 @@ class _ExplorerPanel:
             timing = "compiled in %s, %s" % (format_seconds(self._compile_seconds), timing)
         self.timing.value = '<span style="color:#666">%s (linker %s)</span>' % (
             _h(timing), _h(getattr(fn, "linker", "?")))
+        self.update_snapshot()
 
 
 # ---------------------------------------------------------------------------

@@ -153,9 +153,12 @@ def test_cells_after_the_error_still_run(notebook):
 
 def test_explorer_is_a_live_widget_in_a_kernel(notebook):
     assert stdout(notebook, 8) == "%r\n" % (np.asarray(9.0),)
-    (result,) = outputs(notebook, 8, "execute_result")
+    # the widget, then its static snapshot (what an export without JavaScript shows)
+    result, snapshot = outputs(notebook, 8, "display_data")
     view = result.data["application/vnd.jupyter.widget-view+json"]
     assert view["model_id"]
+    assert "nbgraph-snapshot-" in snapshot.data["text/html"]
+    assert "data:image/svg+xml" in snapshot.data["text/html"]
     # the widget state travels with the notebook (what a front end renders)
     state = notebook.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     assert view["model_id"] in state
