@@ -169,7 +169,7 @@ def holding(token, timeout=None):
 
 def twin_of(function):
     """A new Function running ``function``'s rewritten graph with its own cells."""
-    from nbgraph.linkers.function import Function
+    from nbgraph.linkers.compiled import Function
 
     return Function(function.fgraph, function.inputs, function.outputs, function.single,
                     function.shared_inputs, function.updates, function.linker,

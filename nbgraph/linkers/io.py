@@ -204,28 +204,15 @@ class FunctionExtras:
         options = dict(self.build_options)
         if not options:
             raise TypeError("this Function was not made by function(); it cannot be copied")
-        swap = dict(swap or {})
-        for old, new in swap.items():
-            if old not in self.shared_inputs:
-                raise ValueError("swap: %r is not a shared variable of this function" % (old,))
-            if new.type != old.type:
-                raise TypeError("swap: %r has type %r, %r has type %r; they must be equal" % (
-                    old, old.type, new, new.type))
-        if not share_memory:
-            for var in self.shared_inputs:
-                if var not in swap:
-                    swap[var] = _own_copy(var)
-            for old, new in swap.items():
-                update = getattr(old, "default_update", None)
-                if update is not None and new is not old:
-                    new.default_update = clone_replace(update, list(swap.items()))
+        swap = self._copy_swap(swap, share_memory)
         outputs, single = options["outputs"], options["single"]
         updates = [] if delete_updates else options["updates"]
         exprs = list(outputs) + [e for _, e in updates]
         if swap and exprs:
             exprs = clone_replace(exprs, list(swap.items()))
         new_outputs = exprs[:len(outputs)]
-        new_updates = [(swap.get(t, t), e) for (t, _), e in zip(updates, exprs[len(outputs):])]
+        new_updates = [(swap.get(t, t), e)
+                       for (t, _), e in zip(updates, exprs[len(outputs):], strict=True)]
         kwargs = dict(options["kwargs"])
         if delete_updates:  # the copy keeps the signature, even of inputs now unused
             kwargs["no_default_updates"] = True
@@ -234,6 +221,30 @@ class FunctionExtras:
             kwargs["name"] = name
         return function(list(self.input_specs), new_outputs[0] if single else new_outputs,
                         updates=new_updates, **kwargs)
+
+    def _copy_swap(self, swap: dict | None, share_memory: bool) -> dict:
+        """The shared-variable substitutions of :meth:`copy`: ``swap`` checked, plus
+        (without ``share_memory``) a fresh copy of every other shared variable,
+        whose default updates follow the substitution."""
+        from nbgraph.core.graph import clone_replace
+
+        swap = dict(swap or {})
+        for old, new in swap.items():
+            if old not in self.shared_inputs:
+                raise ValueError("swap: %r is not a shared variable of this function" % (old,))
+            if new.type != old.type:
+                raise TypeError("swap: %r has type %r, %r has type %r; they must be equal" % (
+                    old, old.type, new, new.type))
+        if share_memory:
+            return swap
+        for var in self.shared_inputs:
+            if var not in swap:
+                swap[var] = _own_copy(var)
+        for old, new in swap.items():
+            update = getattr(old, "default_update", None)
+            if update is not None and new is not old:
+                new.default_update = clone_replace(update, list(swap.items()))
+        return swap
 
     def __reduce__(self):
         options = self.build_options

@@ -100,3 +100,25 @@ def test_every_path_refuses_bad_arguments_like_the_python_linker(path, graph, mo
             f(a, b)
         assert type(got.value) is type(want.value), (name, got.value, want.value)
     _same(_value(f(A, A)), _value(py(A, A)))  # and still works afterwards
+
+
+@pytest.mark.parametrize("path", _paths())
+def test_the_call_path_in_use_shows_its_source(path, monkeypatch):
+    f = _build(path, "one kernel", monkeypatch)
+    source = f.call_source
+    assert "def fast(" in source and "def call(_nbg_self" in source
+    compile(source, "<call_source>", "exec")  # valid Python as shown
+    if path == "c-trusted":
+        assert "DIRECT(" in source  # the kernel called with the arguments, no cells
+    elif path in ("py", "cvm", "debug", "c-cffi"):
+        assert "RUN()" in source
+    assert f.call_source is source  # kept on the object, not rendered again
+
+
+def test_a_setting_change_renders_the_call_again():
+    x = nt.dvector("x")
+    f = ng.function([x], x * 2.0, linker="py")
+    before = f.call_source
+    f.trust_input = True
+    assert f.call_source != before and "F0(" in before and "F0(" not in f.call_source
+    assert np.array_equal(f(np.ones(3)), np.full(3, 2.0))

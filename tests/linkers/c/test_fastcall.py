@@ -152,7 +152,7 @@ def test_errors_name_the_node():
             g(np.array([2, 3]), np.array([1, -1]))
         assert "pow" in str(info.value) and "Apply node that caused the error" in str(info.value)
         assert "i: shape (2,)" in str(info.value)
-        assert all(cell[0] is None for cell in g._arg_cells)  # no argument kept alive
+        assert all(cell[0] is None for cell in g._plan.arg_cells)  # no argument kept alive
         np.testing.assert_array_equal(g(np.array([2, 3]), np.array([2, 1])), [4, 3])
 
 
