@@ -80,7 +80,7 @@ def verify_grad(fun, pt, rng=None, eps=None, abs_tol=None, rel_tol=None, linker=
     grad_fn = function(inputs, grad(cost, inputs), linker=linker, on_unused_input="ignore")
     analytic = grad_fn(*pt)
     numeric = numeric_grad(cost_fn, pt, eps)
-    for i, (a, n) in enumerate(zip(analytic, numeric)):
+    for i, (a, n) in enumerate(zip(analytic, numeric, strict=True)):
         a = np.asarray(a, dtype="float64")
         abs_err = np.abs(a - n)
         rel_err = abs_err / np.maximum(np.abs(a) + np.abs(n), 1e-8)

@@ -341,7 +341,7 @@ class Apply:
                 self.op, len(self.inputs), len(inputs)))
         remake = False
         checked = []
-        for old, new in zip(self.inputs, inputs):
+        for old, new in zip(self.inputs, inputs, strict=True):
             if old.type == new.type:
                 checked.append(new)
             elif strict:
@@ -490,7 +490,7 @@ def clone_get_equiv(inputs, outputs, copy_inputs=True, memo=None):
                     equiv[var] = var
         new_node = node.clone_with_new_inputs([equiv[v] for v in node.inputs], strict=False)
         equiv[node] = new_node
-        for old, new in zip(node.outputs, new_node.outputs):
+        for old, new in zip(node.outputs, new_node.outputs, strict=True):
             if old.name is not None and new.name is None:
                 new.name = old.name
             new.tag.update(old.tag)
@@ -538,9 +538,9 @@ def equal_computations(xs, ys, in_xs=None, in_ys=None):
     xs, ys = _as_list(xs), _as_list(ys)
     if len(xs) != len(ys):
         return False
-    pairs = dict(zip(in_xs or (), in_ys or ()))
+    pairs = dict(zip(in_xs or (), in_ys or (), strict=True))
     matched = {}
-    stack = list(zip(xs, ys))
+    stack = list(zip(xs, ys, strict=True))
     while stack:
         x, y = stack.pop()
         if x is y and x not in pairs:
@@ -570,7 +570,7 @@ def equal_computations(xs, ys, in_xs=None, in_ys=None):
         if nx.op != ny.op or len(nx.inputs) != len(ny.inputs):
             return False
         matched[x] = y
-        stack.extend(zip(nx.inputs, ny.inputs))
+        stack.extend(zip(nx.inputs, ny.inputs, strict=True))
     return True
 
 

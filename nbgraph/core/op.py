@@ -182,7 +182,7 @@ def run_node(node, input_values, output_storage=None, check=True):
         raise ValueError("%s.perform changed the number of output cells from %d to %d" % (
             op, len(node.outputs), len(storage)))
     results = []
-    for i, (cell, out) in enumerate(zip(storage, node.outputs)):
+    for i, (cell, out) in enumerate(zip(storage, node.outputs, strict=True)):
         if not isinstance(cell, list) or len(cell) != 1:
             raise ValueError("%s.perform resized output cell %d; store into cell[0] only" % (
                 op, i))

@@ -112,7 +112,7 @@ def apply_replacements(fgraph, node, result, reason):
         if len(result) != len(node.outputs):
             raise ValueError("rewriter %s returned %d replacements for the %d outputs of %s" % (
                 reason, len(result), len(node.outputs), node.op))
-        pairs = list(zip(node.outputs, result))
+        pairs = list(zip(node.outputs, result, strict=True))
     changed = False
     for old, new in pairs:
         if new is None or new is old or old not in fgraph.variables:
@@ -267,9 +267,9 @@ class MergeRewriter(GraphRewriter):
             kept = seen.setdefault(key, node)
             if kept is node:
                 continue
-            if any(a.type != b.type for a, b in zip(kept.outputs, node.outputs)):
+            if any(a.type != b.type for a, b in zip(kept.outputs, node.outputs, strict=True)):
                 continue
-            for old, new in zip(node.outputs, kept.outputs):
+            for old, new in zip(node.outputs, kept.outputs, strict=True):
                 if old in fgraph.variables:
                     fgraph.replace(old, new, reason="merge")
             changes += 1

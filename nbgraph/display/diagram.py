@@ -174,7 +174,7 @@ class _GraphSource:
             nodes = getattr(program, "nodes", None)
             node_kinds = getattr(program, "kinds", None)
             if nodes is not None and node_kinds is not None:
-                kinds = {node: kind for node, kind in zip(nodes, node_kinds)}
+                kinds = {node: kind for node, kind in zip(nodes, node_kinds, strict=True)}
             return cls(list(fgraph.outputs), list(fgraph.inputs), kinds, fgraph,
                        output_labels(obj))
         return cls(_outputs_of(obj, who="diagram", expected=_EXPECTED), None)

@@ -176,7 +176,7 @@ class RewriteReplay:
             copy = Apply(node.op, [equiv[inp] for inp in reads],
                          [out.clone() for out in node.outputs])
             equiv[node] = copy
-            for old, new in zip(node.outputs, copy.outputs):
+            for old, new in zip(node.outputs, copy.outputs, strict=True):
                 equiv[old] = new
         graph = FunctionGraph(list(final.inputs), [equiv[o] for o in outputs], clone=False,
                               name=final.name)

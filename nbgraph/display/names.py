@@ -43,7 +43,9 @@ def output_labels(function) -> dict:
         name = getattr(caller_outputs[i], "name", None)
         label = name if name else ("out" if n_out == 1 else "out[%d]" % i)
         labels.setdefault(var, label)
-    for (target, _), var in zip(getattr(function, "updates", None) or (), outputs[n_out:]):
+    updates = getattr(function, "updates", None) or ()
+    # outputs past the updates' (if any) are not labelled: shorter wins
+    for (target, _), var in zip(updates, outputs[n_out:], strict=False):
         label = "update -> %s" % (target.name or "shared")
         if var in labels:
             labels[var] += ", " + label

@@ -110,7 +110,7 @@ def combine_svgs(parts, titles=(), gap=24, max_width=PAGE_WIDTH):
     side = sum(w for w, _ in sizes) + gap * (len(parts) - 1) <= max_width
     inner, x, y = [], 0.0, 0.0
     width = height = 0.0
-    for part, title, (w, h) in zip(parts, titles, sizes):
+    for part, title, (w, h) in zip(parts, titles, sizes, strict=False):
         if title:
             inner.append('<text x="%.1f" y="%.1f" font-family="Helvetica,Arial,sans-serif" '
                          'font-size="13" font-weight="bold">%s</text>'

@@ -149,7 +149,8 @@ class _ExplorerPanel:
         self.timing = w.HTML()
         self.result = w.HTML()
 
-        rows = [w.HBox([box, summary]) for box, summary in zip(self.inputs, self.input_summaries)]
+        rows = [w.HBox([box, summary])
+                for box, summary in zip(self.inputs, self.input_summaries, strict=True)]
         if not rows:
             rows = [w.HTML("<i>the graph has no inputs</i>")]
         children = [
@@ -165,7 +166,8 @@ class _ExplorerPanel:
         super().__init__(children=children, **kwargs)
         self.children = tuple(children) + (self.snapshot_hider(),)
 
-        for box, summary, var in zip(self.inputs, self.input_summaries, self.input_variables):
+        for box, summary, var in zip(self.inputs, self.input_summaries, self.input_variables,
+                                     strict=True):
             box.observe(self._summary_updater(box, summary, var), names="value")
             _summarize(box, summary, var)
         self.style.observe(self._on_change, names="value")
@@ -312,7 +314,8 @@ class _ExplorerPanel:
 
         try:
             values = [_value_of(box, var, i)
-                      for i, (box, var) in enumerate(zip(self.inputs, self.input_variables))]
+                      for i, (box, var) in enumerate(
+                          zip(self.inputs, self.input_variables, strict=True))]
             fn = self._compiled()
             start = time.perf_counter()
             result = fn(*values)

@@ -197,7 +197,7 @@ class GraphMagics(Magics):
             target = self._compile(outputs, args.linker)[0]
             drawn = target.fgraph.outputs
         # outputs are labelled with the names the cell bound (or -o gave)
-        labels = {var: name for var, name, out in zip(drawn, names, outputs)
+        labels = {var: name for var, name, out in zip(drawn, names, outputs, strict=False)
                   if name != repr(out)}
         display(GraphView(target, style=args.style, show_types=args.types,
                           as_text=args.text, labels=labels))
@@ -251,7 +251,7 @@ class GraphMagics(Magics):
         start = time.perf_counter()
         results = fn(*values)
         run_time = time.perf_counter() - start
-        for name, value in zip(names, results):
+        for name, value in zip(names, results, strict=True):
             print("%s = %r" % (name, value))
         print("compiled in %s (linker %s), ran in %s" % (
             _format_seconds(compile_time), fn.linker, _format_seconds(run_time)))
