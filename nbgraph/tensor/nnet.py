@@ -20,6 +20,13 @@ from nbgraph.core.op import Op
 from nbgraph.tensor import math as tm
 from nbgraph.tensor import scalar as ps
 from nbgraph.tensor import ufuncs
+from nbgraph.tensor.c_code.nnet import (
+    LogSoftmaxC,
+    PickLabelsC,
+    PickLabelsGradC,
+    SoftmaxC,
+    SoftmaxCrossentropyC,
+)
 from nbgraph.tensor.reduction import normalize_axis
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 from nbgraph.tensor.variable import as_tensor_variable
@@ -105,7 +112,7 @@ class _RowOp(Op):
         return [input_shapes[0]]
 
 
-class Softmax(_RowOp):
+class Softmax(SoftmaxC, _RowOp):
     """``exp(x - max) / sum(exp(x - max))`` along ``axis`` (each slice sums to 1)."""
 
     def perform(self, node, inputs, output_storage):
@@ -127,7 +134,7 @@ class Softmax(_RowOp):
         return [sm * (gz - tm.sum(gz * sm, axis=self.axis, keepdims=True))]
 
 
-class LogSoftmax(_RowOp):
+class LogSoftmax(LogSoftmaxC, _RowOp):
     """``x - max - log(sum(exp(x - max)))`` along ``axis``: log(softmax(x)), never -inf
     where the softmax merely underflows."""
 
@@ -248,7 +255,7 @@ def binary_crossentropy(output, target):
     return -(target * tm.log(output) + (1 - target) * tm.log(1 - output))
 
 
-class PickLabels(Op):
+class PickLabels(PickLabelsC, Op):
     """``x[..., labels]`` per row: for each index of ``labels`` (one dimension less than
     ``x``), the element of the last axis of ``x`` that the label names."""
 
@@ -270,7 +277,7 @@ class PickLabels(Op):
         _check_labels(labels, x.shape[-1])
         labels = np.broadcast_to(labels, x.shape[:-1])
         out = np.take_along_axis(x, labels[..., None].astype(np.intp), axis=-1)[..., 0]
-        output_storage[0][0] = np.ascontiguousarray(out)
+        output_storage[0][0] = np.array(out, order="C")  # (ascontiguousarray makes 0-d 1-d)
 
     def infer_shape(self, node, input_shapes):
         return [input_shapes[0][:-1]]
@@ -290,7 +297,7 @@ def _check_labels(labels, n):
             n, bad))
 
 
-class PickLabelsGrad(Op):
+class PickLabelsGrad(PickLabelsGradC, Op):
     """Zeros shaped like ``x`` with ``gz`` put where :class:`PickLabels` picked."""
 
     __props__ = ()
@@ -324,7 +331,7 @@ def pick_labels(x, labels):
     return PickLabels()(x, labels)
 
 
-class SoftmaxCrossentropy(Op):
+class SoftmaxCrossentropy(SoftmaxCrossentropyC, Op):
     """``-log(softmax(x)[..., labels])`` as ``logsumexp(x) - x[..., labels]``: one pass,
     finite wherever the exact value is.  Gradient: ``softmax(x) - one_hot(labels)``."""
 

@@ -1,0 +1,214 @@
+"""C kernels of the neural-net Ops: Softmax, LogSoftmax, SoftmaxCrossentropy,
+PickLabels and PickLabelsGrad (``class Softmax(SoftmaxC, _RowOp)``).
+
+The fixed C is in ``csrc/rows.h`` (walking the rows of a tensor along one
+axis, the label checks and the label picks, any dtype) and ``csrc/softmax.h``
+(the row kernels of one float type: one read of the row for its maximum, one
+loop of exp that libmvec vectorises, NumPy's pairwise sum, one scaling
+loop).  The kernels compute what ``perform`` computes, in the same order,
+up to the rounding of ``exp``/``log`` (libm's against NumPy's loops: a few
+ulps).  Rows are split across the thread pool when a node has many
+elements; each row is computed by one thread, so results never depend on
+the thread count.  Labels are checked in C (IndexError naming the first bad
+one, like ``perform``); inputs whose float dtype differs from the output's
+(integer softmax) run in Python.
+"""
+
+import numpy as np
+
+from nbgraph.core.c_interface import CLinkerOp, OutputRule, c_source, c_template
+from nbgraph.tensor.c_code.parallel import min_parallel
+from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
+
+__all__ = ["SoftmaxC", "LogSoftmaxC", "SoftmaxCrossentropyC", "PickLabelsC",
+           "PickLabelsGradC"]
+
+_PKG = __package__
+_SUFFIX = {"float64": "f64", "float32": "f32"}
+#: Cost of one element of a softmax row, in adds (an exp, a division, max and sum).
+ROW_ELEMENT_COST = 8
+_VERSION = (1,)
+
+
+def _float_support(dtype):
+    s = "f" if dtype == "float32" else ""
+    return c_template(_PKG, "csrc/softmax.h", T=_C_TYPES[dtype], S=_SUFFIX[dtype],
+                      EXP="exp" + s, LOG="log" + s, LOG1P="log1p" + s)
+
+
+def _label_kind(dtype):
+    d = np.dtype(dtype)
+    return -d.itemsize if d.kind == "u" else d.itemsize
+
+
+def _what(op):
+    return str(op).replace('"', "'").replace("\\", "/").replace("%", "%%")
+
+
+def _add(op_name, var, cname, axis, name, what):
+    """C statement adding operand ``cname`` (Variable ``var``) to the rows ``nbg_r``."""
+    shape = "%s_dims, %s_strides" % (cname, cname) if var.type.ndim else "NULL, NULL"
+    return ("if (NBG_UNLIKELY(nbg_rows_add(&nbg_r, %s, %d, %s, %d, \"%s\", \"%s\", "
+            "nbg_err))) goto nbg_fail;" % (cname, var.type.ndim, shape, axis, what, name))
+
+
+def _rows_head(x, xname, axis):
+    return ["nbg_rows nbg_r;",
+            "nbg_rows_init(&nbg_r, %d, %s_dims, %d, nbg_err);" % (x.type.ndim, xname, axis)]
+
+
+def _run_rows(task, cost_elements):
+    """C statements running ``task`` over the rows (split across the pool when big)."""
+    return ["if (nbg_r.rows > 0 && nbg_r.n > 0) {",
+            "nbg_parallel(%s, &nbg_r, nbg_r.rows, 1, nbg_rows_min(nbg_r.n, %d));" % (
+                task, cost_elements),
+            "if (nbg_r.fails.failed) { nbg_status = nbg_r.fails.status; goto nbg_fail; }",
+            "}"]
+
+
+class _FloatRowsC(CLinkerOp):
+    """Shared by the float kernels: C for float32/float64 inputs of the output's dtype."""
+
+    def has_c_code(self, node):
+        x = node.inputs[0]
+        out = node.outputs[0]
+        return out.type.dtype in _SUFFIX and x.type.dtype == out.type.dtype and \
+            x.type.ndim <= 32
+
+    def c_code_cache_version(self):
+        return _VERSION
+
+    def c_headers(self):
+        return ["math.h", "stdlib.h"]
+
+    def c_support_code(self, node=None):
+        if node is None:
+            return c_source(_PKG, "csrc/rows.h")
+        return c_source(_PKG, "csrc/rows.h") + "\n" + _float_support(node.outputs[0].type.dtype)
+
+
+class _RowOpC(_FloatRowsC):
+    """Softmax and LogSoftmax: rows along ``self.axis``, output of the input's shape."""
+
+    _task = None
+
+    def c_output_rule(self, node):
+        """A fresh output of the input's shape."""
+        return OutputRule.broadcast()
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        (x,) = node.inputs
+        what = _what(self)
+        S = _SUFFIX[node.outputs[0].type.dtype]
+        L = ["{"] + _rows_head(x, inputs[0], self.axis)
+        L.append(_add(self, x, inputs[0], self.axis, "x", what))
+        L.append(_add(self, node.outputs[0], outputs[0], self.axis, "the output", what))
+        L += _run_rows("nbg_%s_task_%s" % (self._task, S), min_parallel(ROW_ELEMENT_COST))
+        L.append("}")
+        return "\n".join(L)
+
+
+class SoftmaxC(_RowOpC):
+    """The C side of Softmax: ``exp(x - max) / sum(exp(x - max))`` per row."""
+
+    _task = "softmax"
+
+
+class LogSoftmaxC(_RowOpC):
+    """The C side of LogSoftmax: ``x - max - log(sum(exp(x - max)))`` per row."""
+
+    _task = "log_softmax"
+
+
+def _labels_code(node, inputs, lab_index, what):
+    lab = node.inputs[lab_index]
+    return ["nbg_r.label_kind = %d;" % _label_kind(lab.type.dtype),
+            _add(None, lab, inputs[lab_index], -1, "labels", what)]
+
+
+class SoftmaxCrossentropyC(_FloatRowsC):
+    """The C side of SoftmaxCrossentropy: ``logsumexp(x) - x[label]`` per row."""
+
+    def has_c_code(self, node):
+        return super().has_c_code(node) and node.inputs[1].type.dtype in _C_TYPES
+
+    def c_prepare_outputs(self, node, inputs):
+        x = inputs[0]
+        return [np.empty(x.shape[:-1], node.outputs[0].type.numpy_dtype)]
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        x = node.inputs[0]
+        last = x.type.ndim - 1
+        what = _what(self)
+        S = _SUFFIX[node.outputs[0].type.dtype]
+        L = ["{"] + _rows_head(x, inputs[0], last)
+        L.append(_add(self, x, inputs[0], last, "x", what))
+        L += _labels_code(node, inputs, 1, what)
+        L.append(_add(self, node.outputs[0], outputs[0], -1, "the output", what))
+        L.append("nbg_status = nbg_rows_check_labels(&nbg_r, 1, nbg_r.n, nbg_err);")
+        L.append("if (nbg_status) goto nbg_fail;")
+        L += _run_rows("nbg_xent_task_%s" % S, min_parallel(ROW_ELEMENT_COST))
+        L.append("}")
+        return "\n".join(L)
+
+
+class _PickC(CLinkerOp):
+    """Shared by the label picks: any dtype (elements are copied byte for byte)."""
+
+    def has_c_code(self, node):
+        return all(v.type.dtype in _C_TYPES for v in node.inputs + node.outputs) and \
+            node.outputs[0].type.ndim <= 32
+
+    def c_code_cache_version(self):
+        return _VERSION
+
+    def c_support_code(self, node=None):
+        return c_source(_PKG, "csrc/rows.h")
+
+
+class PickLabelsC(_PickC):
+    """The C side of PickLabels: ``x[..., labels]`` per row."""
+
+    def c_prepare_outputs(self, node, inputs):
+        x = inputs[0]
+        return [np.empty(x.shape[:-1], node.outputs[0].type.numpy_dtype)]
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        x = node.inputs[0]
+        last = x.type.ndim - 1
+        what = _what(self)
+        L = ["{"] + _rows_head(x, inputs[0], last)
+        L.append(_add(self, x, inputs[0], last, "x", what))
+        L += _labels_code(node, inputs, 1, what)
+        L.append(_add(self, node.outputs[0], outputs[0], -1, "the output", what))
+        L.append("nbg_status = nbg_rows_check_labels(&nbg_r, 1, nbg_r.n, nbg_err);")
+        L.append("if (nbg_status) goto nbg_fail;")
+        L.append("nbg_pick_labels(&nbg_r, sizeof(%s));" % _C_TYPES[x.type.dtype])
+        L.append("}")
+        return "\n".join(L)
+
+
+class PickLabelsGradC(_PickC):
+    """The C side of PickLabelsGrad: zeros of x's shape with ``gz`` at the labels."""
+
+    def c_prepare_outputs(self, node, inputs):
+        return [np.empty(inputs[2].shape, node.outputs[0].type.numpy_dtype)]
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        gz, lab, x = node.inputs
+        out = node.outputs[0]
+        last = x.type.ndim - 1
+        what = _what(self)
+        L = ["{"] + _rows_head(x, inputs[2], last)
+        L.append(_add(self, gz, inputs[0], -1, "the gradient", what))
+        L += _labels_code(node, inputs, 1, what)
+        L.append(_add(self, out, outputs[0], last, "the output", what))
+        L.append("if (!nbg_contiguous(%d, %s_dims, %s_strides, sizeof(%s))) { nbg_errorf("
+                 "nbg_err, \"%s: the output must be C-contiguous\"); goto nbg_fail; }" % (
+                     out.type.ndim, outputs[0], outputs[0], _C_TYPES[out.type.dtype], what))
+        L.append("nbg_status = nbg_rows_check_labels(&nbg_r, 1, nbg_r.n, nbg_err);")
+        L.append("if (nbg_status) goto nbg_fail;")
+        L.append("nbg_pick_labels_grad(&nbg_r, (char *)%s, sizeof(%s));" % (
+            outputs[0], _C_TYPES[out.type.dtype]))
+        L.append("}")
+        return "\n".join(L)
