@@ -17,10 +17,10 @@ def set_evaluator(fn):
     _evaluator[0] = fn
 
 
-def evaluate(variable, inputs_to_values=None):
-    """Compute ``variable`` with the registered evaluator."""
+def evaluate(variable, inputs_to_values=None, **options):
+    """Compute ``variable`` with the registered evaluator (``options``: e.g. ``linker``)."""
     if _evaluator[0] is None:
         importlib.import_module("nbgraph.linkers")
     if _evaluator[0] is None:
         raise RuntimeError("no evaluator is registered: nbgraph.linkers did not install one")
-    return _evaluator[0](variable, inputs_to_values)
+    return _evaluator[0](variable, inputs_to_values, **options)

@@ -123,14 +123,18 @@ class Variable:
         """The Apply owning this variable, as a list (empty for roots)."""
         return [self.owner] if self.owner is not None else []
 
-    def eval(self, inputs_to_values=None):
+    def eval(self, inputs_to_values=None, linker=None):
         """Compute this variable's value, compiling once and reusing the result.
 
-        ``inputs_to_values`` maps input Variables (or their names) to values.
+        ``inputs_to_values`` maps input Variables (or their names) to values;
+        ``linker`` picks the linker (None: the configured default; "dask" or a
+        ``DaskLinker`` returns a dask array, or NumPy with ``compute=True``).
         """
         from nbgraph.core import evaluation
 
-        return evaluation.evaluate(self, inputs_to_values)
+        if linker is None:
+            return evaluation.evaluate(self, inputs_to_values)
+        return evaluation.evaluate(self, inputs_to_values, linker=linker)
 
 
 class Constant(Variable):

@@ -143,6 +143,14 @@ class Op(PropsMixin):
         """False to forbid folding this node when all its inputs are constant."""
         return True
 
+    # -- chunked execution (the Dask linker) -----------------------------------
+    def chunk_semantics(self, node):
+        """How ``node`` runs on blocks of its inputs: a
+        :class:`~nbgraph.core.chunks.ChunkSemantics`, or None (the default: no
+        chunked rule; a chunked linker refuses the node or runs it on gathered
+        values)."""
+        return None
+
     # -- inner graphs (loops, conditionals: Ops running graphs of their own) --
     def inner_graphs(self):
         """The FunctionGraphs this Op runs inside itself (display shows them); none here."""

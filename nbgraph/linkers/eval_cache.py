@@ -120,7 +120,9 @@ def evaluate(variable, inputs_to_values=None, linker=None):
         _stats["hits"] += 1
         return entry.function(*values.values())
     inputs = _resolve_keys(variable, keys)
-    skey = (structural_key(variable, inputs), resolve_linker(linker))
+    # (a linker object, e.g. DaskLinker(chunks=...), keys by its options too)
+    skey = (structural_key(variable, inputs),
+            linker if getattr(linker, "links_functions", False) else resolve_linker(linker))
     if entry is not None and entry.skey == skey:
         entry.version = version
         _stats["hits"] += 1

@@ -17,7 +17,7 @@ from nbgraph.linkers.io import unpack_inputs, unpack_outputs
 
 __all__ = ["function", "Function", "UnusedInputError", "resolve_linker", "LINKERS"]
 
-LINKERS = ("py", "c", "cvm", "debug")
+LINKERS = ("py", "c", "cvm", "debug", "dask")
 
 
 class UnusedInputError(ValueError):
@@ -25,7 +25,10 @@ class UnusedInputError(ValueError):
 
 
 def resolve_linker(linker):
-    """The linker name to use for ``linker`` (None/"auto": the configured default)."""
+    """The linker name to use for ``linker`` (None/"auto": the configured default;
+    a linker object such as :class:`nbgraph.linkers.dask.DaskLinker`: its name)."""
+    if getattr(linker, "links_functions", False):
+        return linker.name
     name = linker or config.linker
     if name == "auto":
         return _default_linker()
@@ -157,9 +160,18 @@ def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewri
     _check_unused(inputs, computed, on_unused_input)
     shared_inputs = _shared_inputs(computed, update_pairs)
     fgraph = FunctionGraph(inputs + shared_inputs, computed, clone=True, name=name)
-    _rewrite(fgraph, rewrite)
+    linker_name = resolve_linker(linker)
+    _rewrite(fgraph, rewrite, linker_name)
+    if linker_name == "dask":
+        from nbgraph.linkers.dask import make_function
+
+        fn = make_function(fgraph, inputs, out_list, single, shared_inputs, update_pairs,
+                           linker, name=name, input_specs=input_specs)
+        fn.build_options = {"outputs": out_list, "single": single,
+                            "updates": explicit_updates, "kwargs": options}
+        return fn
     fn = Function(fgraph, inputs, out_list, single, shared_inputs, update_pairs,
-                  resolve_linker(linker), name=name, profile=profile, trust_input=trust_input,
+                  linker_name, name=name, profile=profile, trust_input=trust_input,
                   allow_input_downcast=allow_input_downcast, input_specs=input_specs)
     fn.build_options = {"outputs": out_list, "single": single, "updates": explicit_updates,
                         "kwargs": options}
@@ -207,13 +219,17 @@ def _shared_inputs(computed, update_pairs):
     return found
 
 
-def _rewrite(fgraph, rewrite):
-    """Run the rewrite pipeline ("fast", "exact": without ``stabilize``), a given
-    graph rewriter, or nothing (None)."""
+def _rewrite(fgraph, rewrite, linker_name=None):
+    """Run the rewrite pipeline ("fast", "exact": without ``stabilize``; without
+    ``inplace`` for the Dask linker, whose blocks may be read by several tasks),
+    a given graph rewriter, or nothing (None)."""
     if rewrite in ("fast", "exact"):
         from nbgraph.tensor.rewriting import rewrite_graph
 
-        rewrite_graph(fgraph, exclude=("stabilize",) if rewrite == "exact" else ())
+        exclude = ("stabilize",) if rewrite == "exact" else ()
+        if linker_name == "dask":
+            exclude += ("inplace",)
+        rewrite_graph(fgraph, exclude=exclude)
     elif rewrite is not None:
         rewrite.rewrite(fgraph)
 

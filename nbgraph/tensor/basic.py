@@ -186,6 +186,12 @@ class SpecifyShape(SpecifyShapeC, Op):
                 _shape_text(self.shape), x.shape))
         output_storage[0][0] = x
 
+    def chunk_semantics(self, node):
+        """A view: the input itself."""
+        from nbgraph.tensor import chunking
+
+        return chunking.same_as_input()
+
     def infer_shape(self, node, input_shapes):
         return [tuple(constant_shape_entry(w) if w is not None else s
                       for w, s in zip(self.shape, input_shapes[0]))]
@@ -241,6 +247,12 @@ class Alloc(AllocC, Op):
             out = np.empty(shape, dtype=node.outputs[0].type.numpy_dtype)
         out[...] = value
         output_storage[0][0] = out
+
+    def chunk_semantics(self, node):
+        """A fill: the value broadcast to the shape."""
+        from nbgraph.core.chunks import ChunkSemantics
+
+        return ChunkSemantics("fill")
 
     def infer_shape(self, node, input_shapes):
         return [tuple(node.inputs[1:])]
@@ -314,6 +326,12 @@ class Shape(ShapeC, Op):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.asarray(inputs[0].shape, dtype=np.int64)
 
+    def chunk_semantics(self, node):
+        """Metadata: reads the input's shape only."""
+        from nbgraph.core.chunks import ChunkSemantics
+
+        return ChunkSemantics("metadata")
+
     def infer_shape(self, node, input_shapes):
         return [(constant_shape_entry(node.inputs[0].ndim),)]
 
@@ -349,6 +367,12 @@ class ShapeI(ShapeIC, Op):
 
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.asarray(inputs[0].shape[self.i], dtype=np.int64)
+
+    def chunk_semantics(self, node):
+        """Metadata: reads the input's shape only."""
+        from nbgraph.core.chunks import ChunkSemantics
+
+        return ChunkSemantics("metadata")
 
     def infer_shape(self, node, input_shapes):
         return [()]
@@ -410,6 +434,12 @@ class Reshape(ReshapeC, Op):
         except ValueError as exc:
             raise ValueError("reshape: cannot reshape an array of shape %s into %s: %s" % (
                 x.shape, tuple(int(s) for s in shape), exc)) from exc
+
+    def chunk_semantics(self, node):
+        """A view: reshape to the given entries."""
+        from nbgraph.tensor import chunking
+
+        return chunking.reshape()
 
     def infer_shape(self, node, input_shapes):
         from nbgraph.tensor.math import eq, switch
@@ -495,6 +525,12 @@ class Dot(DotC, Op):
             o[0] = out
         return thunk
 
+    def chunk_semantics(self, node):
+        """A matrix/vector product."""
+        from nbgraph.core.chunks import ChunkSemantics
+
+        return ChunkSemantics("dot")
+
     def infer_shape(self, node, input_shapes):
         xs, ys = input_shapes
         return [tuple(xs[:-1]) + tuple(ys[1:])]
@@ -567,6 +603,12 @@ class Join(Op):
     def perform(self, node, inputs, output_storage):
         out = np.concatenate(inputs, axis=self.axis)
         output_storage[0][0] = np.asarray(out, dtype=node.outputs[0].type.numpy_dtype)
+
+    def chunk_semantics(self, node):
+        """A concatenation along ``axis``."""
+        from nbgraph.core.chunks import ChunkSemantics
+
+        return ChunkSemantics.concatenate(self.axis)
 
     def infer_shape(self, node, input_shapes):
         # the other dimensions agree in every run that does not fail: read the first's

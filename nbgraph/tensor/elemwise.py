@@ -259,6 +259,12 @@ class Elemwise(ElemwiseC, Op):
                 o[index] = v
         return outs
 
+    def chunk_semantics(self, node):
+        """Elementwise: runs per block (see :mod:`nbgraph.tensor.chunking`)."""
+        from nbgraph.tensor import chunking
+
+        return None if self.inplace_pattern else chunking.elementwise()
+
     def infer_shape(self, node, input_shapes):
         from nbgraph.tensor.basic import constant_shape_entry
 
@@ -405,6 +411,12 @@ class DimShuffle(DimShuffleC, Op):
             o[0] = a[0].transpose(order)
         return thunk
 
+    def chunk_semantics(self, node):
+        """A view: transpose, drop and insert size-1 axes."""
+        from nbgraph.tensor import chunking
+
+        return chunking.dimshuffle(self)
+
     def infer_shape(self, node, input_shapes):
         from nbgraph.tensor.basic import constant_shape_entry
 
@@ -489,6 +501,12 @@ class SumToShape(SumToShapeC, Op):
             raise ValueError("SumToShape: gradient of shape %s cannot be reduced to shape %s" % (
                 g.shape, target))
         output_storage[0][0] = np.asarray(out)
+
+    def chunk_semantics(self, node):
+        """A view: a sum over the broadcast dimensions."""
+        from nbgraph.tensor import chunking
+
+        return chunking.sum_to_shape(self)
 
     def infer_shape(self, node, input_shapes):
         if self.takes_template(node):

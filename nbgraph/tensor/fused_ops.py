@@ -128,6 +128,12 @@ class FusedReduce(FusedReduceC, Op):
             out = np.asarray(out, dtype=dtype)
         output_storage[0][0] = out
 
+    def chunk_semantics(self, node):
+        """A reduction whose block partials merge with the same kind."""
+        from nbgraph.tensor import chunking
+
+        return chunking.reduction(self.kind, self.axis, node)
+
     def infer_shape(self, node, input_shapes):
         elem = self.elemwise_node(node.inputs)
         (shape,) = elem.op.infer_shape(elem, input_shapes)[:1]

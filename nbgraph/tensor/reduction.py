@@ -92,6 +92,12 @@ class Reduce(ReduceC, Op):
             out = np.asarray(out, dtype=dtype)
         output_storage[0][0] = out
 
+    def chunk_semantics(self, node):
+        """A reduction whose block partials merge with the same kind."""
+        from nbgraph.tensor import chunking
+
+        return chunking.reduction(self.kind, self.axis, node)
+
     def infer_shape(self, node, input_shapes):
         return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]
 

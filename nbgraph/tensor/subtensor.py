@@ -188,6 +188,12 @@ class Subtensor(Op):
             raise IndexError("%s on an array of shape %s: %s" % (self, x.shape, exc)) from exc
         output_storage[0][0] = out if type(out) is np.ndarray else np.asarray(out)
 
+    def chunk_semantics(self, node):
+        """A view: basic indexing."""
+        from nbgraph.tensor import chunking
+
+        return chunking.subtensor(self)
+
     def infer_shape(self, node, input_shapes):
         from nbgraph.tensor.basic import constant_shape_entry
 

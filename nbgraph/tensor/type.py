@@ -155,6 +155,11 @@ class TensorType(TensorTypeC, Type):
             # an ndarray subclass of the right dtype (a memmap, say) passes as it is
             arr = unmask(data, "the argument")
         else:
+            if hasattr(data, "__dask_graph__") and not isinstance(data, type):
+                # np.asarray would compute all of it into this process's memory
+                raise TypeError("%r got a dask array (shape %s): compile with "
+                                "linker='dask' to run on its chunks, or pass "
+                                "its .compute() result" % (self, getattr(data, "shape", "?")))
             arr = self._convert(unmask(data, "the argument"), allow_downcast)
         if arr.ndim != self.ndim:
             raise TypeError("%r expects ndim %d, got an array with ndim %d (shape %s)" % (

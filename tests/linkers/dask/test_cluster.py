@@ -1,0 +1,61 @@
+"""linker="dask" on a distributed LocalCluster with 2 worker processes (127.0.0.1,
+1 GB each): results equal the C linker's, kernels reach the workers by
+reference and are loaded from the workers' disk cache without compiling."""
+
+import numpy as np
+import pytest
+
+import nbgraph
+import nbgraph.tensor as nt
+from nbgraph.linkers.dask import DaskLinker, kernel_stats, local_cluster
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster(n_workers=2, memory_limit="1GB") as cluster:
+        with distributed.Client(cluster) as c:
+            yield c
+
+
+def test_random_graphs_on_two_worker_processes_equal_the_c_linker(dk, client):
+    x, r = nt.dmatrix("x"), nt.tensor("float64", (1, None), "r")
+    outs = [x + r * 2.0 - x / r, nt.exp(-x ** 2 / 2) * nt.sin(r) + x * r,
+            ((x - r) ** 2).sum(), ((x - r) ** 2).sum(axis=0), x.max(axis=1),
+            nt.dot(x, r.T), (x * nt.tanh(r)).min(axis=(0, 1))]
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((23, 11))
+    a.reshape(-1)[[4, 9, 30]] = [np.nan, np.inf, -np.inf]
+    args = [a, rng.standard_normal((1, 11))]
+    f = nbgraph.function([x, r], outs, linker=DaskLinker(chunks=(6, 11), compute=True,
+                                                         scheduler=client))
+    got, want = f(*args), dk.reference([x, r], outs, args)
+    dk.assert_bit_equal(got[0], want[0])
+    dk.assert_close_ulps(got[1], want[1])
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-13)
+    np.testing.assert_allclose(got[3], want[3], rtol=1e-13)
+    dk.assert_bit_equal(got[4], want[4])  # axis 1 is one block
+    np.testing.assert_allclose(got[5], want[5], rtol=1e-13)
+    dk.assert_bit_equal(got[6], want[6])  # max/min: any order gives the same value
+    stats = client.run(kernel_stats)
+    assert len(stats) == 2
+    assert all(s["built"] == 0 for s in stats.values()), stats
+    assert sum(s["loaded"] for s in stats.values()) >= 1, stats
+
+
+def test_updates_on_the_cluster_are_written_after_one_compute(client):
+    w = nbgraph.shared(np.ones(3), "w")
+    x = nt.dmatrix("x")
+    cost = ((nt.dot(x, w) - 1.0) ** 2).sum()
+    g = nbgraph.grad(cost, w)
+    step = nbgraph.function([x], cost, updates=[(w, w - 0.01 * g)],
+                            linker=DaskLinker(chunks=(5, 3), scheduler=client))
+    X = np.arange(36.0).reshape(12, 3) / 36
+    costs = [float(step(X)) for _ in range(3)]
+    w_ref = np.ones(3)
+    for c in costs:
+        resid = X @ w_ref - 1.0
+        np.testing.assert_allclose(c, (resid ** 2).sum(), rtol=1e-12)
+        w_ref = w_ref - 0.01 * 2 * X.T @ resid
+    np.testing.assert_allclose(w.get_value(), w_ref, rtol=1e-12)
