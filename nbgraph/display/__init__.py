@@ -18,6 +18,8 @@ Display only reads graphs; nothing here changes them.
 """
 
 import importlib
+import sys
+import types
 
 from nbgraph.display.hooks import install
 from nbgraph.display.text import dprint, dprint_text
@@ -43,6 +45,19 @@ _LAZY = {
     "side_by_side": "picture",
     "type_notation": "names",
 }
+
+
+class _Package(types.ModuleType):
+    """This package: importing the submodule ``nbgraph.display.diagram`` (which
+    rendering does) must not replace the function ``nbgraph.display.diagram``."""
+
+    def __setattr__(self, name, value):
+        if name == "diagram" and isinstance(value, types.ModuleType):
+            value = value.diagram
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name):

@@ -52,7 +52,10 @@ from nbgraph.display.text import _outputs_of
 
 __all__ = ["diagram", "STYLES", "COLORS", "LINKER_NAMES"]
 
-STYLES = ("compact", "structure")
+STYLES = ("compact", "structure", "dense", "auto")
+
+#: ``style="auto"`` draws "compact" up to this many Apply nodes (without scopes), else "dense".
+AUTO_DENSE = 40
 
 #: Colours used by the diagrams (fill colours are light so black text stays readable).
 COLORS = {
@@ -102,8 +105,9 @@ _EXPECTED = ("a Variable, a list of Variables, an Apply, a FunctionGraph or a co
              "Function")
 
 
-def diagram(obj, style="compact", show_types=True, max_nodes=200, highlight=None,
-            labels=None, legend=True):
+def diagram(obj, style="auto", show_types=True, max_nodes=200, highlight=None,
+            labels=None, legend=True, rankdir="TB", collapse=None, expand=(), values=None,
+            profile=None):
     """A :class:`graphviz.Digraph` drawing the graph behind ``obj``.
 
     Parameters
@@ -112,8 +116,11 @@ def diagram(obj, style="compact", show_types=True, max_nodes=200, highlight=None
         A Variable, a list or tuple of Variables (and Applys), an Apply, a
         FunctionGraph, or a compiled Function (anything whose ``fgraph`` is a
         FunctionGraph; its ``program.kinds`` colour the nodes).
-    style : {"compact", "structure"}
-        See the module docstring.
+    style : {"auto", "compact", "structure", "dense"}
+        See the module docstring; "dense" (:mod:`nbgraph.display.dense`): one
+        box per Apply with its output types inside, scopes as collapsible
+        boxes.  "auto" (the default) is "compact" for small graphs without
+        scopes (at most :data:`AUTO_DENSE` Apply nodes), else "dense".
     show_types : bool
         Compact: write each Variable's type under its name.  Structure: draw
         the Type objects (purple boxes) and the ``type`` arrows.
@@ -131,6 +138,19 @@ def diagram(obj, style="compact", show_types=True, max_nodes=200, highlight=None
         constants, outputs, and where a Function's nodes run) in a legend
         under the picture.
 
+    rankdir : {"TB", "LR"}
+        Top to bottom (the default) or left to right.
+    collapse, expand
+        Dense style: ``collapse=True`` draws every scope as one box except the
+        paths listed in ``expand`` (``["gradient", "layer3"]``; an Apply's
+        name such as ``"a12"`` opens its inner graph); a list collapses only
+        those; None (the default) collapses all of a graph of more than
+        :data:`~nbgraph.display.dense.AUTO_COLLAPSE` Apply nodes.
+    values, profile
+        Dense style overlays: ``{Variable: value}`` writes run-time shapes
+        (and small values) on edges; a ProfileStats colours nodes by their
+        share of the time and lists the slowest in the legend.
+
     The result's ``source`` is deterministic.  Render it with
     ``nbgraph.display.render_svg(graph)`` or graphviz's ``pipe``/``render``.
     """
@@ -139,14 +159,43 @@ def diagram(obj, style="compact", show_types=True, max_nodes=200, highlight=None
             ", ".join(repr(s) for s in STYLES), style))
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
         raise ValueError("max_nodes must be a positive int, got %r" % (max_nodes,))
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise ValueError("rankdir must be 'TB' or 'LR', got %r" % (rankdir,))
     source = _GraphSource.of(obj)
     if labels:
         source.labels.update(labels)
+    if style == "auto":
+        dense = (collapse is not None or expand or values is not None or profile is not None
+                 or _is_big_or_scoped(source.outputs))
+        style = "dense" if dense else "compact"
+    if style == "dense":
+        from nbgraph.display.dense import DenseLayout
+
+        return DenseLayout(source.outputs, source.inputs, labels=source.labels,
+                           kinds=source.kinds, show_types=bool(show_types), max_nodes=max_nodes,
+                           highlight=_highlight_set(highlight), legend=bool(legend),
+                           rankdir=rankdir, collapse=collapse, expand=expand, values=values,
+                           profile=profile).build()
     walk = _Walk(source, max_nodes)
     marked = _highlight_set(highlight)
     if style == "compact":
-        return _Compact(source, walk, bool(show_types), marked, bool(legend)).build()
-    return _Structure(source, walk, bool(show_types), marked).build()
+        return _Compact(source, walk, bool(show_types), marked, bool(legend), rankdir).build()
+    return _Structure(source, walk, bool(show_types), marked, rankdir).build()
+
+
+def _is_big_or_scoped(outputs):
+    """True when the graph has more than AUTO_DENSE Apply nodes or a node built in a scope."""
+    seen = set()
+    stack = [o.owner for o in outputs if o.owner is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if len(seen) > AUTO_DENSE or getattr(node.outputs[0].tag, "scope", None):
+            return True
+        stack.extend(i.owner for i in node.inputs if i.owner is not None)
+    return False
 
 
 # ---------------------------------------------------------------------------
@@ -383,16 +432,17 @@ def _edge_label_key(n):
 
 
 class _Compact:
-    def __init__(self, source, walk, show_types, highlight, legend=True):
+    def __init__(self, source, walk, show_types, highlight, legend=True, rankdir="TB"):
         self.source = source
         self.walk = walk
         self.show_types = show_types
         self.highlight = highlight
         self.legend = legend
+        self.rankdir = rankdir
         self.used = set()  # colour categories drawn, for the legend
 
     def build(self):
-        g = _new_digraph("TB")
+        g = _new_digraph(self.rankdir)
         _speed_up_big_layouts(g, len(self.walk.order))
         names = self.walk.names
         for item in self.walk.order:
@@ -611,17 +661,18 @@ def _index_map(op, attr):
 
 
 class _Structure:
-    def __init__(self, source, walk, show_types, highlight):
+    def __init__(self, source, walk, show_types, highlight, rankdir="TB"):
         self.source = source
         self.walk = walk
         self.show_types = show_types
         self.highlight = highlight
+        self.rankdir = rankdir
         self.op_names = _SharedNames("op", [n.op for n in walk.applys()])
         self.type_names = _SharedNames("type", [v.type for v in walk.variables()]
                                        if show_types else [])
 
     def build(self):
-        g = _new_digraph("TB")
+        g = _new_digraph(self.rankdir)
         _speed_up_big_layouts(g, len(self.walk.order))
         names = self.walk.names
         for item in self.walk.order:

@@ -40,7 +40,8 @@ def output_labels(function) -> dict:
     labels = {}
     n_out = len(caller_outputs)
     for i, var in enumerate(outputs[:n_out]):
-        name = getattr(caller_outputs[i], "name", None)
+        name = getattr(caller_outputs[i], "name", None) or getattr(
+            getattr(caller_outputs[i], "tag", None), "grad_of", None)  # grad(cost, W0)
         label = name if name else ("out" if n_out == 1 else "out[%d]" % i)
         labels.setdefault(var, label)
     updates = getattr(function, "updates", None) or ()

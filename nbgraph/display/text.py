@@ -42,7 +42,7 @@ _EXPECTED = ("a Variable, an Apply, a FunctionGraph, an object whose .fgraph is 
 
 
 def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nesting=100,
-           print_destroy_map=False, print_view_map=False):
+           print_destroy_map=False, print_view_map=False, scopes=False):
     """Print the graph behind ``obj`` as an indented text tree.
 
     Parameters
@@ -74,6 +74,11 @@ def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nest
         Add ``d={output: [input, ...]}`` (which inputs a node overwrites) and
         ``v={...}`` (which inputs its outputs are views of) after a node's
         name, for nodes that have them.
+    scopes : bool
+        Group by scope (``with nbgraph.scope(...)``): a node whose scope
+        differs from the line above it in the tree is marked ``@ layer1/affine``
+        (``@ -`` when it leaves every scope), and a "Scopes:" section lists
+        each scope with the ids of its nodes.
 
     Returns
     -------
@@ -127,7 +132,12 @@ def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nest
     if isinstance(print_type, str) and print_type != "short":
         raise ValueError("print_type must be True, False or 'short', got %r" % (print_type,))
     print_type = print_type if print_type == "short" else bool(print_type)
-    lines = _render(outputs, print_type, depth, ids, max_nesting, maps)
+    groups = {} if scopes else None
+    lines = _render(outputs, print_type, depth, ids, max_nesting, maps, groups)
+    if groups:
+        lines += ["", "Scopes:"] + ["%s: %s (%d node%s)" % (
+            path, ", ".join(found), len(found), "" if len(found) == 1 else "s")
+            for path, found in sorted(groups.items())]
     from nbgraph.display.inner import inner_graph_lines  # loops' bodies (Op.inner_graphs)
 
     lines += inner_graph_lines(outputs, lambda outs: _render(outs, print_type, depth,
@@ -207,7 +217,7 @@ def _char_id(n):
     return "".join(reversed(letters))
 
 
-def _render(outputs, print_type, depth, ids, max_nesting, maps=()):
+def _render(outputs, print_type, depth, ids, max_nesting, maps=(), groups=None):
     """The lines of the trees for ``outputs`` (an explicit-stack walk)."""
     labels = {}     # id(Apply) or id(root Variable) -> label, in first-visit order
     expanded = set()  # id(Apply) whose inputs are printed (or scheduled below)
@@ -226,11 +236,13 @@ def _render(outputs, print_type, depth, ids, max_nesting, maps=()):
         blocks = deque([(out, 1, False)])
         while blocks:
             var, level, forced = blocks.popleft()
-            # stack items: (variable, line prefix, child prefix, level, nesting, forced)
-            stack = [(var, "", "", level, 1, forced)]
+            # stack items: (variable, line prefix, child prefix, level, nesting, forced,
+            # the scope of the line above in the tree)
+            stack = [(var, "", "", level, 1, forced, None)]
             while stack:
-                var, prefix, child_prefix, level, nest, forced = stack.pop()
+                var, prefix, child_prefix, level, nest, forced, above = stack.pop()
                 node = var.owner
+                here = _scope_text(node) if groups is not None else None
                 key = id(node) if node is not None else id(var)
                 parts = [prefix]
                 if node is not None:
@@ -247,6 +259,12 @@ def _render(outputs, print_type, depth, ids, max_nesting, maps=()):
                     parts.append(" <%r>" % (var.type,))
                 if node is not None:
                     parts.append(" '%s'" % (var.name if var.name is not None else ""))
+                    if groups is not None and here != above and (here or above):
+                        parts.append(" @ %s" % (here or "-"))
+                    if here and ids:
+                        found = groups.setdefault(here, [])
+                        if labels[key] not in found:
+                            found.append(labels[key])
                     for attr in maps:
                         mapping = getattr(node.op, attr, None)
                         if mapping:
@@ -263,7 +281,15 @@ def _render(outputs, print_type, depth, ids, max_nesting, maps=()):
                             for i in range(last, -1, -1):
                                 stack.append((node.inputs[i], child_prefix + " |",
                                               child_prefix + (" |" if i < last else "  "),
-                                              level + 1, nest + 1, False))
+                                              level + 1, nest + 1, False, here))
                 lines.append("".join(parts))
     return lines
 
+
+
+def _scope_text(node):
+    """``"layer1/affine"`` for a node built in scopes, else ""."""
+    if node is None:
+        return ""
+    path = getattr(node.outputs[0].tag, "scope", None)
+    return "/".join(path) if path else ""

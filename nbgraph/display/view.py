@@ -15,22 +15,28 @@ __all__ = ["GraphView"]
 class GraphView:
     """Show ``obj`` (a Variable, a list of them, a FunctionGraph or Function) as a diagram.
 
-    ``style`` is "compact" or "structure"; ``show_types`` puts types on
+    ``style`` is "auto", "compact", "structure" or "dense"; ``show_types`` puts types on
     variables; ``as_text`` shows the dprint tree instead of a picture;
     ``labels`` (``{Variable: name}``) names outputs the way the user does
-    (``%%graph`` passes the names its cell bound).
+    (``%%graph`` passes the names its cell bound); other keywords
+    (``rankdir``, ``collapse``, ``expand``, ``values``, ``profile``) go to
+    :func:`~nbgraph.display.diagram`.
     """
 
-    def __init__(self, obj, style="compact", show_types=True, max_nodes=200, as_text=False,
-                 labels=None):
-        if style not in ("compact", "structure"):
-            raise ValueError("style must be 'compact' or 'structure', got %r" % (style,))
+    def __init__(self, obj, style="auto", show_types=True, max_nodes=200, as_text=False,
+                 labels=None, **options):
+        from nbgraph.display.diagram import STYLES
+
+        if style not in STYLES:
+            raise ValueError("style must be one of %s, got %r" % (
+                ", ".join(repr(s) for s in STYLES), style))
         self.obj = obj
         self.style = style
         self.show_types = show_types
         self.max_nodes = max_nodes
         self.as_text = as_text
         self.labels = dict(labels or {})
+        self.options = options  # more diagram() keywords: rankdir, collapse, expand, ...
 
     def text(self):
         """The dprint text of the graph."""
@@ -52,6 +58,7 @@ class GraphView:
     def svg(self):
         """The SVG text of the diagram (raises DiagramUnavailable without ``dot``)."""
         kwargs = {"labels": self.labels} if self.labels else {}
+        kwargs.update(self.options)
         return rich.render_svg(self.obj, style=self.style, show_types=self.show_types,
                                max_nodes=self.max_nodes, **kwargs)
 

@@ -270,6 +270,7 @@ class Function(FunctionExtras):
         plan.load_shared()
         if self._profile is not None:
             self._profile.calls += 1
+            self._last_args = list(args)  # for f.show(values=True)
             self.program.run_profiled(self._profile)
         else:
             self._run()
@@ -306,6 +307,14 @@ class Function(FunctionExtras):
 
     def _describe(self) -> str:
         return "function %r" % self.name if self.name else "the function"
+
+    def show(self, values=None, profile=False, **options):
+        """The diagram of the compiled graph with run-time overlays: ``values`` (True:
+        the last profiled call's; or the arguments) on edges, ``profile=True`` colours
+        nodes by time share (see :mod:`nbgraph.display.overlay`)."""
+        from nbgraph.display.overlay import show
+
+        return show(self, values=values, profile=profile, **options)
 
     def dprint(self, file=None, print_type=False, **kwargs):
         """dprint of the compiled (rewritten) graph (keywords as

@@ -41,7 +41,8 @@ class GraphMagics(Magics):
               help="linker used by --eval and --rewrite, e.g. --linker py")
     @argument("--text", action="store_true",
               help="show the dprint text instead of a diagram, e.g. %%%%graph --text")
-    @argument("--style", default="compact", choices=["compact", "structure"],
+    @argument("--lr", action="store_true", help="draw left to right (rankdir LR)")
+    @argument("--style", default="auto", choices=["auto", "compact", "structure", "dense"],
               help="diagram style, e.g. --style structure for the Apply/Variable/Op/Type "
                    "picture")
     @argument("--no-types", dest="types", action="store_false",
@@ -199,8 +200,9 @@ class GraphMagics(Magics):
         # outputs are labelled with the names the cell bound (or -o gave)
         labels = {var: name for var, name, out in zip(drawn, names, outputs, strict=False)
                   if name != repr(out)}
+        extra = {"rankdir": "LR"} if args.lr else {}
         display(GraphView(target, style=args.style, show_types=args.types,
-                          as_text=args.text, labels=labels))
+                          as_text=args.text, labels=labels, **extra))
         if eval_pairs is not None:
             self._evaluate(outputs, names, args, eval_pairs)
 

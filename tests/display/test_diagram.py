@@ -380,14 +380,14 @@ def chain(n):
 
 def test_max_nodes_keeps_the_nearest_nodes_and_a_summary():
     out = chain(300)          # 300 Applys, 300 outputs, x: 601 nodes
-    g = diagram(out, max_nodes=50)
+    g = diagram(out, style="compact", max_nodes=50)
     src = g.source
     assert re.findall(r"^\s*n(\d+) \[", src, flags=re.M) == [str(i) for i in range(50)]
     assert 'more [label="\u2026 551 more nodes\\n(max_nodes=50)"' in src
     assert "n0 [" in src and "peripheries=2" in node_line(src, "n0")  # the output is kept
     # the cut is attached to the summary node
     assert re.search(r"more -> n\d+", src)
-    assert diagram(out, max_nodes=50).source == src
+    assert diagram(out, style="compact", max_nodes=50).source == src
     small = diagram(chain(3), max_nodes=200).source
     assert "more" not in small
 
@@ -402,7 +402,7 @@ def test_max_nodes_structure():
 def test_huge_graph_renders_quickly_with_the_limit():
     import time
 
-    g = diagram(chain(3000), max_nodes=100)
+    g = diagram(chain(3000), style="compact", max_nodes=100)
     start = time.perf_counter()
     svg = g.pipe(format="svg", encoding="utf-8")
     assert time.perf_counter() - start < 30
@@ -456,7 +456,7 @@ def test_structure_hubs_are_split():
 
 
 def test_big_pictures_ask_dot_for_a_cheaper_layout():
-    big = diagram(chain(100)).source
+    big = diagram(chain(100), style="compact").source
     assert "mclimit=0.1" in big and "nslimit=2" in big
     assert "mclimit" not in diagram(chain(5)).source
     big_structure = diagram(chain(100), style="structure").source
