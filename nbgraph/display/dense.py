@@ -143,6 +143,7 @@ class DenseLayout:
             self.collapsed = {parse_path(c) for c in collapse} & all_paths
         self.expanded_inner = {e for e in self.expand if isinstance(e, str)}
         self.shares = self._shares()
+        self._units = {}
 
     # -- numbering ----------------------------------------------------------
     def _number(self, inputs):
@@ -188,11 +189,29 @@ class DenseLayout:
     # -- units --------------------------------------------------------------
     def unit_of(self, node):
         """The DOT name of what ``node`` is drawn as: itself, or its collapsed box."""
-        path = self.paths.get(node, ())
-        for k in range(1, len(path) + 1):
-            if path[:k] in self.collapsed:
-                return self.group_names[path[:k]]
-        return self.names[node]
+        cache = self._units
+        unit = cache.get(node)
+        if unit is None:
+            unit = self.names[node]
+            path = self.paths.get(node, ())
+            for k in range(1, len(path) + 1):
+                if path[:k] in self.collapsed:
+                    unit = self.group_names[path[:k]]
+                    break
+            cache[node] = unit
+        return unit
+
+    def set_view(self, collapsed=None, expanded_inner=None, rankdir=None, highlight=None):
+        """Change what :meth:`build` draws without walking the graph again (the
+        interactive view calls this on every expansion)."""
+        if collapsed is not None:
+            self.collapsed = {parse_path(c) for c in collapsed} & set(self.group_names)
+        if expanded_inner is not None:
+            self.expanded_inner = set(expanded_inner)
+        if rankdir is not None:
+            self.rankdir = rankdir
+        if highlight is not None:
+            self.highlight = set(highlight)
 
     def visible_groups(self):
         """Paths of collapsed boxes that are drawn (their parents are all expanded)."""
@@ -207,6 +226,8 @@ class DenseLayout:
 
     # -- build --------------------------------------------------------------
     def build(self):
+        """The Digraph for the current view."""
+        self._units = {}
         g = graphviz.Digraph(name="nbgraph")
         g.attr(rankdir=self.rankdir, nodesep="0.25", ranksep="0.35", fontname=_FONT,
                bgcolor="white", compound="true")
@@ -232,6 +253,15 @@ class DenseLayout:
                     tail = self.names[inp]
                     readers.setdefault(inp, set()).add(head)
                 edges.setdefault((tail, head), []).append(inp)
+        # a shared variable only collapsed boxes read is folded into them (named in
+        # their label): hundreds of parameter edges would hide the structure
+        self._folded = {}
+        for root, units in readers.items():
+            if _is_shared(root) and units <= self._group_units:
+                for unit in units:
+                    self._folded.setdefault(unit, []).append(root)
+                for unit in units:
+                    edges.pop((self.names[root], unit), None)
         order = self._bfs(members, edges)
         kept = set(order[:self.max_nodes])
         hidden = len(order) - len(kept)
@@ -296,8 +326,9 @@ class DenseLayout:
                 if tail not in seen:
                     seen.add(tail)
                     queue.append(tail)
+        folded = {self.names[r] for roots in self._folded.values() for r in roots}
         for unit in list(members) + [self.names[r] for r in self.roots]:
-            if unit not in seen:  # inputs nothing reads, nodes only updates reach
+            if unit not in seen and unit not in folded:  # inputs nothing reads
                 seen.add(unit)
                 order.append(unit)
         return order
@@ -374,6 +405,10 @@ class DenseLayout:
         top = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
         lines = ["\u25b8 " + _short(path[-1], 30), "%s: %s" % (
             plural(len(nodes), "node"), ", ".join("%s\u00d7%d" % kv for kv in top))]
+        folded = [r.name or "shared" for r in self._folded.get(name, ())]
+        if folded:
+            text = ", ".join(folded[:4]) + (", %s" % _ELLIPSIS if len(folded) > 4 else "")
+            lines.append("reads %s" % _short(text, 40))
         fill = _GROUP_FILL[(len(path) - 1) % len(_GROUP_FILL)]
         if self.shares:
             share = sum(self.shares[n]["share"] for n in nodes if n in self.shares)
@@ -394,7 +429,7 @@ class DenseLayout:
             return dict(label=_lab(text), shape="box", style="rounded,filled", fillcolor="#eeeeee",
                         color="#8a8a8a", fontsize="8", height="0.2",
                         tooltip=_lab("constant %s: %s" % (text, type_notation(var.type))))
-        shared = hasattr(var, "get_value") and hasattr(var, "container")
+        shared = _is_shared(var)
         lines = [_short(name or "input", 24)]
         if self.show_types:
             lines.append(type_notation(var.type))
@@ -512,6 +547,10 @@ def _renamed(body, prefix):
         rest = re.sub(r"\bid=(\w+)", lambda m: "id=" + prefix + m.group(1), rest)
         out.append(pattern.sub(lambda m: prefix + m.group(1), head) + sep + rest)
     return out
+
+
+def _is_shared(var):
+    return var.owner is None and hasattr(var, "get_value") and hasattr(var, "container")
 
 
 def _heat(share):
