@@ -29,8 +29,9 @@ TRANSCENDENTAL = frozenset({
 def ordered(a: np.ndarray) -> np.ndarray:
     """Floats mapped to float64 integers whose order and spacing are the floats' ulps."""
     a = np.asarray(a)
-    ints = a.view(np.int32 if a.dtype == np.float32 else np.int64).astype(np.float64)
-    top = 2.0 ** (31 if a.dtype == np.float32 else 63)
+    bits = {np.dtype(np.float16): 15, np.dtype(np.float32): 31}.get(a.dtype, 63)
+    ints = a.view({15: np.int16, 31: np.int32, 63: np.int64}[bits]).astype(np.float64)
+    top = 2.0 ** bits
     return np.where(ints < 0, -(ints + top), ints)
 
 
@@ -46,6 +47,9 @@ def ulp_mismatches(got, want, ulps: int = SIMD_ULPS) -> np.ndarray:
     if got.dtype != want.dtype or got.shape != want.shape:
         return np.array([-1])
     got, want = got.ravel(), want.ravel()
+    if got.dtype.kind == "c":  # each part within ulps of its own
+        return np.union1d(ulp_mismatches(got.real, want.real, ulps),
+                          ulp_mismatches(got.imag, want.imag, ulps))
     if got.dtype.kind != "f":
         return np.flatnonzero(got != want)
     nan_g, nan_w = np.isnan(got), np.isnan(want)
@@ -75,4 +79,4 @@ def assert_ulp_close(got, want, ulps: int = SIMD_ULPS, context: str = "") -> Non
 def numpy_tolerance(name: str, dtype) -> int:
     """The ulps allowed against NumPy for op ``name`` giving ``dtype``: 0 unless both
     the op is transcendental and the result is a float."""
-    return SIMD_ULPS if name in TRANSCENDENTAL and np.dtype(dtype).kind == "f" else 0
+    return SIMD_ULPS if name in TRANSCENDENTAL and np.dtype(dtype).kind in "fc" else 0

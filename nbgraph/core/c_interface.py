@@ -163,6 +163,13 @@ class CLinkerOp:
         """True when ``node`` can run as C (default: this class defines :meth:`c_code`)."""
         return type(self).c_code is not CLinkerOp.c_code
 
+    def c_handles_restricted(self, node):
+        """True when the C of ``node`` is right for operands whose Types are
+        *restricted* (:meth:`CLinkerType.c_restricted`: float16 and complex
+        tensors).  Default False: such a node runs in Python under the C-VM
+        linker and is refused, with its reason, by ``linker="c"``."""
+        return False
+
     def c_support_code(self, node=None):
         """C definitions (helper functions, structs) the code needs, once per module."""
         return ""
@@ -275,6 +282,12 @@ class CLinkerType:
     def c_literal(self, data):
         """A C expression for the constant value ``data``."""
         self._not_defined("c_literal")
+
+    def c_restricted(self):
+        """True when only Ops that say so (``CLinkerOp.c_handles_restricted``)
+        may touch values of this Type in C (float16 and complex tensors: C's
+        arithmetic on them is not NumPy's unless written for it)."""
+        return False
 
 
 class CDataType(CLinkerType, Type):

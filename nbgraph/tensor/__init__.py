@@ -32,6 +32,7 @@ from nbgraph.tensor.creation import *  # noqa: F403  (arange, eye, tri, linspace
 from nbgraph.tensor.extra_ops import *  # noqa: F403  (argmax, any, var, cumsum, norm, ...)
 from nbgraph.tensor.shape_ops import *  # noqa: F403  (flatten, squeeze, tile, split, ...)
 from nbgraph.tensor.sorting import *  # noqa: F403  (sort, argsort)
+from nbgraph.tensor.complex_ops import real, imag, conj, conjugate, angle
 from nbgraph.tensor.nnet import (  # nt.softmax, ...; also nt.nnet.*
     binary_crossentropy, categorical_crossentropy, elu, gelu, log_softmax, logsumexp, one_hot,
     relu, softmax, softmax_crossentropy, softsign,
@@ -103,3 +104,4 @@ __all__ += ["scan", "consider_constant", "disconnected_grad", "grad_clip", "grad
 __all__ += _ufuncs.__all__
 __all__ += ["nnet", "softmax", "log_softmax", "logsumexp", "relu", "elu", "gelu", "softsign",
             "binary_crossentropy", "categorical_crossentropy", "one_hot", "softmax_crossentropy"]
+__all__ += ["real", "imag", "conj", "conjugate", "angle"]

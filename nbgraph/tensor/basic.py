@@ -540,6 +540,11 @@ class Dot(DotC, Op):
 
         x, y = inputs
         (gz,) = output_grads
+        if "complex" in x.dtype + y.dtype:
+            # Theano's complex gradient of a real cost: each factor's conjugate
+            from nbgraph.tensor.complex_ops import conj
+
+            x, y = [conj(v) if "complex" in v.dtype else v for v in (x, y)]
         if x.ndim == 1 and y.ndim == 1:
             gx, gy = gz * y, gz * x
             if x.dtype not in DISCRETE_DTYPES and y.dtype not in DISCRETE_DTYPES:

@@ -55,7 +55,7 @@ def broadcast_shapes(*shapes, names=None):
 
 
 def _is_python_number(x):
-    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
 def promote_weak_tensors(inputs, scalar_op=None):
@@ -284,6 +284,16 @@ class Elemwise(ElemwiseC, Op):
         return [tuple(out_shape)] * len(node.outputs)
 
     def grad(self, inputs, output_grads):
+        if self.scalar_op.holomorphic and any(
+                v.dtype in ("complex64", "complex128") for v in list(inputs) + list(output_grads)):
+            # Theano's gradient of a real cost C in z = x + iy is dC/dx + i dC/dy: for a
+            # holomorphic op, conj(f'(z)) * gz, i.e. the real formula taken on conj(gz), conjugated
+            conj = Elemwise(ps.conj)
+            flipped = self._grad([conj(g) if _is_complex(g) else g for g in output_grads], inputs)
+            return [conj(g) if g is not None and _is_complex(g) else g for g in flipped]
+        return self._grad(output_grads, inputs)
+
+    def _grad(self, output_grads, inputs):
         scalar_inputs = [ps.ScalarType(i.dtype)() for i in inputs]
         scalar_grads = [ps.ScalarType(g.dtype)() for g in output_grads]
         results = self.scalar_op.grad(scalar_inputs, scalar_grads)
@@ -309,6 +319,10 @@ class Elemwise(ElemwiseC, Op):
                 g = cast(g, inp.dtype)
             out.append(g)
         return out
+
+
+def _is_complex(var):
+    return var.dtype in ("complex64", "complex128")
 
 
 def _switch_on_one(size, other):

@@ -16,7 +16,7 @@ from nbgraph.tensor import scalar as ps
 from nbgraph.tensor.basic import dot, shape_i
 from nbgraph.tensor.elemwise import Elemwise
 from nbgraph.tensor.reduction import Reduce, normalize_axis
-from nbgraph.tensor.type import FLOAT_DTYPES, normalize_dtype
+from nbgraph.tensor.type import CONTINUOUS_DTYPES, normalize_dtype
 from nbgraph.tensor.variable import as_tensor_variable
 
 __all__ = [
@@ -156,9 +156,12 @@ def mean(x, axis=None, keepdims=False, dtype=None, acc_dtype=None):
     ``acc_dtype`` sets the dtype the sum accumulates in.
     """
     x = as_tensor_variable(x)
+    if x.dtype == "float16" and dtype is None and acc_dtype is None:
+        # NumPy's float16 mean: summed and divided in float32, then rounded
+        return cast(mean(cast(x, "float32"), axis, keepdims), "float16")
     if dtype is not None:
         dtype = normalize_dtype(dtype, "mean(dtype=...)")
-        if dtype not in FLOAT_DTYPES:
+        if dtype not in CONTINUOUS_DTYPES:
             raise TypeError("mean(dtype=%s): the mean needs a float dtype" % dtype)
         x = cast(x, dtype) if x.dtype != dtype else x
     axes = normalize_axis(axis, x.ndim)
@@ -172,7 +175,7 @@ def mean(x, axis=None, keepdims=False, dtype=None, acc_dtype=None):
         for a in axes:
             entry = shape_i(x, a)
             count = entry if count is None else mul(count, entry)
-        if total.dtype in FLOAT_DTYPES:
+        if total.dtype in CONTINUOUS_DTYPES:
             count = cast(count, total.dtype)
     return true_div(total, count)
 

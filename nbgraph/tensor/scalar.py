@@ -28,6 +28,7 @@ float16, which nbgraph does not support), same values in Python and in C.
 """
 
 from nbgraph.tensor.scalar_composite import Composite
+from nbgraph.tensor.scalar_complex import Angle, Conj, Imag, Real, angle, conj, imag, real
 from nbgraph.tensor.scalar_math import (
     Cos,
     Exp,
@@ -138,6 +139,12 @@ from nbgraph.tensor.scalar_type import (
     discrete_dtypes,
     float32,
     float64,
+    float16,
+    complex64,
+    complex128,
+    half_dtypes,
+    complex_dtypes,
+    extended_dtypes,
     float_dtypes,
     get_scalar_type,
     int8,
@@ -163,7 +170,9 @@ __all__ = [
     "all_dtypes", "bool_dtypes", "int_dtypes", "uint_dtypes", "float_dtypes",
     "discrete_dtypes",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float32", "float64",
+    "float32", "float64", "float16", "complex64", "complex128",
+    "half_dtypes", "complex_dtypes", "extended_dtypes",
+    "Real", "Imag", "Conj", "Angle", "real", "imag", "conj", "angle",
     # op machinery
     "ScalarOp", "BuiltinScalarOp", "BinaryScalarOp", "VariadicScalarOp", "UnaryScalarOp",
     "UnaryMath", "Comparison", "Bitwise", "Composite", "c_cast", "c_fail", "with_out",

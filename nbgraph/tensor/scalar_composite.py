@@ -15,7 +15,7 @@ import numpy as np
 
 from nbgraph.core.graph import Constant, Variable, clone, clone_replace, equal_computations
 from nbgraph.core.graph import graph_inputs, io_toposort
-from nbgraph.tensor.scalar_op import ScalarOp, _as_dtype
+from nbgraph.tensor.scalar_op import ScalarOp, _as_dtype, element_code
 from nbgraph.tensor.scalar_type import (
     ScalarConstant,
     ScalarType,
@@ -201,9 +201,16 @@ class Composite(ScalarOp):
         """1 plus the inner ops' extra costs (see ScalarOp.element_cost)."""
         return 1 + sum(max(0, n.op.element_cost - 1) for n in self._order)
 
+    #: float16 intermediates are rounded node by node (element_code), not once
+    c_half_native = True
+
     def has_c_code(self, node=None):
         """True when every inner op has C code."""
         return all(n.op.has_c_code(n) for n in self._order)
+
+    def c_handles_restricted(self, node):
+        """True when every inner node's C handles its float16/complex operands."""
+        return all(n.op.c_handles_restricted(n) for n in self._order)
 
     def c_code(self, node, name, inputs, outputs, sub):
         """The inner nodes' C code, inlined in order, on fresh local variables."""
@@ -221,8 +228,8 @@ class Composite(ScalarOp):
                 names[out] = "%s_t%d" % (name, len(names))
                 out_names.append(names[out])
                 lines.append("%s %s;" % (out.type.c_type, names[out]))
-            code = inner.op.c_code(inner, "%s_n%d" % (name, j),
-                                   [names[v] for v in inner.inputs], out_names, sub)
+            code = element_code(inner.op, inner, "%s_n%d" % (name, j),
+                                [names[v] for v in inner.inputs], out_names, sub)
             lines.append("{\n%s\n}" % code)
         for var, out_name in zip(self.outputs, outputs):
             value = names[var] if var in names else var.type.c_literal(var.data)

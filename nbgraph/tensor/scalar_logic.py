@@ -8,7 +8,10 @@ None of these is differentiable except switch (through its branches),
 identity and float-to-float casts.
 """
 
+import warnings
+
 import numpy as np
+from numpy.exceptions import ComplexWarning
 
 from nbgraph.tensor.scalar_op import (
     BinaryScalarOp,
@@ -198,6 +201,7 @@ class Switch(BuiltinScalarOp):
     name = "switch"
     nin = 3
     nfunc = with_out(np.where)
+    complex_support = True
 
     def promote_inputs(self, inputs):
         cond, a, b = [as_scalar(x) for x in inputs]
@@ -226,6 +230,7 @@ class Identity(UnaryScalarOp):
 
     name = "identity"
     nfunc = _copy
+    complex_support = True
 
     def c_loop(self, a, dtype):
         return a
@@ -283,7 +288,8 @@ class Cast(UnaryScalarOp):
         dtype = self.dtype
 
         def convert(x, out=None):
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", ComplexWarning)  # astype keeps the real part
                 if out is None:
                     return np.asarray(x).astype(dtype)
                 np.copyto(out, x, casting="unsafe")
@@ -293,8 +299,16 @@ class Cast(UnaryScalarOp):
     def output_dtypes(self, dtype):
         return [self.dtype]
 
+    c_complex = True
+    complex_support = True
+
     def c_expr(self, in_dtypes, out_dtype, args):
         src, a = in_dtypes[0], args[0]
+        if _kind(src) == "c" and _kind(out_dtype) not in "cb":
+            a = "creal%s(%s)" % ("f" if src == "complex64" else "", a)
+            src = "float32" if src == "complex64" else "float64"
+            if _kind(out_dtype) == "f":
+                return "((%s)(%s))" % (_ct(out_dtype), a)
         if _is_float(src) and _kind(out_dtype) in "iu":
             return "((%s)%s((double)%s))" % (_ct(out_dtype), _FLOAT_TO_INT[out_dtype], a)
         return c_cast(a, src, out_dtype)

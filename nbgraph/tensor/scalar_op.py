@@ -40,8 +40,10 @@ from nbgraph.tensor.scalar_type import (
 
 __all__ = [
     "ScalarOp", "BuiltinScalarOp", "BinaryScalarOp", "VariadicScalarOp", "UnaryScalarOp",
-    "c_cast", "c_fail", "cast_gradient", "with_out",
+    "c_cast", "c_fail", "cast_gradient", "with_out", "element_code",
 ]
+
+_COMPLEX = ("complex64", "complex128")
 
 
 
@@ -114,7 +116,9 @@ def c_cast(expr, src, dst):
         return expr
     if dst == "bool":
         return "((uint8_t)((%s) != 0))" % expr
-    if src in ("float32", "float64") and dst not in ("float32", "float64"):
+    if src in _COMPLEX and dst not in _COMPLEX:
+        raise ValueError("c_cast does not drop imaginary parts; use the cast or real op")
+    if np.dtype(src).kind in "fc" and np.dtype(dst).kind in "iu":
         raise ValueError("c_cast does not convert floats to integers; use the cast op")
     return "((%s)(%s))" % (C_TYPES[dst], expr)
 
@@ -160,6 +164,18 @@ class ScalarOp(CLinkerOp, Op):
     nout = 1
     nfunc = None
     __props__ = ()
+    #: Whether complex inputs are allowed: None (the default) lets NumPy decide
+    #: for an op whose ``nfunc`` is a NumPy ufunc (its loops say which dtypes it
+    #: has) and refuses complex for any other op; True or False decide.
+    complex_support = None
+    #: True when :meth:`c_code` computes complex64/complex128 operands as NumPy
+    #: does; otherwise such nodes run in Python.
+    c_complex = False
+    #: False for ops that are not holomorphic on complex inputs (abs, real,
+    #: imag, conj, angle): their :meth:`grad` gives Theano's complex gradient
+    #: ``dC/dRe(z) + i dC/dIm(z)`` itself.  For the others Elemwise derives it
+    #: from the real formula: ``conj(grad(inputs, conj(gz)))``.
+    holomorphic = True
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -258,6 +274,9 @@ class ScalarOp(CLinkerOp, Op):
 
     def _compute_output_dtypes(self, dtypes):
         raw = self._raw_nfunc()
+        if any(d in _COMPLEX for d in dtypes) and not self._allows_complex(raw):
+            raise TypeError("%s is not defined for complex inputs (dtypes %s): NumPy has no "
+                            "such function on complex numbers" % (self, ", ".join(dtypes)))
         if raw is None:
             return [_dtype_name(np.result_type(*dtypes), "output dtype")] * self._nout()
         try:
@@ -266,13 +285,19 @@ class ScalarOp(CLinkerOp, Op):
             raise TypeError("%s does not support inputs of dtype (%s): %s" % (
                 self, ", ".join(dtypes), exc)) from None
         out = []
+        half_in = "float16" in dtypes
         for d in natural:
-            d = "float32" if d == "float16" else d
+            d = "float32" if d == "float16" and not half_in else d
             try:
                 out.append(_dtype_name(d, "output dtype"))
             except TypeError as exc:
                 raise TypeError("%s on (%s): %s" % (self, ", ".join(dtypes), exc)) from None
         return out
+
+    def _allows_complex(self, raw):
+        if self.complex_support is not None:
+            return bool(self.complex_support)
+        return isinstance(getattr(raw, "ufunc", raw), np.ufunc)
 
     def _array_plan(self, raw, dtypes):
         plans = self.__dict__.setdefault("_array_plans", {})
@@ -333,6 +358,23 @@ class ScalarOp(CLinkerOp, Op):
         """True when the subclass defines :meth:`c_code`."""
         return type(self).c_code is not ScalarOp.c_code
 
+    def c_handles_restricted(self, node):
+        """Whether the C of ``node`` is right for its float16/complex operands.
+
+        float16: yes when the op has C for the float32 twin of the node (the
+        element is computed in float32 and rounded, as NumPy does);
+        complex: when the class sets :attr:`c_complex`.
+        """
+        if node is None:
+            return False
+        dtypes = [v.type.dtype for v in node.inputs + node.outputs]
+        if any(d in _COMPLEX for d in dtypes):
+            return bool(self.c_complex) and "float16" not in dtypes
+        if "float16" in dtypes:
+            twin = float32_twin(self, node)
+            return twin is not None and bool(self.has_c_code(twin))
+        return True
+
     def c_headers(self):
         """``math.h`` and ``stdint.h``."""
         return ["math.h", "stdint.h"]
@@ -345,6 +387,57 @@ class ScalarOp(CLinkerOp, Op):
         return name
 
 
+def float32_twin(op, node):
+    """``op`` applied to float32 where ``node`` has float16 inputs, or None.
+
+    None when the twin's output dtypes are not ``node``'s with float16 read as
+    float32 (so computing the twin and rounding would not give ``node``).
+    """
+    from nbgraph.tensor.scalar_type import get_scalar_type as _get
+
+    try:
+        twin = op.make_node(*[_get("float32" if v.type.dtype == "float16" else v.type.dtype)()
+                              for v in node.inputs])
+    except (TypeError, ValueError):
+        return None
+    for out, tout in zip(node.outputs, twin.outputs):
+        want = "float32" if out.type.dtype == "float16" else out.type.dtype
+        if tout.type.dtype != want:
+            return None
+    return twin
+
+
+def element_code(op, node, name, inputs, outputs, sub):
+    """The C of one scalar ``node``, float16 operands computed in float32.
+
+    Where ``node`` has float16 operands (and ``op`` is not a Composite, which
+    handles each inner node so), the inputs are widened to float, the op's
+    float32 C runs, and float16 outputs are rounded (to nearest even): what
+    NumPy's float16 loops do.
+    """
+    dtypes = [v.type.dtype for v in node.inputs + node.outputs]
+    if "float16" not in dtypes or getattr(op, "c_half_native", False):
+        return op.c_code(node, name, inputs, outputs, sub)
+    twin = float32_twin(op, node)
+    if twin is None:
+        raise TypeError("%s has no float32 computation for %s" % (op, node))
+    lines = ["{"]
+    wide_in = []
+    for k, (cname, var) in enumerate(zip(inputs, twin.inputs)):
+        wide_in.append("%s_w%d" % (name, k))
+        lines.append("const %s %s = (%s)(%s);" % (var.type.c_type, wide_in[-1],
+                                                  var.type.c_type, cname))
+    wide_out = []
+    for j, var in enumerate(twin.outputs):
+        wide_out.append("%s_o%d" % (name, j))
+        lines.append("%s %s;" % (var.type.c_type, wide_out[-1]))
+    lines.append("{\n%s\n}" % op.c_code(twin, name, wide_in, wide_out, sub))
+    for cname, wide, var in zip(outputs, wide_out, node.outputs):
+        lines.append("%s = (%s)%s;" % (cname, var.type.c_type, wide))
+    lines.append("}")
+    return "\n".join(lines)
+
+
 def _as_dtype(value, dtype):
     """``value`` as a NumPy scalar of ``dtype`` (NumPy's conversion rules, no warnings)."""
     if isinstance(value, np.generic) and value.dtype.name == dtype:
@@ -354,7 +447,8 @@ def _as_dtype(value, dtype):
 
 
 def _is_float(dtype):
-    return dtype in ("float32", "float64")
+    """True for the dtypes gradients flow through (floats of any width, complex)."""
+    return dtype in ("float32", "float64", "float16", "complex64", "complex128")
 
 
 def cast_gradient(g, x):
@@ -437,6 +531,8 @@ class BinaryScalarOp(BuiltinScalarOp):
     def c_loop(self, a, b, dtype):
         """C expression of the op on ``a`` and ``b``, both of ``dtype``."""
         kind = _kind(dtype)
+        if kind == "c":
+            return self.c_cplx(a, b, dtype)
         if kind == "b":
             return self.c_bool(a, b)
         if kind in "iu":
@@ -445,6 +541,10 @@ class BinaryScalarOp(BuiltinScalarOp):
 
     def c_bool(self, a, b):
         raise TypeError("%s has no bool loop" % self)
+
+    def c_cplx(self, a, b, dtype):
+        """C of the op on complex ``a`` and ``b`` (ops that set ``c_complex``)."""
+        raise TypeError("%s has no complex loop" % self)
 
 
 class VariadicScalarOp(BinaryScalarOp):

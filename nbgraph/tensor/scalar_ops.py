@@ -56,6 +56,9 @@ class Add(VariadicScalarOp):
     def c_float(self, a, b, dtype):
         return "(%s + %s)" % (a, b)
 
+    c_complex = True
+    c_cplx = c_float
+
     def grad(self, inputs, output_grads):
         (gz,) = output_grads
         return _float_only([gz] * len(inputs), inputs)
@@ -77,6 +80,11 @@ class Mul(VariadicScalarOp):
 
     def c_float(self, a, b, dtype):
         return "(%s * %s)" % (a, b)
+
+    c_complex = True
+
+    def c_cplx(self, a, b, dtype):
+        return "nbg_cmul_%s(%s, %s)" % (dtype, a, b)
 
     def grad(self, inputs, output_grads):
         (gz,) = output_grads
@@ -101,6 +109,9 @@ class Sub(BinaryScalarOp):
     def c_float(self, a, b, dtype):
         return "(%s - %s)" % (a, b)
 
+    c_complex = True
+    c_cplx = c_float
+
     def grad(self, inputs, output_grads):
         (gz,) = output_grads
         return _float_only([gz, neg(gz)], inputs)
@@ -116,6 +127,11 @@ class TrueDiv(BinaryScalarOp):
 
     def c_float(self, a, b, dtype):
         return "(%s / %s)" % (a, b)
+
+    c_complex = True
+
+    def c_cplx(self, a, b, dtype):
+        return "nbg_cdiv_%s(%s, %s)" % (dtype, a, b)
 
     def grad(self, inputs, output_grads):
         (gz,) = output_grads
@@ -294,6 +310,7 @@ class Pow(BinaryScalarOp):
     element_cost = 5
     symbol = "**"
     nfunc = _power
+    complex_support = True  # _power wraps np.power, which NumPy defines on complex
 
     def c_code(self, node, name, inputs, outputs, sub):
         in_dtypes = [v.type.dtype for v in node.inputs]
@@ -369,8 +386,10 @@ class Neg(UnaryScalarOp):
     prefix = "-"
     nfunc = np.negative
 
+    c_complex = True
+
     def c_loop(self, a, dtype):
-        if _kind(dtype) == "f":
+        if _kind(dtype) in "fc":
             return "(-%s)" % a
         w = _wide(dtype)
         return "((%s)((%s)0 - (%s)(%s)))" % (_ct(dtype), w, w, a)
@@ -384,6 +403,14 @@ class Abs(UnaryScalarOp):
 
     name = "abs"
     nfunc = np.absolute
+    holomorphic = False  # its gradient below is Theano's complex one too: gz * z / |z|
+    c_complex = True
+
+    def c_expr(self, in_dtypes, out_dtype, args):
+        if _kind(in_dtypes[0]) == "c":
+            f = _fsuffix(out_dtype)
+            return "hypot%s(creal%s(%s), cimag%s(%s))" % (f, f, args[0], f, args[0])
+        return UnaryScalarOp.c_expr(self, in_dtypes, out_dtype, args)
 
     def c_loop(self, a, dtype):
         kind = _kind(dtype)
@@ -426,8 +453,11 @@ class Sqr(UnaryScalarOp):
 
     name = "sqr"
     nfunc = np.square
+    c_complex = True
 
     def c_loop(self, a, dtype):
+        if _kind(dtype) == "c":
+            return "nbg_cmul_%s(%s, %s)" % (dtype, a, a)
         if _kind(dtype) == "f":
             return "(%s * %s)" % (a, a)
         w = _wide(dtype)

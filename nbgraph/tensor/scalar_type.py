@@ -8,15 +8,21 @@ fixed NumPy dtype.  Values of a :class:`ScalarType` are NumPy scalars
 Python numbers are *weak*, as in NumPy 2 (NEP 50): ``as_scalar(2.0)`` makes a
 constant flagged ``weak``, and an op applied to it together with a float32
 variable converts the 2.0 to float32 instead of upcasting the variable.
-``float16`` is not supported: where NumPy would produce float16 (``exp`` of an
-int8), nbgraph produces float32.
+``float16`` is a storage dtype: ops on float16 values give float16 as NumPy
+does (computing in float32 and rounding), but where NumPy would produce
+float16 from integers (``exp`` of an int8) nbgraph produces float32.
+``complex64``/``complex128`` follow NumPy's promotion (a Python ``complex``
+is weak, as in NEP 50).
 
 >>> x = float32("x")
 >>> (x * 2.0).type
 ScalarType(float32)
 """
 
+import warnings
+
 import numpy as np
+from numpy.exceptions import ComplexWarning
 
 from nbgraph.core.graph import Constant, Variable
 from nbgraph.core.c_interface import CLinkerType
@@ -39,6 +45,9 @@ __all__ = [
     "int_dtypes",
     "uint_dtypes",
     "float_dtypes",
+    "half_dtypes",
+    "complex_dtypes",
+    "extended_dtypes",
     "discrete_dtypes",
     "bool_",
     "int8",
@@ -51,6 +60,9 @@ __all__ = [
     "uint64",
     "float32",
     "float64",
+    "float16",
+    "complex64",
+    "complex128",
 ]
 
 bool_dtypes = ("bool",)
@@ -59,6 +71,13 @@ uint_dtypes = ("uint8", "uint16", "uint32", "uint64")
 float_dtypes = ("float32", "float64")
 discrete_dtypes = bool_dtypes + int_dtypes + uint_dtypes
 all_dtypes = discrete_dtypes + float_dtypes
+half_dtypes = ("float16",)
+complex_dtypes = ("complex64", "complex128")
+#: Supported beyond the real computational dtypes above: float16 (storage,
+#: computed in float32) and the complex dtypes.  C kernels handle them only
+#: where an Op says so (``CLinkerOp.c_handles_restricted``); elsewhere the
+#: node runs in Python.
+extended_dtypes = half_dtypes + complex_dtypes
 
 #: The C type of one element of each dtype: the one table of it (the C code of
 #: scalars and tensors imports it).
@@ -74,6 +93,9 @@ C_TYPES = {
     "uint64": "uint64_t",
     "float32": "float",
     "float64": "double",
+    "float16": "_Float16",
+    "complex64": "float _Complex",
+    "complex128": "double _Complex",
 }
 
 
@@ -84,10 +106,8 @@ def _dtype_name(dtype, what="dtype"):
     except TypeError:
         raise TypeError("%r is not a NumPy dtype" % (dtype,)) from None
     if name not in C_TYPES:
-        extra = (" (float16 is not supported: nbgraph computes in float32 where NumPy"
-                 " would use float16)" if name == "float16" else "")
-        raise TypeError("%s %s is not supported; use one of %s%s" % (
-            what, name, ", ".join(all_dtypes), extra))
+        raise TypeError("%s %s is not supported; use one of %s" % (
+            what, name, ", ".join(all_dtypes + extended_dtypes)))
     return name
 
 
@@ -145,6 +165,15 @@ class ScalarType(CLinkerType, Type):
             data = data[()]
         if isinstance(data, np.generic):
             return self._filter_numpy(data, strict, allow_downcast)
+        if isinstance(data, complex):
+            data = np.complex128(data)
+            if strict:
+                raise TypeError("%s expects a NumPy %s scalar (strict), got a Python complex"
+                                % (self, self.dtype))
+            if self.np_dtype.kind != "c" and not allow_downcast:
+                raise TypeError("%s cannot hold the Python complex %r; pass "
+                                "allow_downcast=True to keep its real part" % (self, data))
+            return self._filter_numpy(data, False, True)
         if isinstance(data, (bool, int, float)):
             if strict:
                 raise TypeError("%s expects a NumPy %s scalar (strict), got a Python %s %r" % (
@@ -160,11 +189,12 @@ class ScalarType(CLinkerType, Type):
         if strict:
             raise TypeError("%s expects a %s scalar (strict), got a %s scalar" % (
                 self, self.dtype, src.name))
-        if src.kind not in "biuf":
+        if src.kind not in "biufc":
             raise TypeError("%s expects a %s number, got a %s scalar" % (
                 self, self.dtype, src.name))
         if np.can_cast(src, self.np_dtype, "safe") or allow_downcast:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", ComplexWarning)
                 return data.astype(self.np_dtype)
         raise TypeError("%s cannot convert a %s value to %s without possible loss; pass "
                         "allow_downcast=True to force it" % (self, src.name, self.dtype))
@@ -224,7 +254,7 @@ class ScalarType(CLinkerType, Type):
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != () or b.shape != ():
             return False
-        if a.dtype.kind == "f" or b.dtype.kind == "f":
+        if a.dtype.kind in "fc" or b.dtype.kind in "fc":
             if np.isnan(a) and np.isnan(b):
                 return True
         return bool(a == b)
@@ -237,6 +267,11 @@ class ScalarType(CLinkerType, Type):
         ``|a - b| <= atol + rtol * max(|a|, |b|)`` (float64: rtol 1e-5,
         atol 1e-8; float32: rtol 1e-4, atol 1e-6).
         """
+        if self.np_dtype.kind == "c":
+            real = get_scalar_type(self.np_dtype.type(0).real.dtype)
+            a, b = np.complex128(a), np.complex128(b)
+            return (real.values_eq_approx(a.real, b.real, rtol, atol)
+                    and real.values_eq_approx(a.imag, b.imag, rtol, atol))
         if self.np_dtype.kind != "f":
             return self.values_eq(a, b)
         a = np.float64(np.asarray(a, dtype=np.float64))
@@ -246,9 +281,9 @@ class ScalarType(CLinkerType, Type):
         if np.isinf(a) or np.isinf(b):
             return bool(a == b)
         if rtol is None:
-            rtol = 1e-5 if self.dtype == "float64" else 1e-4
+            rtol = {"float64": 1e-5, "float32": 1e-4}.get(self.dtype, 1e-2)
         if atol is None:
-            atol = 1e-8 if self.dtype == "float64" else 1e-6
+            atol = {"float64": 1e-8, "float32": 1e-6}.get(self.dtype, 1e-3)
         return bool(abs(a - b) <= atol + rtol * max(abs(a), abs(b)))
 
     def data_signature(self, data):
@@ -272,12 +307,13 @@ class ScalarType(CLinkerType, Type):
         """The seed 1 (of the cost's float dtype) for differentiating ``var``."""
         if self.np_dtype.kind != "f":
             raise TypeError("cannot differentiate the %s cost %r: its type %s is not a "
-                            "float type" % (self.dtype, var, self))
+                            "real float type%s" % (self.dtype, var, self, _COMPLEX_COST
+                                                   if self.np_dtype.kind == "c" else ""))
         return ScalarConstant(self, 1)
 
     def grad_zeros_like(self, var):
         """A zero gradient: of ``var``'s dtype for floats, float64 otherwise."""
-        dtype = self.dtype if self.np_dtype.kind == "f" else "float64"
+        dtype = self.dtype if self.np_dtype.kind in "fc" else "float64"
         return ScalarConstant(get_scalar_type(dtype), 0)
 
     def grad_sum(self, terms):
@@ -311,6 +347,10 @@ class ScalarType(CLinkerType, Type):
         """Scalars are plain C numbers."""
         return True
 
+    def c_restricted(self):
+        """float16 and complex values reach only Ops whose C handles them."""
+        return self.dtype in extended_dtypes
+
     def c_code_cache_version(self):
         """Version of the C hooks above."""
         return (1,)
@@ -325,6 +365,12 @@ class ScalarType(CLinkerType, Type):
         ctype = self.c_type
         if self.dtype == "bool":
             return "((uint8_t)%d)" % int(bool(value))
+        if self.np_dtype.kind == "c":
+            part = get_scalar_type(value.real.dtype)
+            return "CMPLX%s(%s, %s)" % ("F" if self.dtype == "complex64" else "",
+                                        part.c_literal(value.real), part.c_literal(value.imag))
+        if self.dtype == "float16":
+            return "((_Float16)%s)" % get_scalar_type("float32").c_literal(np.float32(value))
         if self.np_dtype.kind == "f":
             f = float(value)
             suffix = "f" if self.dtype == "float32" else ""
@@ -340,6 +386,10 @@ class ScalarType(CLinkerType, Type):
         if v == np.iinfo(np.int64).min:
             return "((int64_t)(-9223372036854775807LL - 1))"
         return "((%s)%dLL)" % (ctype, v)
+
+
+_COMPLEX_COST = (" (a complex cost has no gradient: take a real part, e.g. abs(z) or "
+                 "real(z), as Theano required)")
 
 
 def _same_float(value, data):
@@ -383,6 +433,9 @@ uint32 = get_scalar_type("uint32")
 uint64 = get_scalar_type("uint64")
 float32 = get_scalar_type("float32")
 float64 = get_scalar_type("float64")
+float16 = get_scalar_type("float16")
+complex64 = get_scalar_type("complex64")
+complex128 = get_scalar_type("complex128")
 
 
 # ---------------------------------------------------------------------------
@@ -401,7 +454,7 @@ def _convertible(x):
     """True when ``as_scalar(x)`` can work (so operators return NotImplemented otherwise)."""
     if isinstance(x, Variable):
         return isinstance(x.type, ScalarType)
-    return isinstance(x, (bool, int, float, np.generic)) or (
+    return isinstance(x, (bool, int, float, complex, np.generic)) or (
         isinstance(x, np.ndarray) and x.ndim == 0)
 
 
@@ -545,6 +598,8 @@ def as_scalar(x, name=None):
         return ScalarConstant(float64, approx, name=name, weak=True, python_value=x)
     if isinstance(x, float):
         return ScalarConstant(float64, x, name=name, weak=True)
+    if isinstance(x, complex):
+        return ScalarConstant(complex128, np.complex128(x), name=name, weak=True)
     raise TypeError("expected a scalar Variable or a number, got %s %s" % (
         type(x).__name__, _short_repr(x)))
 

@@ -12,8 +12,10 @@ False
 """
 
 import sys
+import warnings
 
 import numpy as np
+from numpy.exceptions import ComplexWarning
 
 from nbgraph.config import config
 from nbgraph.core.type import DowncastError, Type
@@ -23,6 +25,8 @@ __all__ = [
     "TensorType",
     "ALL_DTYPES",
     "FLOAT_DTYPES",
+    "EXTENDED_DTYPES",
+    "CONTINUOUS_DTYPES",
     "INT_DTYPES",
     "UINT_DTYPES",
     "DISCRETE_DTYPES",
@@ -30,13 +34,18 @@ __all__ = [
 ]
 
 FLOAT_DTYPES = ("float32", "float64")
+#: float16 (stored as such, computed in float32) and the complex dtypes.
+EXTENDED_DTYPES = ("float16", "complex64", "complex128")
 INT_DTYPES = ("int8", "int16", "int32", "int64")
 UINT_DTYPES = ("uint8", "uint16", "uint32", "uint64")
 DISCRETE_DTYPES = ("bool",) + INT_DTYPES + UINT_DTYPES
-ALL_DTYPES = DISCRETE_DTYPES + FLOAT_DTYPES
+ALL_DTYPES = DISCRETE_DTYPES + FLOAT_DTYPES + EXTENDED_DTYPES
+#: The dtypes a gradient flows through (Theano's continuous dtypes).
+CONTINUOUS_DTYPES = FLOAT_DTYPES + EXTENDED_DTYPES
 
 # Relative/absolute tolerances of values_eq_approx, per float dtype.
-_TOLERANCES = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
+_TOLERANCES = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9), "float16": (1e-2, 1e-3),
+               "complex64": (1e-4, 1e-5), "complex128": (1e-7, 1e-9)}
 
 
 def unmask(data, what="the value"):
@@ -186,21 +195,24 @@ class TensorType(TensorTypeC, Type):
         except (ValueError, TypeError) as exc:
             raise TypeError("%r cannot convert %s to an array: %s" % (
                 self, type(data).__name__, exc)) from exc
-        if arr.dtype.kind not in "biuf":
+        if arr.dtype.kind not in "biufc":
             raise TypeError("%r expects numbers, got %s of dtype %s" % (
                 self, type(data).__name__, arr.dtype))
         if arr.dtype == self.numpy_dtype:
             return arr
         if allow_downcast or (not from_python
                               and np.can_cast(arr.dtype, self.numpy_dtype, "safe")):
-            return arr.astype(self.numpy_dtype)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ComplexWarning)
+                return arr.astype(self.numpy_dtype)
         if from_python:
             # Python data must keep its value; a round trip catches what a single
             # comparison misses (2**53 + 1 -> float64, -1 -> uint64).
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", ComplexWarning)
                 cast = arr.astype(self.numpy_dtype)
                 back = cast.astype(arr.dtype)
-            nan = arr.dtype.kind == "f"
+            nan = arr.dtype.kind in "fc"
             exact = (np.array_equal(back, arr, equal_nan=nan)
                      and np.array_equal(cast, arr, equal_nan=nan))
             # the seed's one exception: a lone Python float may round to float32
@@ -215,14 +227,14 @@ class TensorType(TensorTypeC, Type):
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape or a.dtype != b.dtype:
             return False
-        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+        return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
 
     def values_eq_approx(self, a, b, rtol=None, atol=None):
         """Equal shapes, NaN and inf in the same places, finite values within tolerance."""
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape:
             return False
-        if self.numpy_dtype.kind != "f":
+        if self.numpy_dtype.kind not in "fc":
             return bool(np.array_equal(a, b))
         default_rtol, default_atol = _TOLERANCES[self.dtype]
         rtol = default_rtol if rtol is None else rtol
@@ -324,13 +336,16 @@ class TensorType(TensorTypeC, Type):
                             "Reduce it first, e.g. with .sum()" % (var, self, self.ndim))
         from nbgraph.tensor.variable import constant
 
-        dtype = self.dtype if self.dtype in FLOAT_DTYPES else config.floatX
+        if self.dtype in ("complex64", "complex128"):
+            raise TypeError("grad needs a real cost; %r is %s (take abs() or real() of it, "
+                            "as Theano required)" % (var, self.dtype))
+        dtype = self.dtype if self.dtype in CONTINUOUS_DTYPES else config.floatX
         return constant(np.ones((), dtype=dtype))
 
     def grad_zeros_like(self, var):
         from nbgraph.tensor.basic import zeros_like
 
-        dtype = self.dtype if self.dtype in FLOAT_DTYPES else config.floatX
+        dtype = self.dtype if self.dtype in CONTINUOUS_DTYPES else config.floatX
         return zeros_like(var, dtype=dtype)
 
     def grad_sum(self, terms):

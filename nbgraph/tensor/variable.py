@@ -331,7 +331,7 @@ def shared(value, name=None, strict=False, allow_downcast=None, borrow=False, sh
         raise TypeError("shared(value, strict=True) needs a numpy.ndarray, got %s" % (
             type(value).__name__,))
     arr = np.asarray(value)
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biufc":
         raise TypeError("shared() needs numeric data, got %s of dtype %s" % (
             type(value).__name__, arr.dtype))
     if shape is None and broadcastable is None:
@@ -351,7 +351,7 @@ def constant(value, name=None, dtype=None, ndim=None):
     Plain Python numbers make *weak* constants (NEP 50).
     """
     # NumPy scalars are strong even where they subclass Python's (np.float64 is a float)
-    weak = (isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+    weak = (isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)
             and dtype is None)
     if isinstance(value, Variable):
         raise TypeError("constant() needs a value, got the Variable %r" % (value,))
@@ -361,11 +361,9 @@ def constant(value, name=None, dtype=None, ndim=None):
     except (TypeError, ValueError) as exc:
         raise TypeError("cannot make a tensor constant from %s %r: %s" % (
             type(value).__name__, value, exc)) from exc
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biufc":
         raise TypeError("cannot make a tensor constant from %s %r (dtype %s)" % (
             type(value).__name__, value, arr.dtype))
-    if arr.dtype.kind == "f" and arr.dtype.itemsize < 4:
-        arr = arr.astype("float32")
     if ndim is not None and arr.ndim != ndim:
         if arr.ndim > ndim:
             raise ValueError("constant %r has %d dimensions, more than ndim=%d" % (

@@ -48,7 +48,7 @@ s23 = nt.tensor("float64", (2, 3), "s23")
     (lambda: nt.and_(x, y), TypeError, "and_.*float64"),
     (lambda: nt.invert(v), TypeError, "invert.*float64"),
     (lambda: -nt.tensor("bool", (None,)), TypeError, "neg.*bool"),
-    (lambda: nt.cast(x, "complex64"), TypeError, "complex64"),
+    (lambda: nt.cast(x, "object"), TypeError, "object"),
     (lambda: nt.cast(x, "banana"), TypeError, "banana"),
     (lambda: nt.sub(x), TypeError, "takes 2 inputs, got 1"),
     (lambda: nt.switch(x, x), TypeError, "takes 3 inputs, got 2"),
@@ -63,7 +63,7 @@ def test_build_time_type_errors(build, exc, pattern):
 
 # -- build time: things that are not array-like ---------------------------------------------
 
-NOT_ARRAYS = [{"a": 1}, "abc", None, object(), ["a", "b"], [[1, 2], [3]], 1j,
+NOT_ARRAYS = [{"a": 1}, "abc", None, object(), ["a", "b"], [[1, 2], [3]], b"xy",
               nt.TensorType("float64", (None,))]
 
 

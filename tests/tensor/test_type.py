@@ -12,7 +12,7 @@ from nbgraph.tensor.type import ALL_DTYPES, TensorType, normalize_dtype
 from nbgraph.tensor.variable import TensorVariable
 
 SUPPORTED = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-             "uint64", "float32", "float64"]
+             "uint64", "float32", "float64", "float16", "complex64", "complex128"]
 
 
 # -- construction ------------------------------------------------------------
@@ -86,7 +86,7 @@ class TestConstruction:
         with pytest.raises(TypeError, match="shape"):
             TensorType("float64")
 
-    @pytest.mark.parametrize("dtype", ["float128", "complex128", "float16", "object", "U3"])
+    @pytest.mark.parametrize("dtype", ["float128", "complex256", "object", "U3"])
     def test_unsupported_dtype_is_named(self, dtype):
         with pytest.raises(TypeError) as info:
             TensorType(dtype, ())
@@ -179,8 +179,8 @@ class TestIdentity:
         assert t.clone(name="pair") == t
 
     def test_clone_validates(self):
-        with pytest.raises(TypeError, match="float16"):
-            TensorType("float32", ()).clone(dtype="float16")
+        with pytest.raises(TypeError, match="object"):
+            TensorType("float32", ()).clone(dtype="object")
 
     def test_call_makes_a_tensor_variable(self):
         t = TensorType("float64", (2, None))
@@ -198,7 +198,7 @@ class TestIdentity:
     def test_normalize_dtype(self):
         assert normalize_dtype("f4") == "float32"
         with pytest.raises(TypeError, match="uncommon"):
-            normalize_dtype("float16", what="uncommon")
+            normalize_dtype("U3", what="uncommon")
 
 
 # -- filter -------------------------------------------------------------------

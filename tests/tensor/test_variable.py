@@ -92,8 +92,8 @@ class TestConstructors:
             tensor("float64", "x")
 
     def test_tensor_bad_dtype(self):
-        with pytest.raises(TypeError, match="float16"):
-            tensor("float16", (None,))
+        with pytest.raises(TypeError, match="object"):
+            tensor("object", (None,))
 
 
 # -- properties -------------------------------------------------------------------
@@ -504,8 +504,8 @@ class TestDotAndCast:
         assert x.astype(np.float64) is x
 
     def test_astype_bad_dtype(self):
-        with pytest.raises(TypeError, match="complex128"):
-            nt.dvector().astype("complex128")
+        with pytest.raises(TypeError, match="object"):
+            nt.dvector().astype("object")
 
 
 # -- basic indexing ------------------------------------------------------------------------
@@ -627,7 +627,7 @@ class TestConstant:
         with pytest.raises(ValueError, match="ndim"):
             constant(np.zeros((2, 2)), ndim=1)
 
-    @pytest.mark.parametrize("value", ["abc", None, 1 + 2j, object(), [[1], [1, 2]]])
+    @pytest.mark.parametrize("value", ["abc", None, b"xy", object(), [[1], [1, 2]]])
     def test_bad_values(self, value):
         with pytest.raises(TypeError, match="constant"):
             constant(value)
@@ -636,8 +636,8 @@ class TestConstant:
         with pytest.raises(TypeError, match="Variable"):
             constant(nt.dvector("x"))
 
-    def test_float16_becomes_float32(self):
-        assert constant(np.ones(2, dtype="float16")).dtype == "float32"
+    def test_float16_stays_float16(self):
+        assert constant(np.ones(2, dtype="float16")).dtype == "float16"
 
     def test_constant_in_a_graph(self):
         x = nt.dvector("x")

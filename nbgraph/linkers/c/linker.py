@@ -51,6 +51,10 @@ def c_capable(node):
     for var in node.inputs + node.outputs:
         if not codegen.c_supported(var.type):
             return False, "the Type %r of %r has no C calling convention" % (var.type, var)
+    restricted = [var for var in node.inputs + node.outputs if var.type.c_restricted()]
+    if restricted and not op.c_handles_restricted(node):
+        return False, "its Op %s has no C code for operands of type %r (it runs in Python)" % (
+            op, restricted[0].type)
     if not isinstance(rule, OutputRule):
         return False, "its Op %s returned %r from c_output_rule, not an OutputRule" % (
             op, rule)

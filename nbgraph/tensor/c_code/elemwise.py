@@ -23,6 +23,7 @@ import numpy as np
 
 from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.core.graph import Constant
+from nbgraph.tensor.scalar_op import element_code
 from nbgraph.tensor.scalar_type import C_TYPES
 
 __all__ = ["ElemwiseC", "ScalarKernelC", "LoopInput", "broadcast_loop", "scalar_element",
@@ -148,11 +149,25 @@ class ScalarKernelC(CLinkerOp):
         except Exception:
             return False
 
+    def c_handles_restricted(self, node):
+        """What the scalar op says of its float16/complex operands (scalar_op's
+        ``c_handles_restricted``)."""
+        try:
+            return bool(self.scalar_op.c_handles_restricted(scalar_node(self, node)))
+        except (TypeError, ValueError):
+            return False
+
     def c_support_code(self, node=None):
         try:
-            return self.scalar_op.c_support_code(scalar_node(self, node) if node else None)
+            code = self.scalar_op.c_support_code(scalar_node(self, node) if node else None)
         except TypeError:
-            return self.scalar_op.c_support_code()
+            code = self.scalar_op.c_support_code()
+        if node is not None and any(v.type.dtype in ("complex64", "complex128")
+                                    for v in node.inputs + node.outputs):
+            from nbgraph.tensor.scalar_complex import COMPLEX_SUPPORT
+
+            code = COMPLEX_SUPPORT + (code or "")
+        return code
 
     def c_headers(self):
         return list(self.scalar_op.c_headers())
@@ -221,7 +236,7 @@ def scalar_element(scalar_op, snode, name, sub):
             lines.append("%s nbg_r%d;" % (ct, j))
             results.append("nbg_r%d" % j)
         lines.append("{")
-        lines.append(scalar_op.c_code(snode, name + "_s", names, results, scalar_sub))
+        lines.append(element_code(scalar_op, snode, name + "_s", names, results, scalar_sub))
         lines.append("}")
         for lv, r in zip(out_lvalues, results):
             lines.append("%s = %s;" % (lv, r))

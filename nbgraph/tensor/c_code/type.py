@@ -67,6 +67,10 @@ class TensorTypeC(CLinkerType):
     def c_is_simple(self):
         return False
 
+    def c_restricted(self):
+        """float16 and complex tensors reach only Ops whose C handles them."""
+        return self.dtype in ("float16", "complex64", "complex128")
+
     def c_literal(self, data):
         """A C expression of the single element of ``data`` (size-1 data only)."""
         import numpy as np
