@@ -22,9 +22,11 @@ import sys
 import types
 
 from nbgraph.display.hooks import install
+from nbgraph.display.progress import install_reporter as _install_progress
 from nbgraph.display.text import dprint, dprint_text
 
 install()
+_install_progress()
 
 # Everything else loads on first use (graphviz, ipywidgets and the rewrite
 # machinery are not needed to import nbgraph): name -> defining module.

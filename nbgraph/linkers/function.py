@@ -10,6 +10,7 @@ array(28.4)
 import warnings
 
 from nbgraph.config import config
+from nbgraph.core import progress
 from nbgraph.core.fgraph import FunctionGraph, MissingInputError, path_to
 from nbgraph.core.graph import Constant, Variable, ancestors, clone_replace, graph_inputs
 from nbgraph.linkers.compiled import Function
@@ -161,7 +162,8 @@ def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewri
     shared_inputs = _shared_inputs(computed, update_pairs)
     fgraph = FunctionGraph(inputs + shared_inputs, computed, clone=True, name=name)
     linker_name = resolve_linker(linker)
-    _rewrite(fgraph, rewrite, linker_name)
+    with progress.task("rewriting %s" % (name or "the graph")):  # a line past ~1 s
+        _rewrite(fgraph, rewrite, linker_name)
     if linker_name == "dask":
         from nbgraph.linkers.dask import make_function
 
@@ -170,9 +172,10 @@ def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewri
         fn.build_options = {"outputs": out_list, "single": single,
                             "updates": explicit_updates, "kwargs": options}
         return fn
-    fn = Function(fgraph, inputs, out_list, single, shared_inputs, update_pairs,
-                  linker_name, name=name, profile=profile, trust_input=trust_input,
-                  allow_input_downcast=allow_input_downcast, input_specs=input_specs)
+    with progress.task("linking %s (%s)" % (name or "the function", linker_name)):
+        fn = Function(fgraph, inputs, out_list, single, shared_inputs, update_pairs,
+                      linker_name, name=name, profile=profile, trust_input=trust_input,
+                      allow_input_downcast=allow_input_downcast, input_specs=input_specs)
     fn.build_options = {"outputs": out_list, "single": single, "updates": explicit_updates,
                         "kwargs": options}
     return fn
