@@ -75,6 +75,17 @@ class LiveSnapshot:
 
         return w.HTML(hide_style(self.model_id), layout=w.Layout(display="none"))
 
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget, plus a ``text/html`` snapshot of what it shows now."""
+        bundle = super()._repr_mimebundle_(**kwargs) or {}
+        bundle["text/plain"] = repr(self)
+        try:
+            bundle["text/html"] = self.snapshot_html()
+        except Exception as exc:  # a display must never fail the cell
+            bundle["text/html"] = "<p><i>(snapshot unavailable: %s)</i></p>" % html.escape(
+                str(exc))
+        return bundle
+
     def _ipython_display_(self):
         from IPython.display import display
 
