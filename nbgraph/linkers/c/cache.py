@@ -461,25 +461,20 @@ class ModuleCache:
 
     def clear(self):
         """Remove every cached file (loaded libraries stay valid in running processes:
-        their files are unlinked, never rewritten).  Returns the number removed."""
-        removed = 0
+        their files are unlinked, never rewritten) and the leftovers of dead
+        processes' builds; a build in progress is left to its process, which
+        finishes, publishes and removes it.  Returns the number removed."""
         try:
             names = os.listdir(self.directory)
         except FileNotFoundError:
             return 0
-        import shutil
-
         self.ensure_directory()
+        removed = cache_limit.remove_stale_temporaries(self.directory)
         for name in names:
-            path = os.path.join(self.directory, name)
-            if not (name.endswith((".so", ".meta", ".rec", ".json")) or name.startswith(
-                    (".build-", ".tmp-"))):
+            if name.startswith(".") or not name.endswith((".so", ".meta", ".rec", ".json")):
                 continue
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                _unlink(path)
-            removed += 1
+            if _unlink(os.path.join(self.directory, name)):
+                removed += 1
         return removed
 
 
@@ -550,10 +545,12 @@ def _tree_size(path):
 
 
 def _unlink(path):
+    """Remove ``path``; True when it was removed."""
     try:
         os.unlink(path)
     except OSError:
-        pass
+        return False
+    return True
 
 
 _caches = {}
