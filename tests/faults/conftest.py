@@ -26,7 +26,6 @@ import json
 import os
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -203,28 +202,22 @@ class FaultLab:
         env.update(extra)
         return env
 
-    def spawn(self, code: str, cache: Path, gate: str | None = None, user: int | None = None,
-              args: tuple = ("-c",), env: dict | None = None) -> Child:
+    def spawn(self, code: str, cache: Path, gate: str | None = None,
+              permissions_apply: bool = False, env: dict | None = None) -> Child:
         """Start ``python -c code`` with ``cache`` as its cache directory, in a new
         session (so its whole process group can be killed).  ``gate``: the wrapper's
-        mode ("before", "partial"); ``user``: a uid to run as (root only)."""
+        mode ("before", "partial"); ``permissions_apply``: a child of root runs
+        without the capabilities that let root ignore file permissions."""
         extra = dict(env or {})
         gate_prefix = None
         if gate is not None:
             self._gates += 1
             gate_prefix = str(self.base / ("gate-%d-%d" % (os.getpid(), self._gates)))
             extra.update(NBG_FAULT_GATE=gate_prefix, NBG_FAULT_MODE=gate)
-        preexec = None
-        if user is not None:
-            def preexec(uid=user):
-                os.setgid(uid)
-                os.setgroups([])
-                os.setuid(uid)
-        popen = subprocess.Popen([sys.executable, *args, code] if args == ("-c",)
-                                 else [sys.executable, *args], stdout=subprocess.PIPE,
+        popen = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, cwd=str(REPO),
                                  env=self.env(cache, **extra), start_new_session=True,
-                                 preexec_fn=preexec)
+                                 preexec_fn=_drop_root_powers if permissions_apply else None)
         return Child(popen, gate_prefix)
 
     def run(self, code: str, cache: Path, **kw) -> dict:
@@ -276,29 +269,40 @@ def process_gone(pid: int, timeout: float = 120.0) -> None:
     raise AssertionError("process %d did not exit" % pid)
 
 
-def readable_by_others(paths) -> str | None:
-    """None when another user can read every path (and reach it), else why not."""
-    for p in paths:
-        p = os.path.realpath(p)
-        probe = p
-        while True:
-            st = os.stat(probe)
-            need = stat.S_IXOTH if stat.S_ISDIR(st.st_mode) else stat.S_IROTH
-            if not st.st_mode & need:
-                return "%s is not %s by other users (mode %o)" % (
-                    probe, "searchable" if stat.S_ISDIR(st.st_mode) else "readable",
-                    stat.S_IMODE(st.st_mode))
-            parent = os.path.dirname(probe)
-            if parent == probe:
-                break
-            probe = parent
+#: capabilities that let root read, write and chmod what permissions forbid
+_DAC_CAPABILITIES = (1, 2, 3)  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER
+_PR_CAPBSET_DROP = 24
+
+
+def _drop_root_powers() -> None:
+    """(In a child, before exec.) Drop the capabilities by which root ignores file
+    permissions from the bounding set: the program run next has none of them,
+    so a directory without write permission is read-only to it."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in _DAC_CAPABILITIES:
+        if libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP, %d) failed" % cap)
+
+
+def root_can_drop_powers() -> str | None:
+    """None when a child of root can run with file permissions applied, else why not."""
+    try:
+        proc = subprocess.run(["true"], preexec_fn=_drop_root_powers,
+                              capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return "cannot drop root's file-permission capabilities in a child: %s" % exc
+    if proc.returncode != 0:
+        return "cannot drop root's file-permission capabilities in a child: %s" % (
+            proc.stderr.decode(errors="replace")[-500:])
     return None
 
 
 # the helpers, reachable from the tests as lab.<name> (a test module cannot import a
 # conftest reliably under --import-mode=importlib)
 for _helper in (graph_code, expected, modules, temporaries, assert_consistent, process_gone,
-                readable_by_others):
+                root_can_drop_powers):
     setattr(FaultLab, _helper.__name__, staticmethod(_helper))
 FaultLab.NOBODY = NOBODY
 

@@ -11,31 +11,53 @@ On disk, the directory ``config.cache_dir`` (``NBGRAPH_CACHE_DIR``) holds
     the thread-pool runtime library (:mod:`~nbgraph.linkers.c.threads`),
     built and checked like a module; every module loaded is bound to it;
 ``probe-<id>.rec``
-    what the compiler probe found for one compiler on one CPU.
+    what the compiler probe found for one compiler on one CPU;
+``.build-<pid>-*`` / ``.tmp-<pid>-*``
+    a build or a write in progress of process ``pid``.
 
 Rules:
 
-* The directory is created private (0700).  nbgraph refuses, with
-  :class:`CacheSecurityError`, to use a directory or to read a file that
-  another user owns or that its group or other users may write: compiled
-  code is loaded from there.
-* A library is built in a private temporary directory, loaded from there
-  by the process that built it, then published with ``os.rename`` (atomic:
-  a reader sees no file or a whole file).  An existing, valid library is
-  never replaced, and no file is ever written in place, so a library that
-  some process has loaded is never modified (rewriting a loaded ``.so``
-  crashes that process).
-* Several processes building the same module at once all succeed: each
-  loads its own build and the last rename leaves one library (builds are
+* **Trust.**  The directory is created private (0700).  nbgraph refuses, with
+  :class:`CacheSecurityError` (an error, not a warning: compiled code is
+  loaded from there, and silently building elsewhere would hide the
+  problem), to use a directory that another user owns or that its group or
+  other users may write, a directory reached through a symbolic link that
+  another user (not root) owns, and to read a library, sidecar or record that
+  another user owns, that others may write, or that is a symbolic link.  The
+  message names the path and the fix.
+* **Publication is atomic.**  A library is built in a private temporary
+  directory (``.build-<pid>-*``), loaded from there by the process that built
+  it, then published with ``os.rename`` (atomic: a reader sees no file or a
+  whole file), sidecar first.  An existing, valid library is never replaced,
+  and no file is ever written in place, so a library that some process has
+  loaded is never modified (rewriting a loaded ``.so`` crashes that process).
+* **Races.**  Several processes building the same module at once all succeed:
+  each loads its own build and the last rename leaves one library (builds are
   byte-identical).
-* A library whose size or hash disagrees with its sidecar, or that fails to
-  load, is rebuilt and republished, never trusted.
+* **Verification.**  A library whose size or SHA-256 disagrees with its
+  sidecar (damaged, replaced after its sidecar was written, half evicted), or
+  that fails to load, is rebuilt and republished, never loaded.
+* **Killed processes.**  A process killed during a build leaves only its
+  ``.build-<pid>-*`` directory, which no reader ever looks into; the next
+  build in the directory, ``python -m nbgraph cache prune`` and ``cache clear``
+  remove it once process ``pid`` is gone (:mod:`~nbgraph.linkers.c.cache_limit`).
+  ``cache clear`` leaves builds of live processes alone.
+* **A directory that cannot be written** (read-only, not creatable, on a full
+  disk) is not an error: what it holds is still loaded, and new modules are
+  built in a private temporary directory outside it, loaded from there and
+  not kept for other processes, with one :class:`CacheUnwritableWarning` per
+  process and directory.  When the private build cannot be written either
+  (a file-size limit, ``ulimit -f``, applies to every file), the build fails
+  with :class:`CacheWriteError`, naming the paths and the reason.
 """
 
+import errno
 import marshal
 import os
 import stat
+import tempfile
 import threading
+import warnings
 import weakref
 from collections import OrderedDict
 
@@ -43,8 +65,9 @@ from nbgraph.linkers.c import cache_limit
 from nbgraph.linkers.c import compiler as _compiler
 from nbgraph.linkers.c.compiler import sha256
 
-__all__ = ["dump_record", "load_record", "ModuleCache", "CacheSecurityError", "LoadedModule",
-           "get_cache", "cache_info", "clear_cache", "STATS"]
+__all__ = ["dump_record", "load_record", "ModuleCache", "CacheSecurityError", "CacheWriteError",
+           "CacheUnwritableWarning", "LoadedModule", "get_cache", "cache_info", "clear_cache",
+           "STATS"]
 
 #: Counters for tests and diagnostics: compiles, disk loads, memory hits.
 STATS = {"compiles": 0, "disk_loads": 0, "memory_hits": 0, "rebuilt_corrupt": 0,
@@ -131,6 +154,54 @@ class CacheSecurityError(PermissionError):
     """The cache directory or a file in it may be written by another user."""
 
 
+class CacheWriteError(OSError):
+    """A compiled library could not be written, in the cache directory nor in a
+    private temporary one (a full disk, a file-size limit)."""
+
+
+class CacheUnwritableWarning(RuntimeWarning):
+    """The cache directory cannot be written: this process builds its modules in
+    private temporary directories (issued once per process and directory)."""
+
+
+#: errno values saying "this directory cannot be written" (for good) ...
+_READ_ONLY = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+#: ... and "there is no room" (perhaps for a while)
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+#: what a compiler says when it could not write its output
+_NO_ROOM_TEXTS = tuple(os.strerror(e) for e in sorted(_NO_ROOM | {errno.EROFS})) + (
+    "File size limit exceeded", "SIGXFSZ")
+
+
+def write_problem(exc, workdir=None):
+    """A short text when ``exc`` means "a file could not be written here" (no room,
+    a file-size limit, a read-only or forbidden directory), else None; ``workdir``:
+    where a compiler that failed so was writing."""
+    if isinstance(exc, CacheSecurityError):
+        return None
+    if isinstance(exc, OSError) and exc.errno in (_READ_ONLY | _NO_ROOM):
+        text = exc.strerror or os.strerror(exc.errno)
+        return "%s: %s" % (text, exc.filename) if exc.filename else text
+    message = str(exc)
+    for text in _NO_ROOM_TEXTS:
+        if text in message:
+            return "the C compiler: %s%s" % (text, " writing in %s" % workdir if workdir else "")
+    return None
+
+
+def _fsize_note():
+    """What the file-size limit is, when one is set."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return ""
+    if soft == resource.RLIM_INFINITY:
+        return ""
+    return "; this process's file size limit (RLIMIT_FSIZE, ulimit -f) is %d bytes" % soft
+
+
 class LoadedModule:
     """A loaded C module: ``kernels[i]`` is the i-th kernel (a cffi function
     pointer), ``freefns[j]`` the j-th free function; ``path`` and ``key``.
@@ -182,17 +253,31 @@ class ModuleCache:
         self._memory = _WeakCache(self.RECENT)
         self._lock = threading.Lock()
         self._building = {}
+        self._unwritable = None  # why the directory cannot be written, once known
+        self._warned = False
 
     # -- the directory ----------------------------------------------------
     def ensure_directory(self):
-        """Create the directory (0700) if needed and check that it is private."""
+        """Create the directory (0700) if needed and check that it is private.
+
+        Returns the directory, or None when it does not exist and cannot be
+        created (read-only parent, full disk: modules are then built privately,
+        see :meth:`build_and_publish`); raises :class:`CacheSecurityError` when
+        it is not safe to use."""
         d = self.directory
+        self._check_links(d)
         if not os.path.isdir(d):
+            if self._unwritable is not None and not os.path.lexists(d):
+                return None
             try:
                 os.makedirs(d, mode=0o700, exist_ok=True)
             except OSError as exc:
-                raise OSError("cannot create the nbgraph cache directory %s: %s" % (d, exc)) \
-                    from None
+                if write_problem(exc) is None:
+                    raise OSError(exc.errno, "cannot create the nbgraph cache directory %s: %s"
+                                  % (d, exc.strerror or exc), d) from None
+                self._unwritable = "it cannot be created: %s" % write_problem(exc)
+                return None
+            self._check_links(d)
         st = os.stat(d)
         if not stat.S_ISDIR(st.st_mode):
             raise CacheSecurityError("the nbgraph cache path %s is not a directory" % d)
@@ -203,6 +288,44 @@ class ModuleCache:
                 "Fix: chmod 700 %s, or point NBGRAPH_CACHE_DIR at a private directory"
                 % (problem, d))
         return d
+
+    @staticmethod
+    def _check_links(d):
+        """Refuse a path that goes through a symbolic link another user (not root)
+        owns: its owner could point it at a directory of their choosing."""
+        prefix = os.sep
+        for part in d.split(os.sep):
+            if not part:
+                continue
+            prefix = os.path.join(prefix, part)
+            try:
+                st = os.lstat(prefix)
+            except OSError:
+                return
+            if stat.S_ISLNK(st.st_mode) and st.st_uid not in (os.getuid(), 0):
+                try:
+                    target = os.path.realpath(prefix)
+                except OSError:  # pragma: no cover - a loop
+                    target = "?"
+                raise CacheSecurityError(
+                    "the nbgraph cache directory %s is reached through the symbolic link %s, "
+                    "which belongs to user id %d, not to you (id %d) nor to root; its owner "
+                    "can point it anywhere, and nbgraph loads compiled code from there, so it "
+                    "refuses to use it. Fix: point NBGRAPH_CACHE_DIR at a private directory "
+                    "(the link leads to %s now)" % (d, prefix, st.st_uid, os.getuid(), target))
+
+    def _fall_back(self, why, sticky):
+        """Note that the directory cannot be written (``why``); warn once."""
+        with self._lock:
+            if sticky:
+                self._unwritable = why
+            if self._warned:
+                return
+            self._warned = True
+        warnings.warn("nbgraph: the C module cache directory %s cannot be written (%s); this "
+                      "process builds its modules in private temporary directories and keeps "
+                      "them in memory only, so other processes compile them again"
+                      % (self.directory, why), CacheUnwritableWarning, stacklevel=4)
 
     def _check_file(self, path, what="cache file"):
         """lstat ``path``: None if missing; raises if it is unsafe to read."""
@@ -221,7 +344,9 @@ class ModuleCache:
 
     # -- compiler probe records -------------------------------------------
     def read_probe(self, pid):
-        self.ensure_directory()
+        """The compiler probe record ``pid`` stored in the directory, or None."""
+        if self.ensure_directory() is None:
+            return None
         path = os.path.join(self.directory, "probe-%s.rec" % pid)
         if self._check_file(path, "compiler probe record") is None:
             return None
@@ -242,13 +367,18 @@ class ModuleCache:
         return record
 
     def write_probe(self, pid, record):
-        self.ensure_directory()
-        self._write_atomic(os.path.join(self.directory, "probe-%s.rec" % pid),
-                           dump_record(record))
+        """Keep a compiler probe record for the next processes (if the directory
+        can be written: a record only saves time)."""
+        if self.ensure_directory() is None:
+            return
+        try:
+            self._write_atomic(os.path.join(self.directory, "probe-%s.rec" % pid),
+                               dump_record(record))
+        except OSError as exc:
+            if write_problem(exc) is None:
+                raise
 
     def _write_atomic(self, path, data):
-        import tempfile
-
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-%d-" % os.getpid())
         try:
             with os.fdopen(fd, "wb") as f:
@@ -306,7 +436,8 @@ class ModuleCache:
             if found is not None:
                 STATS["memory_hits"] += 1
                 return found
-            self.ensure_directory()
+            if self.ensure_directory() is None:
+                return None
             found = self._load_published(key, loader)
             if found is not None:
                 self._memory[key] = found
@@ -319,10 +450,11 @@ class ModuleCache:
                 return found
             found = self._build(key, source, info, flags, loader)
             self._memory[key] = found
-        try:  # keep the directory within NBGRAPH_CACHE_MAX_MB (least recently used out)
-            cache_limit.prune(self.directory)
-        except OSError:
-            pass
+        if self._unwritable is None:
+            try:  # keep the directory within NBGRAPH_CACHE_MAX_MB (least recently used out)
+                cache_limit.prune(self.directory)
+            except OSError:
+                pass
         return found
 
     def _build_lock(self, key):
@@ -377,12 +509,7 @@ class ModuleCache:
         return found
 
     def _build(self, key, source, info, flags, loader):
-        import shutil
-        import tempfile
-
-        # the pid in the name lets a later process remove it if this one is killed
-        workdir = tempfile.mkdtemp(dir=self.directory, prefix=".build-%d-" % os.getpid())
-        try:
+        def compile_into(workdir):
             src = os.path.join(workdir, "nbg_%s.c" % key)
             out = os.path.join(workdir, "nbg_%s.so" % key)
             try:
@@ -390,29 +517,124 @@ class ModuleCache:
             except _compiler.CompileError as exc:
                 exc.source = source
                 raise
-            STATS["runtime_builds" if flags else "compiles"] += 1
+            return out
+
+        def load(path):
+            return loader(get_ffi().dlopen(path), key, path)
+
+        so_path, meta_path = self._paths(key)
+        found, path = self.build_and_publish(
+            so_path, meta_path, compile_into, load,
+            {"abi": _compiler.ABI_VERSION, "compiler": info.version})
+        STATS["runtime_builds" if flags else "compiles"] += 1
+        if isinstance(found, LoadedModule):
+            found.path = path
+        return found
+
+    def build_and_publish(self, so_path, meta_path, compile_into, load, record):
+        """Build a library, load it, and publish it as ``so_path`` with its sidecar.
+
+        ``compile_into(workdir)`` writes the library into the empty private
+        directory ``workdir`` and returns its path; ``load(path)`` loads it.
+        The build is loaded from where it was built (that path is never reused),
+        then renamed into place, sidecar (``record`` plus size and SHA-256)
+        first, unless a valid library is already there.  Where the cache
+        directory cannot be written, the build happens outside it and is not
+        published (one :class:`CacheUnwritableWarning`).  Returns ``(what load
+        returned, the library's path)``.
+        """
+        import shutil
+
+        workdir, private = self._new_workdir()
+        try:
+            try:
+                out = compile_into(workdir)
+            except Exception as exc:  # noqa: BLE001 - re-raised unless it is "no room"
+                why = write_problem(exc, workdir)
+                if why is None:
+                    raise
+                if private:
+                    raise self._write_error(exc, why) from exc
+                # a full disk or a file-size limit in the cache directory: try outside
+                shutil.rmtree(workdir, ignore_errors=True)
+                workdir, private = self._private_workdir(why), True
+                try:
+                    out = compile_into(workdir)
+                except Exception as again:  # noqa: BLE001 - as above
+                    why_again = write_problem(again, workdir)
+                    if why_again is None:
+                        raise
+                    raise self._write_error(again, why_again, why) from again
+                self._fall_back(why, sticky=False)
             os.chmod(out, 0o700)
             with open(out, "rb") as f:
                 data = f.read()
-            meta = dump_record({"size": len(data), "sha256": sha256(data).hexdigest(),
-                                "abi": _compiler.ABI_VERSION, "compiler": info.version})
-            # Load our own build first (its unique path is never reused), then
-            # publish it unless a valid library is already there.
-            lib = get_ffi().dlopen(out)
-            found = loader(lib, key, out)
-            so_path, meta_path = self._paths(key)
-            if not self._verified(key):
-                meta_tmp = os.path.join(workdir, "meta")
-                with open(meta_tmp, "wb") as f:
-                    f.write(meta)
-                os.chmod(meta_tmp, 0o600)
-                os.rename(meta_tmp, meta_path)
-                os.rename(out, so_path)
-                if isinstance(found, LoadedModule):
-                    found.path = so_path
-            return found
+            found = load(out)
+            if not private and self._publish(workdir, out, data, so_path, meta_path, record):
+                return found, so_path
+            return found, out
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+
+    def _new_workdir(self):
+        """(a new private build directory, whether it is outside the cache directory)."""
+        if self._unwritable is None and self.ensure_directory() is not None:
+            try:
+                # the pid in the name lets a later process remove it if this one is killed
+                return tempfile.mkdtemp(dir=self.directory,
+                                        prefix=".build-%d-" % os.getpid()), False
+            except OSError as exc:
+                why = write_problem(exc)
+                if why is None:
+                    raise
+                self._fall_back(why, sticky=exc.errno in _READ_ONLY)
+                return self._private_workdir(why), True
+        self._fall_back(self._unwritable, sticky=True)
+        return self._private_workdir(self._unwritable), True
+
+    def _private_workdir(self, why):
+        """A private build directory outside the cache directory (the system's
+        temporary directory); ``why`` the cache directory could not be used."""
+        try:
+            return tempfile.mkdtemp(prefix="nbgraph-build-%d-" % os.getpid())
+        except OSError as exc:
+            raise CacheWriteError(
+                exc.errno, "nbgraph cannot build a C module: the cache directory %s cannot be "
+                "written (%s), nor the temporary directory %s (%s)" % (
+                    self.directory, why, tempfile.gettempdir(), write_problem(exc) or exc),
+                self.directory) from exc
+
+    def _write_error(self, exc, why, why_in_cache=None):
+        if why_in_cache:
+            where = "in the cache directory %s (%s), nor in a private temporary directory (%s)" \
+                % (self.directory, why_in_cache, why)
+        else:
+            where = "in a private temporary directory (%s); the cache directory %s cannot be " \
+                "written (%s)" % (why, self.directory, self._unwritable or why)
+        code = exc.errno if isinstance(exc, OSError) and exc.errno else errno.EIO
+        return CacheWriteError(code, "nbgraph could not write a compiled C library %s%s"
+                               % (where, _fsize_note()))
+
+    def _publish(self, workdir, out, data, so_path, meta_path, record):
+        """Rename the build ``out`` to ``so_path`` (sidecar first) unless a valid
+        library is there; False (after one warning) when the directory refuses."""
+        try:
+            if self.verify_library(so_path, meta_path):
+                return True
+            meta_tmp = os.path.join(workdir, "meta")
+            with open(meta_tmp, "wb") as f:
+                f.write(dump_record(dict(record, size=len(data),
+                                         sha256=sha256(data).hexdigest())))
+            os.chmod(meta_tmp, 0o600)
+            os.rename(meta_tmp, meta_path)
+            os.rename(out, so_path)
+            return True
+        except OSError as exc:
+            why = write_problem(exc)
+            if why is None:
+                raise
+            self._fall_back(why, sticky=exc.errno in _READ_ONLY)
+            return False
 
     # -- maintenance ---------------------------------------------------------
     def entries(self):

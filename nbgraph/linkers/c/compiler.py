@@ -317,8 +317,13 @@ def build_library(info, source, src_path, out_path, extra_flags=()):
     import shlex
     import subprocess
 
-    with open(src_path, "w") as f:
-        f.write(source)
+    try:
+        with open(src_path, "w") as f:
+            f.write(source)
+    except OSError as exc:  # a full disk, a file-size limit: say which file
+        if exc.filename is None:
+            exc.filename = src_path
+        raise
     cmd = info.argv + info.flags + list(extra_flags) + ["-o", out_path, src_path] + info.libs
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -328,9 +333,22 @@ def build_library(info, source, src_path, out_path, extra_flags=()):
     if proc.returncode != 0:
         raise CompileError("the C compiler failed on a generated module (%s):\n%s\n"
                            "command: %s\nsource: %s" % (
-                               "exit status %d" % proc.returncode, _trim(proc.stderr),
+                               _status_text(proc.returncode), _trim(proc.stderr),
                                " ".join(shlex.quote(c) for c in cmd), src_path))
     return out_path
+
+
+def _status_text(returncode):
+    """ "exit status 1", or "killed by signal SIGXFSZ (File size limit exceeded)"."""
+    if returncode >= 0:
+        return "exit status %d" % returncode
+    import signal
+
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = "signal %d" % -returncode
+    return "killed by %s (%s)" % (name, signal.strsignal(-returncode) or "?")
 
 
 def _trim(text, limit=6000):

@@ -19,7 +19,6 @@ import threading
 
 from nbgraph.config import env_switch
 from nbgraph.linkers.c import compiler as _compiler
-from nbgraph.linkers.c.cache import dump_record
 
 
 __all__ = ["get", "prefetch", "ENABLED", "FastcallUnavailable"]
@@ -142,9 +141,8 @@ def load_or_build(cache=None):
 
     source = c_source(__package__, "csrc/_fastcall.c").encode()
     key = cache_key(source, info)
-    cache.ensure_directory()
     so_path, meta_path = _paths(cache, key)
-    if os.path.exists(so_path):
+    if cache.ensure_directory() is not None and os.path.exists(so_path):
         if cache.verify_library(so_path, meta_path, "compiled extension"):
             try:
                 module = _load(so_path)
@@ -177,11 +175,10 @@ def _load(path):
 
 
 def _build(cache, info, key, source):
-    """Compile into a private temporary directory, load, then publish by rename."""
-    import shutil
+    """Compile in a private temporary directory, load, then publish by rename
+    (:meth:`~nbgraph.linkers.c.cache.ModuleCache.build_and_publish`)."""
     import subprocess
     import sysconfig
-    import tempfile
 
     import numpy
 
@@ -189,12 +186,17 @@ def _build(cache, info, key, source):
     if not os.path.exists(os.path.join(include, "Python.h")):
         raise FastcallUnavailable("Python's C headers are not installed (no %s)"
                                   % os.path.join(include, "Python.h"))
-    workdir = tempfile.mkdtemp(dir=cache.directory, prefix=".build-%d-" % os.getpid())
-    try:
+
+    def compile_into(workdir):
         src = os.path.join(workdir, "_fastcall.c")
         out = os.path.join(workdir, "_fastcall.so")
-        with open(src, "wb") as f:
-            f.write(source)
+        try:
+            with open(src, "wb") as f:
+                f.write(source)
+        except OSError as exc:
+            if exc.filename is None:
+                exc.filename = src
+            raise
         extra = ["-I" + include, "-I" + numpy.get_include(), "-fno-strict-aliasing"]
         if sys.platform == "darwin":
             extra += ["-undefined", "dynamic_lookup"]
@@ -204,23 +206,12 @@ def _build(cache, info, key, source):
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise FastcallUnavailable("running the C compiler failed: %s" % exc) from None
         if proc.returncode != 0 or not os.path.exists(out):
-            raise FastcallUnavailable("the C compiler failed on _fastcall.c:\n%s"
-                                      % proc.stderr.strip()[-3000:])
-        STATS["builds"] += 1
-        os.chmod(out, 0o700)
-        with open(out, "rb") as f:
-            data = f.read()
-        module = _load(out)  # our own build first: its path is never reused
-        so_path, meta_path = _paths(cache, key)
-        if not cache.verify_library(so_path, meta_path, "compiled extension"):
-            meta_tmp = os.path.join(workdir, "meta")
-            with open(meta_tmp, "wb") as f:
-                f.write(dump_record({
-                    "size": len(data), "sha256": _compiler.sha256(data).hexdigest(),
-                    "compiler": info.version}))
-            os.chmod(meta_tmp, 0o600)
-            os.rename(meta_tmp, meta_path)
-            os.rename(out, so_path)
-        return module
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+            raise FastcallUnavailable("the C compiler failed on _fastcall.c (%s):\n%s" % (
+                _compiler._status_text(proc.returncode), proc.stderr.strip()[-3000:]))
+        return out
+
+    so_path, meta_path = _paths(cache, key)
+    module, _ = cache.build_and_publish(so_path, meta_path, compile_into, _load,
+                                        {"compiler": info.version})
+    STATS["builds"] += 1
+    return module
