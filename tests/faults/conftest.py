@@ -22,6 +22,7 @@ known point instead of sleeping and hoping:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -35,7 +36,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-NOBODY = 65534
+_gates = itertools.count(1)
 
 _WRAPPER = r"""#!/bin/sh
 # nbgraph fault tests: the real C compiler, optionally stopped at a gate
@@ -181,7 +182,6 @@ class FaultLab:
         self.cc = cc
         self.seed = seed
         self.tmp = tmp
-        self._gates = 0
 
     def new_cache(self, name: str, seeded: bool = True, parent: Path | None = None) -> Path:
         """A fresh private cache directory (seeded with probe, runtime and extension)."""
@@ -211,8 +211,7 @@ class FaultLab:
         extra = dict(env or {})
         gate_prefix = None
         if gate is not None:
-            self._gates += 1
-            gate_prefix = str(self.base / ("gate-%d-%d" % (os.getpid(), self._gates)))
+            gate_prefix = str(self.tmp / ("gate-%d" % next(_gates)))  # never reused
             extra.update(NBG_FAULT_GATE=gate_prefix, NBG_FAULT_MODE=gate)
         popen = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, cwd=str(REPO),
@@ -304,18 +303,15 @@ def root_can_drop_powers() -> str | None:
 for _helper in (graph_code, expected, modules, temporaries, assert_consistent, process_gone,
                 root_can_drop_powers):
     setattr(FaultLab, _helper.__name__, staticmethod(_helper))
-FaultLab.NOBODY = NOBODY
 
 
 @pytest.fixture(scope="session")
 def fault_base():
-    """A session directory other users can traverse (for children run as ``nobody``),
-    holding the compiler wrapper and the seed cache."""
+    """A session directory holding the compiler wrapper and the seed cache."""
     cc = _real_compiler()
     if cc is None:
         pytest.skip("no C compiler (apt-get install gcc libc6-dev, or set CC)")
     base = Path(tempfile.mkdtemp(prefix="nbgraph-faults-"))
-    os.chmod(base, 0o755)
     wrapper = base / "cc"
     wrapper.write_text(_WRAPPER.replace("@REAL_CC@", cc))
     os.chmod(wrapper, 0o755)
