@@ -105,15 +105,18 @@ def test_a_library_replaced_after_its_sidecar_was_written_is_refused_and_rebuilt
     code = lab.graph_code([k1, k2])
     first = lab.run(code, d)
     so1, so2 = first["path"]
-    # another valid library (it computes x * k2 + 1) renamed over the first one ...
     with open(so2, "rb") as f:
         other = f.read()
-    with open(str(d / "other.tmp"), "wb") as f:
-        f.write(other)
-    os.chmod(d / "other.tmp", 0o700)
-    os.rename(d / "other.tmp", so1)
-    # ... and the second changed in place: same size, same times
-    st = os.stat(so2)
+
+    def replace(path):
+        """Write ``other`` beside ``path`` and rename it over ``path`` (atomic)."""
+        with open(str(d / "other.tmp"), "wb") as f:
+            f.write(other)
+        os.chmod(d / "other.tmp", 0o700)
+        os.rename(d / "other.tmp", path)
+
+    replace(so1)  # another valid library (it computes x * k2 + 1) over the first one
+    st = os.stat(so2)  # the second changed in place: same size, same times
     with open(so2, "r+b") as f:
         f.seek(len(other) // 2)
         byte = f.read(1)
@@ -121,11 +124,16 @@ def test_a_library_replaced_after_its_sidecar_was_written_is_refused_and_rebuilt
         f.write(bytes([byte[0] ^ 0xFF]))
     os.utime(so2, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert os.path.getsize(so2) == st.st_size
+    # the thread-pool runtime (there when C loops may use threads) replaced too
+    runtimes = [n for n in os.listdir(d) if n.startswith("runtime-") and n.endswith(".so")]
+    for name in runtimes:
+        replace(d / name)
 
     after = lab.run(code, d)
     assert after["result"] == [lab.expected(k1), lab.expected(k2)]
     assert after["stats"]["rebuilt_corrupt"] >= 2  # counts every refusal (lookups retry)
     assert after["stats"]["compiles"] == 2 and after["stats"]["disk_loads"] == 0
+    assert after["stats"]["runtime_builds"] == len(runtimes)
     lab.assert_consistent(d)  # republished, whole
     again = lab.run(code, d)
     assert again["stats"]["disk_loads"] == 2 and again["stats"]["compiles"] == 0
