@@ -87,3 +87,11 @@ def verify_grad(fun, pt, rng=None, eps=None, abs_tol=None, rel_tol=None, linker=
         if not np.all((abs_err <= abs_tol) | (rel_err <= rel_tol)):
             raise GradientError(i, a, n, float(abs_err.max()), float(rel_err.max()))
 
+
+
+from nbgraph.graph_generator import (  # noqa: E402  (the random-graph generator)
+    GRAPH_OPS, ELEMENTWISE_OPS, INPUT_SPECS, GraphOp, RandomGraph, numpy_inputs, random_graph,
+)
+
+__all__ += ["random_graph", "RandomGraph", "GraphOp", "GRAPH_OPS", "ELEMENTWISE_OPS",
+            "INPUT_SPECS", "numpy_inputs"]

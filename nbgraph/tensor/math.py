@@ -63,7 +63,10 @@ where = switch
 
 
 def sqr(x):
-    """``x * x``."""
+    """``x * x`` (NumPy's ``square``: a bool squares to int8, not to a logical and)."""
+    x = as_tensor_variable(x)
+    if x.dtype == "bool":
+        return Elemwise(ps.sqr)(x)
     return mul(x, x)
 
 

@@ -25,6 +25,7 @@ from nbgraph.tensor.fusion import (
 from nbgraph.tensor.reduction import Reduce
 from nbgraph.tensor.rewriting import fast_pipeline, rewrites
 from nbgraph.tensor.scalar_composite import Composite
+from nbgraph.testing import GRAPH_OPS, GraphOp, random_graph
 
 LINKER = "py"
 RNG = np.random.default_rng(1234)
@@ -718,65 +719,18 @@ def test_fused_equals_unfused(name, build):
 
 # -- random graphs ---------------------------------------------------------------------------
 
-# (declared shape, run-time shape): unknown sizes that turn out to be 1 at run
-# time check that no exported value is computed at a broadcast shape.
-_INPUT_SPECS = [((None, None), (3, 4)), ((1, None), (1, 4)), ((None, 1), (3, 1)),
-                ((None, None), (1, 4)), ((None, None), (3, 1)), ((3, 4), (3, 4)), ((), ())]
-
-
-def _random_graph(rng):
-    inputs, values = [], []
-    for k in range(int(rng.integers(2, 5))):
-        shape, runtime = _INPUT_SPECS[rng.integers(0, len(_INPUT_SPECS))]
-        dtype = ("float64", "float32", "int8")[rng.integers(0, 3)] if rng.random() < 0.3 \
-            else "float64"
-        inputs.append(nt.tensor(dtype, shape, "i%d" % k))
-        values.append(np.asarray(rng.normal(size=runtime) * 3).astype(dtype))
-    pool = list(inputs)
-    weights = np.ones((4, 3)) * 0.1
-    for _ in range(int(rng.integers(3, 25))):
-        a = pool[rng.integers(0, len(pool))]
-        b = pool[rng.integers(0, len(pool))]
-        r = rng.random()
-        try:
-            if r < 0.25:
-                new = (a + b, a * b, a - b, nt.maximum(a, b))[rng.integers(0, 4)]
-            elif r < 0.45:
-                new = (nt.exp(a * 0.1), nt.sin(a), abs(a), -a, nt.tanh(a), a * 1.5,
-                       a + 2)[rng.integers(0, 7)]
-            elif r < 0.5:
-                new = py_square(a)
-            elif r < 0.55:
-                new = nt.switch(a > b, a, b)
-            elif r < 0.62 and a.ndim == 2:
-                new = nt.sum(a, axis=int(rng.integers(0, 2)), keepdims=True)
-            elif r < 0.66 and a.ndim == 2:
-                new = nt.max(a * 2.0, axis=int(rng.integers(0, 2)),
-                             keepdims=bool(rng.integers(0, 2)))
-            elif r < 0.7 and a.ndim == 2 and a.type.shape[1] in (None, 4) \
-                    and a.type.shape[0] in (None, 3):
-                new = nt.dot(a, nt.constant(weights)).T
-            elif r < 0.74 and a.ndim == 2:
-                new = a.T.T + 0.5
-            elif r < 0.78:
-                new = nt.cast(a, "float32") * 2
-            else:
-                new = (a + b) * (a - 1.0)
-        except (ValueError, TypeError):  # shapes or dtypes that do not combine
-            continue
-        pool.append(new)
-    outputs = [pool[-1]]
-    if len(pool) > len(inputs):
-        outputs += [pool[i] for i in rng.integers(len(inputs), len(pool),
-                                                  int(rng.integers(0, 3)))]
-    return inputs, values, outputs
+# The shared generator (nbgraph.testing.random_graph) with a Python-only op among its
+# operations, so fused groups meet nodes that stay out of C.
+_FUSION_OPS = GRAPH_OPS + [GraphOp("py_square", 1, lambda rng, a: (py_square, np.square))]
+_DTYPES = ("float64",) * 8 + ("float32", "int8")
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("seed", range(0, 400, 5))
 def test_random_graphs_fused_equal_unfused(seed):
     rng = np.random.default_rng(seed)
-    inputs, values, outputs = _random_graph(rng)
+    graph = random_graph(rng, dtypes=_DTYPES, ops=_FUSION_OPS)
+    inputs, values, outputs = graph.inputs, graph.values, graph.outputs
     fused = function(inputs, outputs, linker=LINKER, on_unused_input="ignore")
     plain = function(inputs, outputs, linker=LINKER, rewrite=None, on_unused_input="ignore")
     fused.fgraph.check_integrity()

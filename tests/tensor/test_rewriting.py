@@ -18,6 +18,7 @@ from nbgraph.tensor import rewriting
 from nbgraph.tensor.basic import SpecifyShape
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise, SumToShape
 from nbgraph.tensor.rewriting import register_rewrite, rewrite_graph, rewrites
+from nbgraph.testing import ELEMENTWISE_OPS, GraphOp, random_graph
 
 # Bitwise comparisons of rewritten against unrewritten graphs use the Python
 # linker on both sides, so only the rewrites differ.
@@ -455,33 +456,26 @@ def test_registering_a_rewrite_twice_under_one_name_replaces_it():
 # -- big graphs -----------------------------------------------------------------------
 
 
+def _squashed(name, sym, num):
+    # tanh after each unary step keeps a thousand-step chain finite
+    return GraphOp(name, 1, lambda rng, a: (lambda v: nt.tanh(sym(v)), lambda v: np.tanh(num(v))))
+
+
+# binary ops on a recent operand and any other (connected), repeated subexpressions (merge)
+_CHAIN_OPS = [op for op in ELEMENTWISE_OPS if op.name in ("add", "mul", "sub")] + [
+    GraphOp("maximum", 2, lambda rng, a, b: (nt.maximum, np.maximum)),
+    _squashed("tanh", nt.tanh, np.tanh), _squashed("sin", nt.sin, np.sin),
+    _squashed("neg", lambda a: -a, np.negative), _squashed("times_one", lambda a: a * 1,
+                                                           lambda a: a * 1),
+    _squashed("minus_zero", lambda a: a - 0, lambda a: a - 0)]
+
+
 def _random_graph(n_nodes, seed=0):
-    """A random DAG of elementwise ops over two inputs, and the same thing in NumPy."""
-    rng = np.random.default_rng(seed)
-    x, y = nt.dvector("x"), nt.dvector("y")
-    xv, yv = np.linspace(-1, 1, 5), np.linspace(0.5, 2, 5)
-    sym, num = [x, y], [xv, yv]
-    binary = [(lambda a, b: a + b, np.add), (lambda a, b: a * b, np.multiply),
-              (lambda a, b: a - b, np.subtract), (nt.maximum, np.maximum)]
-    unary = [(nt.tanh, np.tanh), (nt.sin, np.sin), (lambda a: -a, np.negative),
-             (lambda a: a * 1, lambda a: a * 1), (lambda a: a - 0, lambda a: a - 0)]
-    while len(sym) < n_nodes:
-        if rng.random() < 0.5:
-            # one recent operand keeps the graph connected, one from anywhere
-            i = rng.integers(max(0, len(sym) - 3), len(sym))
-            j = rng.integers(len(sym))
-            s_op, n_op = binary[rng.integers(len(binary))]
-            sym.append(s_op(sym[i], sym[j]))
-            num.append(n_op(num[i], num[j]))
-            if rng.random() < 0.2:  # the same subexpression again: for merge
-                sym.append(s_op(sym[i], sym[j]))
-                num.append(num[-1])
-        else:
-            i = len(sym) - 1
-            s_op, n_op = unary[rng.integers(len(unary))]
-            sym.append(nt.tanh(s_op(sym[i])))
-            num.append(np.tanh(n_op(num[i])))
-    return [x, y], sym[-1], (xv, yv), num[-1]
+    """A random chain-like DAG of elementwise ops over two vectors, and NumPy's value."""
+    graph = random_graph(np.random.default_rng(seed), n_nodes=n_nodes, n_inputs=2,
+                         input_specs=[((None,), (5,))], ops=_CHAIN_OPS, window=3,
+                         duplicate=0.2, extra_outputs=(0, 1))
+    return graph.inputs, graph.outputs[0], graph.values, graph.expected[0]
 
 
 def test_thousand_node_graph_is_rewritten_and_compiled_correctly():

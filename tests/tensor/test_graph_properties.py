@@ -1,0 +1,197 @@
+"""Property tests on random graphs (issue 19 item 7, issue 21): NumPy is the oracle.
+
+Every graph comes from the one generator, :func:`nbgraph.testing.random_graph`,
+or draws its ops from the same tables.  Checked, with complex64/complex128 and
+float16 among the dtypes:
+
+* one elementwise op on random dtypes and broadcastable shapes (declared
+  static, unknown, or 1 at run time; Python numbers on either side) gives
+  NumPy's dtype, shape and value in the Python, C and debug linkers (exact
+  where NumPy is exact, a few ulps for transcendental functions, one half ulp
+  for float16; ``linker="c"`` may refuse a node without C for these dtypes,
+  and must then say that it runs in Python);
+* a reduction over any set of axes (0-size arrays included) gives NumPy's;
+* the rewrites (``rewrite="fast"``: merge, canonicalisation, folding, fusion,
+  in place) never change a value of a random graph.
+"""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import nbgraph as ng
+import nbgraph.tensor as nt
+from nbgraph.linkers.c.linker import CLinkerRefusal
+from nbgraph.testing import ELEMENTWISE_OPS, GRAPH_OPS, numpy_inputs, random_graph
+from ulps import assert_ulp_close
+
+DTYPES = ["bool", "int8", "uint16", "int32", "int64", "float16", "float32", "float64",
+          "complex64", "complex128"]
+SETTINGS = settings(max_examples=30, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+TRANSCENDENTAL = {"exp", "tanh", "sin", "true_div_complex", "abs_complex"}
+COUNTS = {}
+
+
+def _count(name):
+    COUNTS[name] = COUNTS.get(name, 0) + 1
+
+
+def _compile(inputs, outputs, linker, **kwargs):
+    """The function, or None when linker="c" refuses a node without C (said so)."""
+    try:
+        return ng.function(inputs, outputs, linker=linker, on_unused_input="ignore", **kwargs)
+    except CLinkerRefusal as exc:
+        assert linker == "c", exc
+        assert "runs in Python" in str(exc) or "no C implementation" in str(exc), exc
+        return None
+
+
+def _ulps(op_name, dtype):
+    kind = np.dtype(dtype).kind
+    if kind not in "fc":
+        return 0
+    inexact = op_name in ("exp", "tanh", "sin") or (kind == "c" and op_name == "abs")
+    if dtype == "float16":
+        return 1 if inexact else 0
+    return 4 if inexact else 0
+
+
+@st.composite
+def broadcast_case(draw, arity):
+    """Run-time shapes that broadcast, the declared shapes (static, None or 1), dtypes."""
+    ndim = draw(st.integers(0, 3))
+    out = [draw(st.integers(0, 3)) for _ in range(ndim)]
+    shapes, declared = [], []
+    for _ in range(arity):
+        nd = draw(st.integers(0, ndim))
+        runtime = tuple(1 if draw(st.booleans()) else s for s in out[ndim - nd:])
+        decl = tuple(s if (s == 1 or draw(st.booleans())) and draw(st.booleans()) else None
+                     for s in runtime)
+        shapes.append(runtime)
+        declared.append(decl)
+    dtypes = [draw(st.sampled_from(DTYPES)) for _ in range(arity)]
+    weak = draw(st.sampled_from([None, 0, 1])) if arity == 2 else None
+    number = draw(st.sampled_from([2, 0.5, 1.5j]))
+    return shapes, declared, dtypes, weak, number, draw(st.integers(0, 2**32 - 1))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("linker", ["py", "c", "debug"])
+@SETTINGS
+@given(op_index=st.integers(0, len(ELEMENTWISE_OPS) - 1), data=st.data())
+def test_one_elementwise_op_is_numpys_in_every_linker(linker, op_index, data):
+    op = ELEMENTWISE_OPS[op_index]
+    shapes, declared, dtypes, weak, number, seed = data.draw(broadcast_case(op.arity))
+    rng = np.random.default_rng(seed)
+    values = [numpy_inputs(rng, d, s) for d, s in zip(dtypes, shapes)]
+    symbols = [nt.tensor(d, decl, "x%d" % k) for k, (d, decl) in enumerate(zip(dtypes, declared))]
+    sym_fn, num_fn = op.build(rng, *symbols)
+    if weak is not None:  # a Python number in place of one operand: weak, as in NEP 50
+        values[weak], symbols[weak] = number, number
+    inputs = [s for s in symbols if not isinstance(s, (int, float, complex))]
+    arrays = [v for v in values if isinstance(v, np.ndarray)]
+    try:
+        with np.errstate(all="ignore"):
+            expected = np.asarray(num_fn(*values))
+    except (TypeError, ValueError, OverflowError):
+        with pytest.raises((TypeError, ValueError)):
+            sym_fn(*symbols)
+        return
+    try:
+        out = sym_fn(*symbols)
+    except (TypeError, ValueError) as exc:
+        # NumPy's float16 from integers is float32 here (documented), other refusals name why
+        pytest.fail("NumPy computes %s on %s but nbgraph refused: %s" % (op.name, dtypes, exc))
+    if expected.dtype == np.float16 and "float16" not in dtypes:
+        with np.errstate(all="ignore"):
+            expected = np.asarray(num_fn(*[v.astype("float32") if isinstance(v, np.ndarray)
+                                           and v.dtype.kind in "biu" else v for v in values]))
+    assert out.dtype == expected.dtype.name
+    assert all(s is None or s == e for s, e in zip(out.type.shape, expected.shape))
+    f = _compile(inputs, out, linker)
+    if f is None:
+        _count("refused by linker c")
+        return
+    with np.errstate(all="ignore"):
+        got = f(*arrays)
+    assert got.shape == expected.shape
+    assert_ulp_close(got, expected, _ulps(op.name, expected.dtype.name),
+                     "%s %s %s" % (op.name, dtypes, linker))
+    _count("elementwise %s" % linker)
+
+
+REDUCTIONS = ["sum", "prod", "max", "min", "mean"]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("linker", ["py", "c", "debug"])
+@SETTINGS
+@given(kind=st.sampled_from(REDUCTIONS), dtype=st.sampled_from(DTYPES),
+       shape=st.lists(st.integers(0, 3), min_size=0, max_size=3), data=st.data())
+def test_a_reduction_over_any_axes_is_numpys(linker, kind, dtype, shape, data):
+    ndim = len(shape)
+    subsets = [c for r in range(ndim + 1) for c in itertools.combinations(range(ndim), r)]
+    axis = data.draw(st.sampled_from(subsets + [None]))
+    keepdims = data.draw(st.booleans())
+    value = numpy_inputs(np.random.default_rng(data.draw(st.integers(0, 999))), dtype, shape)
+    x = nt.tensor(dtype, tuple(data.draw(st.sampled_from([s, None])) for s in shape), "x")
+    try:
+        with np.errstate(all="ignore"):
+            expected = np.asarray(getattr(np, kind)(value, axis=axis, keepdims=keepdims))
+    except ValueError:  # max/min of an empty selection
+        expected = None
+    if kind == "mean" and dtype == "bool":
+        return  # NumPy's mean of bools is float64; nt.mean's dtype rules are checked elsewhere
+    try:
+        out = getattr(nt, kind)(x, axis=axis, keepdims=keepdims)
+    except ValueError:  # max/min over a statically empty axis: refused when built
+        assert expected is None
+        return
+    f = _compile([x], out, linker)
+    if f is None:
+        _count("refused by linker c")
+        return
+    if expected is None:
+        with pytest.raises(ValueError):
+            f(value)
+        return
+    with np.errstate(all="ignore"):
+        got = f(value)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if expected.dtype.kind in "fc":
+        rtol = {"float16": 1e-2, "float32": 1e-5, "complex64": 1e-5}.get(dtype, 1e-12)
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, expected)
+    _count("reduction %s" % linker)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1),
+       dtypes=st.sampled_from([("float64",), ("float64", "float32", "int8"),
+                               ("complex128", "float64"), ("complex64", "float32"),
+                               ("float16", "float32")]))
+def test_rewrites_keep_the_values_of_random_graphs(seed, dtypes):
+    complex_in = any(d.startswith("complex") for d in dtypes)
+    graph = random_graph(np.random.default_rng(seed), dtypes=dtypes,
+                         ops=ELEMENTWISE_OPS if complex_in else GRAPH_OPS)
+    fast = _compile(graph.inputs, graph.outputs, "cvm")
+    plain = _compile(graph.inputs, graph.outputs, "py", rewrite=None)
+    with np.errstate(all="ignore"):
+        got, want = fast(*graph.values), plain(*graph.values)
+    for g, w, numpy_value in zip(got, want, graph.expected):
+        assert g.dtype == w.dtype == numpy_value.dtype and g.shape == w.shape
+        tight = {"float16": 2e-2, "float32": 1e-4, "complex64": 1e-4}.get(g.dtype.name, 1e-7)
+        np.testing.assert_allclose(g, w, rtol=tight, atol=tight, equal_nan=True)
+        np.testing.assert_allclose(w, numpy_value, rtol=tight, atol=tight, equal_nan=True)
+    _count("random graph")
+
+
+def test_report_example_counts():
+    # not a check: the counts of examples the property tests above ran (printed with -s)
+    print("property-test examples:", dict(sorted(COUNTS.items())))
