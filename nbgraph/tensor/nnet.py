@@ -26,6 +26,7 @@ from nbgraph.tensor.c_code.nnet import (
     PickLabelsGradC,
     SoftmaxC,
     SoftmaxCrossentropyC,
+    SoftmaxCrossentropyGradC,
 )
 from nbgraph.tensor.reduction import normalize_axis
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
@@ -33,7 +34,7 @@ from nbgraph.tensor.variable import as_tensor_variable
 
 __all__ = [
     "Softmax", "LogSoftmax", "LogSumExp", "PickLabels", "PickLabelsGrad", "OneHot",
-    "SoftmaxCrossentropy",
+    "SoftmaxCrossentropy", "SoftmaxCrossentropyGrad",
     "softmax", "log_softmax", "logsumexp", "relu", "elu", "gelu", "softsign", "sigmoid",
     "softplus", "binary_crossentropy", "categorical_crossentropy", "one_hot", "pick_labels",
     "softmax_crossentropy",
@@ -363,6 +364,58 @@ class SoftmaxCrossentropy(SoftmaxCrossentropyC, Op):
         sm = softmax(x)
         return [gz.dimshuffle(*range(gz.ndim), "x") * sm - PickLabelsGrad()(gz, labels, sm),
                 None]
+
+
+class SoftmaxCrossentropyGrad(SoftmaxCrossentropyGradC, Op):
+    """``gz[..., None] * (softmax(x) - one_hot(labels))``: the gradient of
+    :class:`SoftmaxCrossentropy` with respect to ``x`` (``gz`` and ``labels``
+    broadcast to ``x.shape[:-1]``), one pass over each row.  The ``stabilize``
+    stage puts it in place of the chain that differentiates
+    ``-log(softmax(x)[.., y])`` through the division by the picked probability."""
+
+    __props__ = ()
+
+    def make_node(self, gz, x, labels):
+        gz, x, labels = [as_tensor_variable(v) for v in (gz, x, labels)]
+        PickLabels().make_node(x, labels)  # the labels' checks
+        dtype = _float_dtype(x, "softmax_crossentropy_grad")
+        if gz.ndim != x.ndim - 1:
+            raise ValueError("softmax_crossentropy_grad: gz must have one dimension less than x "
+                             "(%d-d), got %d-d" % (x.ndim, gz.ndim))
+        if gz.dtype != dtype:
+            gz = tm.cast(gz, dtype)
+        return Apply(self, [gz, x, labels], [TensorType(dtype, x.type.shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        gz, x, labels = inputs
+        dtype = node.outputs[0].type.dtype
+        x = x.astype(dtype, copy=False)
+        _check_labels(labels, x.shape[-1])
+        lead = x.shape[:-1]
+        with np.errstate(all="ignore"):
+            if x.size == 0:
+                sm = np.empty_like(x)
+            else:
+                e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+                sm = e / np.sum(e, axis=-1, keepdims=True)
+            hot = np.broadcast_to(labels, lead)[..., None] == np.arange(x.shape[-1])
+            out = np.broadcast_to(gz, lead)[..., None] * (sm - hot)
+        output_storage[0][0] = np.asarray(out, dtype=dtype)
+
+    def infer_shape(self, node, input_shapes):
+        return [input_shapes[1]]
+
+    def grad(self, inputs, output_grads):
+        gz, x, labels = inputs
+        u = output_grads[0]
+        sm = softmax(x)
+        v = u * gz.dimshuffle(*range(gz.ndim), "x")
+        g_x = sm * (v - tm.sum(v * sm, axis=-1, keepdims=True))
+        g_gz = tm.sum(u * sm, axis=-1) - PickLabels()(u, labels)
+        spread = [d for d, s in enumerate(gz.type.shape) if s == 1]
+        if spread:  # gz was broadcast along these
+            g_gz = tm.sum(g_gz, axis=spread, keepdims=True)
+        return [g_gz, g_x, None]
 
 
 def softmax_crossentropy(x, labels):

@@ -15,6 +15,7 @@ naive                                     stabilised
 ``log(1 + x)``                            ``log1p(x)``
 ``exp(x) - 1``                            ``expm1(x)``
 ``-log(softmax(x)[.., y])``               ``softmax_crossentropy(x, y)``
+its gradient (``-gz / p[.., y]``, ...)    ``gz * (softmax(x) - one_hot(y))``
 ``exp(x - max(x)) / sum(...)``            ``softmax(x)`` (one node)
 ``(a / d) * d`` with d a sigmoid          ``a`` (gradients: see sigmoid_gradient)
 ========================================  ====================================
@@ -30,6 +31,7 @@ wherever the exact value is, never a larger error than the naive formula.
 from nbgraph.tensor import math as tm
 from nbgraph.tensor import nnet
 from nbgraph.tensor import scalar as ps
+from nbgraph.tensor.basic import Alloc
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise
 from nbgraph.tensor.reduction import Reduce
 from nbgraph.tensor.rewriting import _is_all, register_rewrite
@@ -164,6 +166,62 @@ def crossentropy_of_softmax(fgraph, node):
         return None
     out = _same_type(nnet.softmax_crossentropy(ls.inputs[0], pick.inputs[1]), node.outputs[0])
     return [out] if out is not None else None
+
+
+@_stabilize("softmax_crossentropy_grad", [Elemwise], position=45)
+def crossentropy_of_softmax_gradient(fgraph, node):
+    """The gradient of ``-log(softmax(x)[.., y])`` as differentiated, ``sm * (g - sum(g *
+    sm, -1, keepdims))`` with ``g = PickLabelsGrad(-gz / sm[.., y], y)``, ->
+    ``SoftmaxCrossentropyGrad(gz, x, y) = gz * (softmax(x) - one_hot(y))``: one pass, no
+    division by a probability that may round to 0 (``-gz / p * p`` is ``-gz`` exactly)."""
+    if node.op.scalar_op != ps.mul or len(node.inputs) != 2:
+        return None
+    for sm_var, diff_var in (node.inputs, node.inputs[::-1]):
+        found = _crossentropy_gradient_parts(sm_var, diff_var)
+        if found is not None:
+            gz, x, y = found
+            out = _same_type(nnet.SoftmaxCrossentropyGrad()(gz, x, y), node.outputs[0])
+            return [out] if out is not None else None
+    return None
+
+
+def _crossentropy_gradient_parts(sm_var, diff_var):
+    """(gz, x, y) when ``sm_var * diff_var`` is the differentiated cross-entropy of a softmax."""
+    sm = _of(sm_var, nnet.Softmax)
+    diff = _op_inputs(diff_var, ps.sub)
+    if sm is None or sm.op.axis != sm_var.ndim - 1 or diff is None:
+        return None
+    g, total = diff
+    found = _keepdims_reduce(total, "sum")
+    if found is None or found[1] != sm_var.ndim - 1:
+        return None
+    prod = _op_inputs(found[0], ps.mul)
+    picks = _of(g, nnet.PickLabelsGrad)
+    if prod is None or len(prod) != 2 or not ((prod[0] is g and prod[1] is sm_var) or (
+            prod[1] is g and prod[0] is sm_var)) or picks is None:
+        return None
+    c, y, _ = picks.inputs
+    quotient = _op_inputs(c, ps.true_div)
+    if quotient is None:
+        return None
+    num, den = quotient
+    pick = _of(den, nnet.PickLabels)
+    negated = _op_inputs(num, ps.neg)
+    if pick is None or pick.inputs[0] is not sm_var or pick.inputs[1] is not y or \
+            negated is None:
+        return None
+    return _spread_value(negated[0]), sm.inputs[0], y
+
+
+def _spread_value(var):
+    """The value an Alloc spreads when it is all ones in shape (the kernel broadcasts it)."""
+    owner = var.owner
+    if owner is not None and isinstance(owner.op, Alloc):
+        value = owner.inputs[0]
+        if value.ndim == var.ndim and value.dtype == var.dtype and \
+                all(s == 1 for s in value.type.shape):
+            return value
+    return var
 
 
 @_stabilize("logsumexp", [Elemwise])

@@ -2,6 +2,8 @@
 ``perform`` (NumPy, the oracle): Softmax, LogSoftmax, SoftmaxCrossentropy, PickLabels,
 PickLabelsGrad.
 
+SoftmaxCrossentropyGrad (the stabilised gradient of a cross-entropy of a softmax) too.
+
 Checked: float32/float64, any axis, shapes with 0-size rows and columns, rows with NaN,
 +-inf and all -inf, strided inputs, broadcast labels, every integer label dtype; the debug
 linker (Python and C side by side); results that do not depend on the thread count; bad
@@ -88,8 +90,10 @@ def test_c_kernels_follow_perform(case):
     outs = [nnet.softmax(xv, axis), nnet.log_softmax(xv, axis)]
     last = x.shape[-1] > 0 or int(np.prod(x.shape[:-1])) == 0  # else no label is valid
     if last:
+        gz = nnet.pick_labels(xv, yv) * 2
         outs += [nnet.softmax_crossentropy(xv, yv), nnet.pick_labels(xv, yv),
-                 nnet.PickLabelsGrad()(nnet.pick_labels(xv, yv) * 2, yv, xv)]
+                 nnet.PickLabelsGrad()(gz, yv, xv), nnet.SoftmaxCrossentropyGrad()(gz, xv, yv),
+                 gz]
     with np.errstate(all="ignore"):
         want = _fn([xv, yv], outs, "py")(x, labels)
         got = _fn([xv, yv], outs, "c")(x, labels)
@@ -100,6 +104,17 @@ def test_c_kernels_follow_perform(case):
         _assert_xent_close(got[2], want[2], x, LOG_SOFTMAX_ULPS)
         assert_ulp_close(got[3], want[3], 0, "pick_labels")
         assert_ulp_close(got[4], want[4], 0, "pick_labels_grad")
+        _assert_grad_close(got[5], want[5], want[6])
+
+
+def _assert_grad_close(got, want, gz):
+    """``gz * (softmax - one_hot)``: within SOFTMAX_ULPS of ``|gz|`` (``p - 1`` may cancel)."""
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    with np.errstate(all="ignore"):
+        tol = (SOFTMAX_ULPS + 2) * np.finfo(got.dtype).eps * np.abs(gz)[..., None]
+        ok = np.isnan(want) | (got == want) | (np.abs(got - want) <= tol)
+    assert ok.all(), (got, want)
 
 
 def test_rows_of_special_values():
@@ -190,3 +205,34 @@ def test_integer_softmax_runs_in_python_and_float_in_c():
     v = np.array([[1, 2, 3]], "int32")
     np.testing.assert_allclose(_fn([xi], nnet.softmax(xi), "cvm")(v),
                                _fn([xi], nnet.softmax(xi), "py")(v), rtol=1e-15)
+
+
+def test_gradient_of_crossentropy_of_softmax_is_one_op_and_finite():
+    """The stabilize rewrite puts SoftmaxCrossentropyGrad in place of the differentiated
+    chain (which divides by the picked probability): finite where that underflows to 0."""
+    xv, yv = nt.dmatrix("x"), nt.lvector("y")
+    cost = nt.mean(nt.categorical_crossentropy(nnet.softmax(xv), yv))
+    g = nbgraph.grad(cost, xv)
+    x = np.array([[0.0, 800.0, 1.0], [2.0, 0.5, -1.0]])
+    y = np.array([0, 2])
+    for linker in ("py", "c"):
+        f = nbgraph.function([xv, yv], g, linker=linker)
+        ops = [type(n.op).__name__ for n in f.fgraph.toposort()]
+        assert "SoftmaxCrossentropyGrad" in ops and "PickLabelsGrad" not in ops
+        got = f(x, y)
+        sm = np.exp(x - x.max(1, keepdims=True))
+        sm /= sm.sum(1, keepdims=True)
+        want = (sm - np.eye(3)[y]) / 2
+        np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-300)
+    with np.errstate(all="ignore"):
+        naive = nbgraph.function([xv, yv], g, linker="py", rewrite="exact")(x, y)
+    assert not np.isfinite(naive).all()  # the differentiated chain: -gz / 0 * 0
+
+
+def test_softmax_crossentropy_grad_gradients():
+    from nbgraph.testing import verify_grad
+
+    rng = np.random.default_rng(9)
+    y = np.array([1, 0, 3])
+    verify_grad(lambda gz, x: nnet.SoftmaxCrossentropyGrad()(gz, x, y),
+                [rng.standard_normal(3), rng.standard_normal((3, 4))])

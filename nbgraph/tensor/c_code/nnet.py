@@ -20,14 +20,14 @@ from nbgraph.core.c_interface import CLinkerOp, OutputRule, c_source, c_template
 from nbgraph.tensor.c_code.parallel import min_parallel
 from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
 
-__all__ = ["SoftmaxC", "LogSoftmaxC", "SoftmaxCrossentropyC", "PickLabelsC",
-           "PickLabelsGradC"]
+__all__ = ["SoftmaxC", "LogSoftmaxC", "SoftmaxCrossentropyC", "SoftmaxCrossentropyGradC",
+           "PickLabelsC", "PickLabelsGradC"]
 
 _PKG = __package__
 _SUFFIX = {"float64": "f64", "float32": "f32"}
 #: Cost of one element of a softmax row, in adds (an exp, a division, max and sum).
 ROW_ELEMENT_COST = 8
-_VERSION = (1,)
+_VERSION = (2,)
 
 
 def _float_support(dtype):
@@ -148,6 +148,36 @@ class SoftmaxCrossentropyC(_FloatRowsC):
         L.append("nbg_status = nbg_rows_check_labels(&nbg_r, 1, nbg_r.n, nbg_err);")
         L.append("if (nbg_status) goto nbg_fail;")
         L += _run_rows("nbg_xent_task_%s" % S, min_parallel(ROW_ELEMENT_COST))
+        L.append("}")
+        return "\n".join(L)
+
+
+class SoftmaxCrossentropyGradC(_FloatRowsC):
+    """The C side of SoftmaxCrossentropyGrad: ``gz * (softmax(x) - one_hot(label))`` per row."""
+
+    def has_c_code(self, node):
+        gz, x, lab = node.inputs
+        out = node.outputs[0]
+        return out.type.dtype in _SUFFIX and x.type.dtype == gz.type.dtype == out.type.dtype \
+            and lab.type.dtype in _C_TYPES and x.type.ndim <= 32
+
+    def c_prepare_outputs(self, node, inputs):
+        return [np.empty(inputs[1].shape, node.outputs[0].type.numpy_dtype)]
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        gz, x, _ = node.inputs
+        out = node.outputs[0]
+        last = x.type.ndim - 1
+        what = _what(self)
+        S = _SUFFIX[out.type.dtype]
+        L = ["{"] + _rows_head(x, inputs[1], last)
+        L.append(_add(self, x, inputs[1], last, "x", what))
+        L += _labels_code(node, inputs, 2, what)
+        L.append(_add(self, out, outputs[0], last, "the output", what))
+        L.append(_add(self, gz, inputs[0], -1, "gz", what))
+        L.append("nbg_status = nbg_rows_check_labels(&nbg_r, 1, nbg_r.n, nbg_err);")
+        L.append("if (nbg_status) goto nbg_fail;")
+        L += _run_rows("nbg_xent_grad_task_%s" % S, min_parallel(ROW_ELEMENT_COST))
         L.append("}")
         return "\n".join(L)
 

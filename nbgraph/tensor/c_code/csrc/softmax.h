@@ -73,95 +73,152 @@ static int64_t nbg_rowargmax_${S}(const ${T} *a, int64_t n) {
     return k;
 }
 
-/* out = exp(x - max) / sum(exp(x - max)); n >= 1; out may be x. */
-static void nbg_softmax_row_${S}(const ${T} *x, ${T} *out, int64_t n) {
-    const ${T} m = nbg_rowmax_${S}(x, n);
-    ${T} s;
-    int64_t i;
-    for (i = 0; i < n; i++) out[i] = ${EXP}(x[i] - m);
-    s = nbg_pwsum_${S}(out, n);
-    for (i = 0; i < n; i++) out[i] = out[i] / s;
-}
-
-/* log(sum(exp(sh))) for the shifted row sh[0..n) (n >= 1), using buf[0..n);
-   the first maximal term is taken out of the sum (it is 1 unless the
-   maximum was not finite), the rest goes through log1p when it is. */
-static ${T} nbg_lse_shifted_${S}(const ${T} *sh, ${T} *restrict buf, int64_t n) {
-    const int64_t k = nbg_rowargmax_${S}(sh, n);
-    ${T} picked;
-    int64_t i;
-    for (i = 0; i < n; i++) buf[i] = ${EXP}(sh[i]);
-    picked = buf[k];
-    buf[k] = 0;
-    {
-        const ${T} rest = nbg_pwsum_${S}(buf, n);
-        return picked == 1 ? ${LOG1P}(rest) : ${LOG}(picked + rest);
-    }
-}
-
 /* The shift of a row: its maximum, or 0 where that is not finite. */
 static inline ${T} nbg_rowshift_${S}(const ${T} *x, int64_t n) {
     const ${T} m = nbg_rowmax_${S}(x, n);
     return (m - m == 0) ? m : (${T})0;
 }
 
-/* out = x - m - log(sum(exp(x - m))), m the row's shift; buf: n scratch values. */
-static void nbg_log_softmax_row_${S}(const ${T} *x, ${T} *out, ${T} *restrict buf, int64_t n) {
-    const ${T} m = nbg_rowshift_${S}(x, n);
-    ${T} lse;
-    int64_t i;
-    for (i = 0; i < n; i++) out[i] = x[i] - m;
-    lse = nbg_lse_shifted_${S}(out, buf, n);
-    for (i = 0; i < n; i++) out[i] = out[i] - lse;
+/* nb consecutive rows of n >= 1 values at x (contiguous), op as in
+   nbg_softmax_rows: into out (ops 0, 1, 3: nb rows; op 2: nb values).
+   lab[r], gz[r]: the rows' labels (ops 2, 3) and gradients (op 3).
+   w: 2 * nb * n scratch values (not out), v: 4 * nb.  Short rows are done a block
+   at a time so that the exp (and log1p) loops run over the whole block. */
+static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, int64_t n,
+                                          const int op, const int64_t *lab, const ${T} *gz,
+                                          ${T} *restrict w, ${T} *restrict v) {
+    const int64_t size = nb * n;
+    ${T} *restrict m = v, *restrict rest = v + nb, *restrict picked = v + 2 * nb,
+        *restrict lse = v + 3 * nb;
+    /* shifted values in w, their exps in out (ops 0, 3) or after them in w */
+    ${T} *restrict sh = w;
+    ${T} *restrict ex = (op == 0 || op == 3) ? out : w + size;
+    int64_t r, j, k;
+    for (r = 0; r < nb; r++)
+        m[r] = (op == 0 || op == 3) ? nbg_rowmax_${S}(x + r * n, n)
+                                    : nbg_rowshift_${S}(x + r * n, n);
+    for (r = 0; r < nb; r++) {
+        const ${T} *restrict xr = x + r * n;
+        ${T} *restrict sr = sh + r * n;
+        const ${T} mr = m[r];
+        for (j = 0; j < n; j++) sr[j] = xr[j] - mr;
+    }
+    for (k = 0; k < size; k++) ex[k] = ${EXP}(sh[k]);
+    if (op == 0 || op == 3) {
+        for (r = 0; r < nb; r++) {
+            ${T} *restrict er = ex + r * n;
+            const ${T} s = nbg_pwsum_${S}(er, n);
+            for (j = 0; j < n; j++) er[j] = er[j] / s;
+            if (op == 3) {
+                const ${T} g = gz[r], at = g * (er[lab[r]] - 1);
+                for (j = 0; j < n; j++) er[j] = g * er[j];
+                er[lab[r]] = at;
+            }
+        }
+        return;
+    }
+    /* log(sum(exp)) of each shifted row: its first maximal term (1 unless the
+       maximum was not finite) out of the sum, log1p of the rest when it is 1 */
+    for (r = 0; r < nb; r++) {
+        ${T} *er = ex + r * n;
+        const int64_t top = nbg_rowargmax_${S}(sh + r * n, n);
+        picked[r] = er[top];
+        er[top] = 0;
+        rest[r] = nbg_pwsum_${S}(er, n);
+    }
+    for (r = 0; r < nb; r++) lse[r] = ${LOG1P}(rest[r]);
+    for (r = 0; r < nb; r++)
+        if (NBG_UNLIKELY(picked[r] != 1)) lse[r] = ${LOG}(picked[r] + rest[r]);
+    if (op == 1) {
+        for (r = 0; r < nb; r++) {
+            ${T} *restrict orow = out + r * n;
+            const ${T} *restrict srow = sh + r * n;
+            const ${T} l = lse[r];
+            for (j = 0; j < n; j++) orow[j] = srow[j] - l;
+        }
+    } else {
+        for (r = 0; r < nb; r++) out[r] = (lse[r] + m[r]) - x[r * n + lab[r]];
+    }
 }
 
-/* -log(softmax(x)[label]) = log(sum(exp(x - m))) + m - x[label]; buf: 2n scratch values. */
-static ${T} nbg_xent_row_${S}(const ${T} *x, int64_t label, ${T} *restrict buf, int64_t n) {
-    const ${T} m = nbg_rowshift_${S}(x, n);
-    ${T} *restrict sh = buf + n;
-    int64_t i;
-    for (i = 0; i < n; i++) sh[i] = x[i] - m;
-    return (nbg_lse_shifted_${S}(sh, buf, n) + m) - x[label];
-}
-/* Rows [b, e) of a softmax (op 0), log-softmax (op 1) or cross-entropy (op 2)
-   over an nbg_rows: operands 0 x, 1 out (ops 0, 1) or 1 labels, 2 out (op 2).
-   Rows that are not contiguous are gathered into scratch and scattered back. */
+/* Values per block of short rows. */
+#ifndef NBG_SOFTMAX_BLOCK
+#define NBG_SOFTMAX_BLOCK 1024
+#endif
+
+/* Rows [b, e) of a softmax (op 0), log-softmax (op 1), cross-entropy (op 2) or
+   cross-entropy gradient gz * (softmax(x) - one_hot(label)) (op 3) over an
+   nbg_rows: operands 0 x, 1 out (ops 0, 1) or 1 labels, 2 out (ops 2, 3), 3 gz.
+   Consecutive rows that are contiguous and adjacent in x and out go through
+   nbg_softmax_block a block at a time; any other row is gathered into
+   scratch, done alone and scattered back. */
 static inline void nbg_softmax_rows_${S}(nbg_rows *r, int64_t b, int64_t e, const int op) {
     const int64_t n = r->n, item = (int64_t)sizeof(${T});
-    const int contiguous = op == 2 ? r->step[0] == item
-                                   : r->step[0] == item && r->step[1] == item;
+    const int o = op >= 2 ? 2 : 1;  /* the output operand */
+    const int64_t ostep = op == 2 ? 0 : r->step[o];
+    const int64_t per = n >= NBG_SOFTMAX_BLOCK ? 1 : NBG_SOFTMAX_BLOCK / n;
+    const int64_t cap = per * n;
     int64_t idx[NBG_MAXDIMS], row, i;
     char *ptr[NBG_ROWS_MAXOPS];
-    ${T} *buf = NULL;
-    if (op != 0 || !contiguous) {
-        buf = (${T} *)malloc((size_t)(3 * n) * sizeof(${T}));
-        if (NBG_UNLIKELY(!buf)) {
-            nbg_fail_once(&r->fails, NBG_MEMORY_ERROR, "out of memory for a softmax row");
-            return;
-        }
+    /* w: the block's scratch (2 cap), xg / og: a gathered row and its result,
+       v: 4 per-row values, vals: op 2's results, gzs, lab: per row */
+    ${T} *w = (${T} *)malloc((size_t)(4 * cap + 6 * per) * sizeof(${T}) +
+                             (size_t)per * sizeof(int64_t));
+    ${T} *v, *vals, *gzs, *xg, *og;
+    int64_t *lab;
+    if (NBG_UNLIKELY(!w)) {
+        nbg_fail_once(&r->fails, NBG_MEMORY_ERROR, "out of memory for softmax rows");
+        return;
     }
+    xg = w + 2 * cap;  /* cap >= n */
+    og = w + 3 * cap;
+    v = w + 4 * cap;
+    vals = v + 4 * per;
+    gzs = vals + per;
+    lab = (int64_t *)(gzs + per);
     nbg_rows_seek(r, b, idx, ptr);
-    for (row = b; row < e; row++) {
-        const ${T} *x = (const ${T} *)ptr[0];
-        if (!contiguous) {
-            ${T} *g = buf + 2 * n;
-            for (i = 0; i < n; i++) g[i] = *(const ${T} *)(ptr[0] + i * r->step[0]);
-            x = g;
+    for (row = b; row < e;) {
+        /* the block: rows whose x (and out) follow on from the first's */
+        const char *x0 = ptr[0], *o0 = ptr[o];
+        const int contiguous = r->step[0] == item && (op == 2 || ostep == item);
+        int64_t nb = 0;
+        while (row + nb < e && nb < per) {
+            if (nb > 0 && (!contiguous || ptr[0] != x0 + nb * n * item ||
+                           (op != 2 && ptr[o] != o0 + nb * n * item)))
+                break;
+            if (op >= 2) {
+                int big = 0;
+                lab[nb] = nbg_label_at(ptr[1], r->label_kind, &big);
+                if (op == 3) gzs[nb] = *(const ${T} *)ptr[3];
+            }
+            nb++;
+            nbg_rows_next(r, idx, ptr);
+            if (!contiguous) break;
+        }
+        if (contiguous) {
+            /* op 2 has one value per row, scattered to their places below */
+            nbg_softmax_block_${S}((const ${T} *)x0, op == 2 ? vals : (${T} *)o0, nb, n, op,
+                                   lab, gzs, w, v);
+        } else {
+            for (i = 0; i < n; i++) xg[i] = *(const ${T} *)(x0 + i * r->step[0]);
+            nbg_softmax_block_${S}(xg, op == 2 ? vals : og, 1, n, op, lab, gzs, w, v);
+            if (op != 2)
+                for (i = 0; i < n; i++) *(${T} *)(o0 + i * ostep) = og[i];
         }
         if (op == 2) {
-            int big = 0;
-            const int64_t label = nbg_label_at(ptr[1], r->label_kind, &big);
-            *(${T} *)ptr[2] = nbg_xent_row_${S}(x, label, buf, n);
-        } else {
-            ${T} *o = contiguous ? (${T} *)ptr[1] : buf + 2 * n;
-            if (op == 0) nbg_softmax_row_${S}(x, o, n);
-            else nbg_log_softmax_row_${S}(x, o, buf, n);
-            if (!contiguous)
-                for (i = 0; i < n; i++) *(${T} *)(ptr[1] + i * r->step[1]) = o[i];
+            /* scatter the block's values to the output (rows may not be adjacent there) */
+            int64_t q;
+            char *p2[NBG_ROWS_MAXOPS];
+            int64_t id2[NBG_MAXDIMS];
+            nbg_rows_seek(r, row, id2, p2);
+            for (q = 0; q < nb; q++) {
+                *(${T} *)p2[2] = vals[q];
+                nbg_rows_next(r, id2, p2);
+            }
         }
-        nbg_rows_next(r, idx, ptr);
+        row += nb;
     }
-    free(buf);
+    free(w);
 }
 static void nbg_softmax_task_${S}(void *c, int64_t b, int64_t e) {
     nbg_softmax_rows_${S}((nbg_rows *)c, b, e, 0);
@@ -171,5 +228,8 @@ static void nbg_log_softmax_task_${S}(void *c, int64_t b, int64_t e) {
 }
 static void nbg_xent_task_${S}(void *c, int64_t b, int64_t e) {
     nbg_softmax_rows_${S}((nbg_rows *)c, b, e, 2);
+}
+static void nbg_xent_grad_task_${S}(void *c, int64_t b, int64_t e) {
+    nbg_softmax_rows_${S}((nbg_rows *)c, b, e, 3);
 }
 #endif
