@@ -28,7 +28,7 @@ SANITIZE_CFG := $(wildcard notebooks/sanitize.cfg)
 PYTEST_ARGS  ?=
 LAB_ARGS     ?=
 
-.PHONY: setup system-deps bytecode test lab bench clean
+.PHONY: setup system-deps bytecode test lab bench bench-dask clean
 
 setup: system-deps $(STAMP)
 
@@ -118,6 +118,12 @@ bench: setup $(BENCH_STAMP) bytecode
 	else \
 	    echo "==> no bench/ directory: nothing to run"; \
 	fi
+
+# the Dask linker's rows (issue 18: gigabytes per row, 1 and 2 worker processes) and
+# its out-of-core test (workers with 1 GB limits), both too long for bench/test
+bench-dask: setup $(BENCH_STAMP) bytecode
+	NBGRAPH_BENCH_DASK=1 $(VPY) -m bench -k dask
+	NBGRAPH_SLOW_TESTS=1 $(VPY) -m pytest -q tests/linkers/dask/test_out_of_core.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis

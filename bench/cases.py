@@ -352,3 +352,7 @@ CASES += c_layer.cases()
 from bench import nnet_cases  # noqa: E402  (softmax and training steps, issue 13)
 
 CASES += nnet_cases.cases()
+
+from bench import dask_cases  # noqa: E402  (the Dask linker's rows, issue 18; opt-in)
+
+CASES += dask_cases.cases()

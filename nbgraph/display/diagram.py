@@ -80,6 +80,10 @@ COLORS = {
     # linker of a compiled Function's nodes
     "c": "#fdd49e",
     "py": "#c6dbef",
+    # the Dask linker's kinds (DaskFunction.program.kinds)
+    "chunked": "#fdae6b",
+    "dask": "#c7e9c0",
+    "driver": "#e5e5e5",
     # structure style (the seed's picture)
     "s_apply": "#9ecae1",
     "s_apply_border": "#08519c",
@@ -92,7 +96,8 @@ COLORS = {
 }
 
 #: Legend text of each linker kind found in ``Function.program.kinds``.
-LINKER_NAMES = {"c": "C", "py": "Python"}
+LINKER_NAMES = {"c": "C", "py": "Python", "chunked": "C kernel per chunk",
+                "dask": "dask.array", "driver": "driver"}
 
 _FONT = "Helvetica"
 _WRAP = 32          # characters per line of an Op label

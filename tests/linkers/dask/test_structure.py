@@ -130,3 +130,12 @@ def test_diagram_kinds_mark_chunked_kernels(dk):
     kinds = dict(zip(f.program.nodes, f.program.kinds))
     assert "chunked" in kinds.values() and "dask" in kinds.values()
     assert "<DaskFunction" in repr(f)
+
+
+def test_diagrams_colour_chunked_kernel_nodes_with_a_legend(dk):
+    from nbgraph.display.diagram import diagram
+
+    x = nt.dmatrix("x")
+    f = nbgraph.function([x], (nt.exp(x) * x.T).sum(axis=0), linker=dk.sync(3))
+    source = diagram(f, style="compact").source
+    assert "C kernel per chunk (1 node)" in source and "dask.array (1 node)" in source
