@@ -33,6 +33,9 @@ from nbgraph.tensor.extra_ops import *  # noqa: F403  (argmax, any, var, cumsum,
 from nbgraph.tensor.shape_ops import *  # noqa: F403  (flatten, squeeze, tile, split, ...)
 from nbgraph.tensor.sorting import *  # noqa: F403  (sort, argsort)
 from nbgraph.tensor.complex_ops import real, imag, conj, conjugate, angle
+from nbgraph.tensor.scalar_tensor import (
+    ScalarFromTensor, ScalarReduce, TensorFromScalar, reduce, scalar_from_tensor, tensor_from_scalar,
+)
 from nbgraph.tensor.nnet import (  # nt.softmax, ...; also nt.nnet.*
     binary_crossentropy, categorical_crossentropy, elu, gelu, log_softmax, logsumexp, one_hot,
     relu, softmax, softmax_crossentropy, softsign,
@@ -105,3 +108,5 @@ __all__ += _ufuncs.__all__
 __all__ += ["nnet", "softmax", "log_softmax", "logsumexp", "relu", "elu", "gelu", "softsign",
             "binary_crossentropy", "categorical_crossentropy", "one_hot", "softmax_crossentropy"]
 __all__ += ["real", "imag", "conj", "conjugate", "angle"]
+__all__ += ["reduce", "ScalarReduce", "TensorFromScalar", "ScalarFromTensor", "tensor_from_scalar",
+            "scalar_from_tensor"]

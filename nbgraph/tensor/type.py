@@ -124,6 +124,9 @@ class TensorType(TensorTypeC, Type):
                 out.append(1 if s else None)
             elif isinstance(s, (int, np.integer)) and s >= 0:
                 out.append(int(s))
+            elif isinstance(s, (int, np.integer)):  # a wrong value, not a wrong type
+                raise ValueError("shape entry %d must be a non-negative int or None, got %r"
+                                 % (i, s))
             else:
                 raise TypeError("shape entry %d must be a non-negative int or None, got %r"
                                 % (i, s))

@@ -372,17 +372,30 @@ def constant(value, name=None, dtype=None, ndim=None):
     return TensorConstant(TensorType(arr.dtype, arr.shape), arr, name=name, weak=weak)
 
 
-def as_tensor_variable(x, name=None, ndim=None):
+def as_tensor_variable(x, name=None, ndim=None, dtype=None):
     """``x`` as a tensor Variable: Variables pass, numbers and arrays become constants.
 
+    ``ndim``: a Variable of fewer dimensions gains leading broadcastable ones,
+    one of more loses leading dimensions of static size 1 (others: ValueError);
+    a value is shaped the same way.  ``dtype``: a value becomes a constant of
+    that dtype; a Variable of another dtype is refused (TypeError naming both:
+    cast it explicitly).  A scalar Variable (ScalarType) becomes a 0-d tensor.
     A Type (rather than a Variable of it) or a non-numeric object raises a
     TypeError saying what was expected.
     """
+    if isinstance(x, Variable) and not isinstance(x.type, TensorType) and \
+            type(x.type).__name__ == "ScalarType":
+        from nbgraph.tensor.scalar_tensor import tensor_from_scalar
+
+        x = tensor_from_scalar(x)
     if isinstance(x, Variable):
         if not isinstance(x.type, TensorType):
             raise TypeError("expected a tensor Variable, got %r of type %r" % (x, x.type))
+        if dtype is not None and x.dtype != normalize_dtype(dtype):
+            raise TypeError("as_tensor_variable: %r has dtype %s, not %s; cast it explicitly"
+                            % (x, x.dtype, normalize_dtype(dtype)))
         if ndim is not None and x.ndim != ndim:
-            raise ValueError("expected %d dimensions, %r has %d" % (ndim, x, x.ndim))
+            return _to_ndim(x, ndim)
         return x
     if isinstance(x, TensorType) or hasattr(x, "make_variable"):
         raise TypeError("expected a Variable or a value, got the Type %r; call it to make a "
@@ -390,8 +403,28 @@ def as_tensor_variable(x, name=None, ndim=None):
     if isinstance(x, (list, tuple)) and any(isinstance(e, Variable) for e in x):
         from nbgraph.tensor.basic import stack
 
-        return stack(list(x))
-    return constant(x, name=name, ndim=ndim)
+        out = stack(list(x))
+        return out if ndim is None and dtype is None else as_tensor_variable(out, ndim=ndim,
+                                                                             dtype=dtype)
+    if ndim is not None and np.ndim(x) > ndim:
+        arr = np.asarray(x)
+        extra = arr.ndim - ndim
+        if any(s != 1 for s in arr.shape[:extra]):
+            raise ValueError("as_tensor_variable: a value of shape %s cannot have %d "
+                             "dimensions" % (arr.shape, ndim))
+        x = arr.reshape(arr.shape[extra:])
+    return constant(x, name=name, ndim=ndim, dtype=dtype)
+
+
+def _to_ndim(x, ndim):
+    """``x`` with leading size-1 dimensions added or (when statically 1) removed."""
+    if x.ndim < ndim:
+        return x.dimshuffle(*(("x",) * (ndim - x.ndim) + tuple(range(x.ndim))))
+    extra = x.ndim - ndim
+    if any(s != 1 for s in x.type.shape[:extra]):
+        raise ValueError("as_tensor_variable: %r of type %r cannot have %d dimensions (its "
+                         "leading dimensions are not statically 1)" % (x, x.type, ndim))
+    return x.dimshuffle(*range(extra, x.ndim))
 
 
 def _is_dtype_name(value):

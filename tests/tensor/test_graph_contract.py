@@ -376,3 +376,90 @@ def test_grad_reaches_the_users_own_weak_constant_after_promotion(other_dtype):
         f = ng.function([y], z, linker=linker, rewrite=None)
         np.testing.assert_array_equal(f(yv), yv + 2.0)
         assert f(yv).dtype == other_dtype
+
+
+@pytest.mark.parametrize("name, axis, keepdims", [
+    ("logaddexp", 1, False), ("hypot", None, True), ("or_", 0, False),
+    ("add", (0, 1), False), ("maximum", 0, True)])
+@pytest.mark.parametrize("linker", ["py", "debug"])
+def test_reduce_folds_any_binary_scalar_op_like_numpys_ufunc_reduce(name, axis, keepdims, linker):
+    # item 13: a generic reduction; add/maximum become the built-in Sum/Max
+    from nbgraph.tensor import scalar as ps
+
+    dtype = "int32" if name == "or_" else "float64"
+    x = nt.tensor(dtype, (None, None), "x")
+    value = (np.arange(12).reshape(3, 4) * 1.5 - 4).astype(dtype)
+    out = nt.reduce(getattr(ps, name), x, axis, keepdims=keepdims)
+    ufunc = np.bitwise_or if name == "or_" else getattr(np, name)
+    expected = ufunc.reduce(value, axis=axis, keepdims=keepdims)
+    got = ng.function([x], out, linker=linker)(value)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+    if name in ("add", "maximum"):
+        assert type(out.owner.op).__name__ in ("Reduce", "DimShuffle")
+
+
+def test_reduce_of_an_op_without_a_ufunc_folds_left_and_refuses_empty_input():
+    from nbgraph.tensor import scalar as ps
+
+    x = nt.dvector("x")
+    class Average(ps.ScalarOp):  # a user's op: no ufunc, folded left
+        nin = 2
+
+        def impl(self, a, b):
+            return (a + b) / 2
+
+        nfunc = staticmethod(lambda a, b, out=None: (np.asarray(a) + b) / 2)
+
+    out = nt.reduce(Average(), x)
+    assert float(out.eval({x: np.array([4.0, 2.0, 0.0])})) == 1.5
+    with pytest.raises(ValueError, match="no identity"):
+        ng.function([x], out, linker="py")(np.zeros(0))
+    with pytest.raises(np.exceptions.AxisError):
+        nt.reduce(ps.logaddexp, x, axis=1)
+
+
+def test_scalar_and_tensor_convert_both_ways():
+    # item 13: a scalar-to-tensor Op (and back), used by as_tensor_variable
+    from nbgraph.tensor import scalar as ps
+
+    s = ps.float32("s")
+    t = nt.as_tensor_variable(s)
+    assert isinstance(t.owner.op, nt.TensorFromScalar) and t.type == nt.TensorType("float32", ())
+    assert float((t * 2).eval({s: np.float32(1.5)})) == 3.0
+    back = nt.scalar_from_tensor(t * 2)
+    assert back.type == ps.float32
+    assert float(ng.grad(t * 3, s).eval()) == 3.0
+    with pytest.raises(TypeError, match="0-d"):
+        nt.scalar_from_tensor(nt.dvector("v"))
+
+
+def test_as_tensor_variable_takes_ndim_and_dtype():
+    # item 13: ndim pads or squeezes leading size-1 dimensions, dtype makes constants
+    x = nt.dvector("x")
+    assert nt.as_tensor_variable(x, ndim=3).type.shape == (1, 1, None)
+    assert nt.as_tensor_variable(nt.tensor("float64", (1, None)), ndim=1).type.shape == (None,)
+    assert nt.as_tensor_variable([1, 2], dtype="float32").type == nt.TensorType("float32", (2,))
+    assert nt.as_tensor_variable(np.ones((1, 3)), ndim=1).type.shape == (3,)
+    with pytest.raises(TypeError, match="float64, not float32"):
+        nt.as_tensor_variable(x, dtype="float32")
+    with pytest.raises(ValueError):
+        nt.as_tensor_variable(nt.dmatrix("m"), ndim=1)
+    with pytest.raises(ValueError):
+        nt.as_tensor_variable(np.ones((2, 3)), ndim=1)
+
+
+@pytest.mark.parametrize("build, error", [
+    (lambda: nt.sum(nt.dmatrix("m"), axis=2), np.exceptions.AxisError),
+    (lambda: nt.max(nt.dvector("v"), axis=-2), np.exceptions.AxisError),
+    (lambda: nt.mean(nt.dvector("v"), axis=(0, 0)), ValueError),
+    (lambda: nt.exp("abc"), TypeError),
+    (lambda: nt.dvector("v") + nt.bmatrix("m").dimshuffle(0, 1, 2), ValueError),
+    (lambda: nt.sum(nt.dvector("v"), axis=1.5), TypeError),
+    (lambda: nt.dvector("v").reshape((2, "a")), TypeError),
+    (lambda: nt.tensor("float64", (-1,)), ValueError),
+])
+def test_exception_classes_follow_numpy_and_theano(build, error):
+    # item 15: TypeError for a wrong type, ValueError for a wrong value, AxisError for an axis
+    with pytest.raises(error):
+        build()

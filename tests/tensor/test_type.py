@@ -101,7 +101,8 @@ class TestConstruction:
 
     @pytest.mark.parametrize("entry", [-1, 2.0, "3", object(), [2]])
     def test_bad_shape_entry_is_named(self, entry):
-        with pytest.raises(TypeError) as info:
+        # a negative size is a wrong value (ValueError), the others wrong types (issue 21, 15)
+        with pytest.raises(ValueError if entry == -1 else TypeError) as info:
             TensorType("float64", (3, entry))
         text = str(info.value)
         assert "entry 1" in text
