@@ -141,12 +141,19 @@ def test_a_read_only_cache_directory_falls_back_with_one_warning(lab, missing):
     try:
         before = sorted(os.listdir(d)) if d.exists() else None
         k = 1.0 + (7 + missing) / 1024
-        out = lab.run(lab.graph_code([k, k + 1]), d, permissions_apply=True)
+        systmp = lab.tmp / "systmp"  # the child's temporary directory, with the leftover
+        systmp.mkdir(mode=0o700)     # of a private build whose process was killed
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        (systmp / ("nbgraph-build-%d-leftover" % dead.pid)).mkdir()
+        out = lab.run(lab.graph_code([k, k + 1]), d, permissions_apply=True,
+                      env={"TMPDIR": str(systmp)})
         assert out["result"] == [lab.expected(k), lab.expected(k + 1)]
         assert len(out["warnings"]) == 1, out["warnings"]
         warning = out["warnings"][0]
         assert str(d) in warning and "cannot be written" in warning, warning
         assert out["stats"]["compiles"] == 2
+        assert os.listdir(systmp) == []  # private builds removed, the leftover swept
         if missing:
             assert not d.exists()
         else:

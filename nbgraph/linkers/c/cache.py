@@ -255,6 +255,7 @@ class ModuleCache:
         self._building = {}
         self._unwritable = None  # why the directory cannot be written, once known
         self._warned = False
+        self._swept = False  # the system's temporary directory, of dead private builds
 
     # -- the directory ----------------------------------------------------
     def ensure_directory(self):
@@ -595,8 +596,14 @@ class ModuleCache:
     def _private_workdir(self, why):
         """A private build directory outside the cache directory (the system's
         temporary directory); ``why`` the cache directory could not be used."""
+        where = tempfile.gettempdir()
+        if not self._swept:  # leftovers of killed private builds, once per process
+            self._swept = True
+            cache_limit.remove_stale_temporaries(where,
+                                                 prefixes=(cache_limit.PRIVATE_BUILD_PREFIX,))
         try:
-            return tempfile.mkdtemp(prefix="nbgraph-build-%d-" % os.getpid())
+            return tempfile.mkdtemp(prefix="%s%d-" % (cache_limit.PRIVATE_BUILD_PREFIX,
+                                                      os.getpid()), dir=where)
         except OSError as exc:
             raise CacheWriteError(
                 exc.errno, "nbgraph cannot build a C module: the cache directory %s cannot be "

@@ -21,7 +21,10 @@ session grows the cache for ever.  The rules:
   (another process may have just published it to use it);
 * **leftovers of killed builds** (``.build-<pid>-*`` directories and
   ``.tmp-<pid>-*`` files whose process is gone, or older than
-  :data:`STALE_AFTER` seconds) are removed by the same pass.
+  :data:`STALE_AFTER` seconds) are removed by the same pass; so are the
+  ``nbgraph-build-<pid>-*`` directories of dead processes' private builds in
+  the system's temporary directory, when a process falls back to one (see
+  :mod:`~nbgraph.linkers.c.cache`).
 
 ``limit`` 0 means no limit (as ccache's ``max_size = 0``).
 """
@@ -33,7 +36,7 @@ import shutil
 import time
 
 __all__ = ["mark_used", "limit_bytes", "usage", "prune", "remove_stale_temporaries",
-           "LOW_WATER", "MIN_AGE", "STALE_AFTER"]
+           "LOW_WATER", "MIN_AGE", "STALE_AFTER", "TEMPORARY_PREFIXES", "PRIVATE_BUILD_PREFIX"]
 
 #: After pruning, the directory holds at most this share of the limit.
 LOW_WATER = 0.9
@@ -120,9 +123,19 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temporaries(directory: str, now: float | None = None) -> int:
-    """Remove ``.build-<pid>-*`` / ``.tmp-<pid>-*`` left by dead processes (or older
-    than :data:`STALE_AFTER`); returns how many were removed."""
+#: Names of temporaries: ``<prefix><pid>-<random>``.
+TEMPORARY_PREFIXES = (".build-", ".tmp-")
+
+#: Private builds outside the cache (when it cannot be written), in the system's
+#: temporary directory.
+PRIVATE_BUILD_PREFIX = "nbgraph-build-"
+
+
+def remove_stale_temporaries(directory: str, now: float | None = None,
+                             prefixes: tuple[str, ...] = TEMPORARY_PREFIXES) -> int:
+    """Remove ``.build-<pid>-*`` / ``.tmp-<pid>-*`` (names starting with one of
+    ``prefixes``) left by dead processes, or older than :data:`STALE_AFTER`;
+    only this user's.  Returns how many were removed."""
     now = time.time() if now is None else now
     removed = 0
     try:
@@ -130,18 +143,21 @@ def remove_stale_temporaries(directory: str, now: float | None = None) -> int:
     except OSError:
         return 0
     for name in names:
-        if not name.startswith((".build-", ".tmp-")):
+        prefix = next((p for p in prefixes if name.startswith(p)), None)
+        if prefix is None:
             continue
         path = os.path.join(directory, name)
-        parts = name.split("-")
         try:
-            pid = int(parts[1])
-        except (IndexError, ValueError):
+            pid = int(name[len(prefix):].split("-")[0])
+        except ValueError:
             pid = None  # an older naming: judged by age only
         try:
-            age = now - os.lstat(path).st_mtime
+            st = os.lstat(path)
         except OSError:
             continue
+        if st.st_uid != os.getuid():
+            continue  # another user's (a shared temporary directory)
+        age = now - st.st_mtime
         if pid == os.getpid() and age < STALE_AFTER:
             continue  # this process's own build in progress
         if (pid is not None and not _pid_alive(pid)) or age > STALE_AFTER:
