@@ -1,8 +1,9 @@
 """Processes killed, racing and clearing the cache: real processes, a real compiler.
 
 Each test has a cache directory of its own and a module no cache has; the
-children stop at the compiler wrapper's gate (see conftest.py), so a kill or a
-``cache clear`` lands inside the compile every time, without sleeps.
+children stop at the compiler wrapper's gate (see conftest.py), or right after
+publishing a sidecar, so a kill or a ``cache clear`` lands at a known point of the
+build every time, without sleeps.
 """
 
 import os
@@ -10,6 +11,21 @@ import os
 import pytest
 
 pytestmark = pytest.mark.needs_cc
+
+
+#: Child code: stop for good right after publishing a module's sidecar (before its library)
+_STOP_AFTER_SIDECAR = """
+import os, time
+_rename = os.rename
+def rename(src, dst):
+    _rename(src, dst)
+    name = os.path.basename(str(dst))
+    if name.endswith(".meta") and not name.startswith(("runtime-", "nbg-fastcall-")):
+        with open(os.environ["NBG_PUBLISH_GATE"] + ".waiting", "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(600)
+os.rename = rename
+"""
 
 
 def test_processes_killed_mid_compile_leave_nothing_loadable_and_the_next_one_recovers(lab):
@@ -20,19 +36,25 @@ def test_processes_killed_mid_compile_leave_nothing_loadable_and_the_next_one_re
     half_written = lab.spawn(code, d, gate="partial")  # killed with half a library written
     orphaning = lab.spawn(code, d, gate="before")  # killed; its compiler finishes afterwards
     compiler_pids = [c.wait_at_gate() for c in (in_compiler, half_written, orphaning)]
-    assert len(lab.temporaries(d)) == 3  # one private build directory each
+    publish_gate = str(lab.tmp / "publish")
+    publishing = lab.spawn(lab.graph_code(k, before=_STOP_AFTER_SIDECAR), d,
+                           env={"NBG_PUBLISH_GATE": publish_gate})
+    publishing.gate = publish_gate  # killed between publishing the sidecar and the library
+    publishing.wait_at_gate()
+    assert len(lab.temporaries(d)) == 4  # one private build directory each
     in_compiler.kill()
     half_written.kill()
+    publishing.kill()
     orphaning.kill(group=False)
     orphaning.release()
     lab.process_gone(compiler_pids[2])  # its compiler wrote a whole library, to no one
 
-    assert lab.modules(d) == []  # nothing was published
+    assert lab.modules(d) == []  # no library was published (one sidecar was)
     partial = [os.path.join(d, t, n) for t in lab.temporaries(d)
                for n in os.listdir(d / t) if n.endswith(".so")]
     assert partial, "the killed builds should have left libraries in their build directories"
     info = lab.cli(d, "info")
-    assert info.returncode == 0 and "leftover temporaries: 3" in info.stdout, info.stdout
+    assert info.returncode == 0 and "leftover temporaries: 4" in info.stdout, info.stdout
 
     after = lab.run(code, d)
     assert after["result"] == lab.expected(k)
