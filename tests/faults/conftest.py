@@ -207,7 +207,8 @@ class FaultLab:
         """Start ``python -c code`` with ``cache`` as its cache directory, in a new
         session (so its whole process group can be killed).  ``gate``: the wrapper's
         mode ("before", "partial"); ``permissions_apply``: a child of root runs
-        without the capabilities that let root ignore file permissions."""
+        without the capabilities that let root ignore file permissions (other
+        users' children are subject to them anyway)."""
         extra = dict(env or {})
         gate_prefix = None
         if gate is not None:
@@ -216,7 +217,8 @@ class FaultLab:
         popen = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, cwd=str(REPO),
                                  env=self.env(cache, **extra), start_new_session=True,
-                                 preexec_fn=_drop_root_powers if permissions_apply else None)
+                                 preexec_fn=_drop_root_powers
+                                 if permissions_apply and os.geteuid() == 0 else None)
         return Child(popen, gate_prefix)
 
     def run(self, code: str, cache: Path, **kw) -> dict:
