@@ -60,6 +60,8 @@ import threading
 import warnings
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
 
 from nbgraph.linkers.c import cache_limit
 from nbgraph.linkers.c import compiler as _compiler
@@ -173,7 +175,7 @@ _NO_ROOM_TEXTS = tuple(os.strerror(e) for e in sorted(_NO_ROOM | {errno.EROFS}))
     "File size limit exceeded", "SIGXFSZ")
 
 
-def write_problem(exc, workdir=None):
+def write_problem(exc: BaseException, workdir: str | None = None) -> str | None:
     """A short text when ``exc`` means "a file could not be written here" (no room,
     a file-size limit, a read-only or forbidden directory), else None; ``workdir``:
     where a compiler that failed so was writing."""
@@ -258,7 +260,7 @@ class ModuleCache:
         self._swept = False  # the system's temporary directory, of dead private builds
 
     # -- the directory ----------------------------------------------------
-    def ensure_directory(self):
+    def ensure_directory(self) -> str | None:
         """Create the directory (0700) if needed and check that it is private.
 
         Returns the directory, or None when it does not exist and cannot be
@@ -532,7 +534,9 @@ class ModuleCache:
             found.path = path
         return found
 
-    def build_and_publish(self, so_path, meta_path, compile_into, load, record):
+    def build_and_publish(self, so_path: str, meta_path: str,
+                          compile_into: Callable[[str], str], load: Callable[[str], Any],
+                          record: dict) -> tuple[Any, str]:
         """Build a library, load it, and publish it as ``so_path`` with its sidecar.
 
         ``compile_into(workdir)`` writes the library into the empty private

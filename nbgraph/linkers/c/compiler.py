@@ -338,7 +338,7 @@ def build_library(info, source, src_path, out_path, extra_flags=()):
     return out_path
 
 
-def _status_text(returncode):
+def _status_text(returncode: int) -> str:
     """ "exit status 1", or "killed by signal SIGXFSZ (File size limit exceeded)"."""
     if returncode >= 0:
         return "exit status %d" % returncode
