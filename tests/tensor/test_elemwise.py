@@ -13,6 +13,7 @@ import nbgraph
 import nbgraph.tensor as nt
 from nbgraph.tensor.basic import shape_i
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise, SumToShape, broadcast_shapes
+from ulps import assert_ulp_close
 
 
 def compile_(inputs, outputs):
@@ -594,6 +595,30 @@ def test_sum_to_shape_undoes_broadcasting_at_run_time():
     np.testing.assert_array_equal(f(a, np.ones((2, 3))), a)
     with pytest.raises(ValueError, match="Apply node"):
         f(a, np.ones((3, 3)))
+
+
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("linker", ["c", "cvm", "debug"])
+def test_sum_to_shape_in_c_sums_or_passes_the_gradient_through(linker):
+    # nothing to sum: the C kernel's output is its input (the view_map allows it)
+    g, like = nt.dmatrix("g"), nt.dmatrix("like")
+    f = nbgraph.function([g, like], SumToShape()(g * 3.0, like) * 2.0, linker=linker)
+    a = np.arange(6.0).reshape(2, 3) / 7
+    for target in [(2, 3), (1, 3), (2, 1), (1, 1), (2, 3)]:
+        want = 2.0 * (a * 3.0).sum(axis=tuple(i for i, s in enumerate(target) if s == 1),
+                                   keepdims=True)
+        np.testing.assert_array_equal(f(a, np.ones(target)), want)
+    with pytest.raises(ValueError):
+        f(a, np.ones((3, 3)))
+    # the gradient of a broadcasting add, equal run-time shapes and a broadcast row
+    x, y = nt.dmatrix("x"), nt.dmatrix("y")
+    grads = nbgraph.grad((nt.tanh(x + y) ** 2).sum(), [x, y])
+    fg = nbgraph.function([x, y], grads, linker=linker)
+    fp = nbgraph.function([x, y], grads, linker="py")
+    for b in (a[::-1].copy(), a[:1].copy()):
+        for got, want in zip(fg(a, b), fp(a, b), strict=True):
+            assert got.shape == want.shape
+            assert_ulp_close(got, want)  # (C's tanh against NumPy's)
 
 
 def test_sum_to_shape_infer_shape_and_static_type():

@@ -271,12 +271,17 @@ class SumToShapeC(CLinkerOp):
         return node.inputs[0].type.ndim <= 32
 
     def c_code_cache_version(self):
-        return (2,)
+        return (3,)
 
     def c_prepare_outputs(self, node, inputs):
+        """A new array of the target shape; ``g`` itself when nothing is summed (the
+        Op's view_map allows it, as ``perform`` does; the kernel then does nothing)."""
         g = inputs[0]
         target = self.target_shape(inputs)
-        if g.ndim != len(target) or any(a != b and b != 1 for a, b in zip(g.shape, target)):
+        if g.shape == target:
+            return [g]
+        if g.ndim != len(target) or any(a != b and b != 1
+                                        for a, b in zip(g.shape, target, strict=True)):
             raise ValueError("SumToShape: gradient of shape %s cannot be reduced to shape %s" % (
                 g.shape, target))
         return [np.empty(target, node.outputs[0].type.numpy_dtype)]
@@ -292,7 +297,8 @@ class SumToShapeC(CLinkerOp):
         if nd == 0:
             return "*%s = *%s;" % (oname, gname)
         add = lambda a, b: _combine("sum", dtype, a, b)  # noqa: E731
-        return """{
+        # (the output is the input itself when nothing is summed: nothing to do)
+        return """if ((const void *)%(o)s != (const void *)%(g)s) {
 const int64_t *const nbg_dl[2] = {%(g)s_dims, %(o)s_dims};
 const int64_t *const nbg_sl[2] = {%(g)s_strides, %(o)s_strides};
 const int64_t nbg_items[2] = {sizeof(%(t)s), sizeof(%(t)s)};
