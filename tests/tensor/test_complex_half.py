@@ -239,3 +239,20 @@ def test_a_python_fallback_node_shows_in_kinds_profile_and_diagram():
     from nbgraph.display.diagram import diagram
 
     assert "Python" in diagram(f).source
+
+
+@pytest.mark.parametrize("linker", ["cvm", "debug"])
+def test_fused_loops_with_complex_or_float16_intermediates_stay_right(linker):
+    # real inputs and outputs, complex or float16 values inside one fused Composite
+    x = nt.dvector("x")
+    f32 = nt.fvector("f")
+    xv = np.array([1.0, 2.0, -0.5])
+    fv = np.array([1.1, 2.3, -0.7], dtype="float32")
+    f = ng.function([x, f32], [nt.real(nt.exp(x * 1j)) * 2, nt.abs(x * (1 + 2j) + 1j) * 2,
+                               nt.cast(nt.cast(f32, "float16") * 3 + 1, "float32") * 2],
+                    linker=linker)
+    got = f(xv, fv)
+    np.testing.assert_allclose(got[0], np.exp(xv * 1j).real * 2, rtol=1e-13)
+    np.testing.assert_allclose(got[1], np.abs(xv * (1 + 2j) + 1j) * 2, rtol=1e-13)
+    want = (fv.astype("float16") * np.float16(3) + np.float16(1)).astype("float32") * 2
+    np.testing.assert_array_equal(got[2], want)

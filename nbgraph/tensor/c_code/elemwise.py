@@ -30,6 +30,7 @@ __all__ = ["ElemwiseC", "ScalarKernelC", "LoopInput", "broadcast_loop", "scalar_
            "scalar_node", "c_str"]
 
 MAXDIMS = 32
+_RESTRICTED = ("float16", "complex64", "complex128")
 
 
 class LoopInput:
@@ -145,7 +146,14 @@ class ScalarKernelC(CLinkerOp):
         except (TypeError, ValueError):
             return False
         try:
-            return bool(self.scalar_op.has_c_code(snode))
+            if not self.scalar_op.has_c_code(snode):
+                return False
+            # float16/complex values inside (a Composite's intermediates too) need C
+            # written for them, whatever the node's own operands are
+            inner = [snode] + list(getattr(self.scalar_op, "_order", ()))
+            if any(v.type.dtype in _RESTRICTED for n in inner for v in n.inputs + n.outputs):
+                return bool(self.scalar_op.c_handles_restricted(snode))
+            return True
         except Exception:
             return False
 
@@ -162,8 +170,9 @@ class ScalarKernelC(CLinkerOp):
             code = self.scalar_op.c_support_code(scalar_node(self, node) if node else None)
         except TypeError:
             code = self.scalar_op.c_support_code()
+        inner = [n for n in getattr(self.scalar_op, "_order", ())]  # a Composite's nodes
         if node is not None and any(v.type.dtype in ("complex64", "complex128")
-                                    for v in node.inputs + node.outputs):
+                                    for n in [node] + inner for v in n.inputs + n.outputs):
             from nbgraph.tensor.scalar_complex import COMPLEX_SUPPORT
 
             code = COMPLEX_SUPPORT + (code or "")
