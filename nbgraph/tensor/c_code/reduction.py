@@ -218,6 +218,11 @@ class FusedReduceC(ScalarKernelC):
     """The C side of FusedReduce: the reduction loop with the scalar op's C code
     inlined as the element value."""
 
+    def c_handles_restricted(self, node):
+        """No: its accumulation loops are written for the real dtypes (float16 and
+        complex reductions run in Python)."""
+        return False
+
     def with_scalar_op(self, scalar_op):
         return type(self)(self.kind, self.axis, scalar_op)
 
