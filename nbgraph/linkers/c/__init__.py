@@ -198,7 +198,14 @@ or two).  ``linker="c"`` and ``"debug"`` always compile before returning;
 import threading
 import warnings
 
-from nbgraph.linkers.c.cache import CacheSecurityError, cache_info, clear_cache, get_cache
+from nbgraph.linkers.c.cache import (
+    CacheSecurityError,
+    CacheUnwritableWarning,
+    CacheWriteError,
+    cache_info,
+    clear_cache,
+    get_cache,
+)
 from nbgraph.linkers.c.compiler import (
     ABI_VERSION,
     CompileError,
@@ -208,7 +215,8 @@ from nbgraph.linkers.c.compiler import (
 from nbgraph.linkers.c.linker import CLinker, CLinkerRefusal, c_capable
 
 __all__ = ["default_linker", "make_linker", "compiler_works", "CLinker", "CLinkerRefusal",
-           "CompileError", "CompilerUnavailable", "CacheSecurityError", "ABI_VERSION",
+           "CompileError", "CompilerUnavailable", "CacheSecurityError", "CacheWriteError",
+           "CacheUnwritableWarning", "ABI_VERSION",
            "cache_info", "clear_cache", "c_capable"]
 
 _default = None
