@@ -205,6 +205,26 @@ class _TensorOperators(TensorMethods):
         """The values cast to ``dtype``."""
         return _m().cast(self, dtype)
 
+    @property
+    def real(self):
+        """The real part (NumPy's ``.real``)."""
+        from nbgraph.tensor.complex_ops import real
+
+        return real(self)
+
+    @property
+    def imag(self):
+        """The imaginary part (NumPy's ``.imag``)."""
+        from nbgraph.tensor.complex_ops import imag
+
+        return imag(self)
+
+    def conj(self):
+        """The complex conjugate (NumPy's ``.conj()``)."""
+        from nbgraph.tensor.complex_ops import conj
+
+        return conj(self)
+
     def sum(self, axis=None, keepdims=False, dtype=None, acc_dtype=None):
         """Sum over ``axis`` (None: all); see :func:`nbgraph.tensor.math.sum`."""
         return _m().sum(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)

@@ -256,3 +256,18 @@ def test_fused_loops_with_complex_or_float16_intermediates_stay_right(linker):
     np.testing.assert_allclose(got[1], np.abs(xv * (1 + 2j) + 1j) * 2, rtol=1e-13)
     want = (fv.astype("float16") * np.float16(3) + np.float16(1)).astype("float32") * 2
     np.testing.assert_array_equal(got[2], want)
+
+
+def test_views_shapes_and_reshapes_of_complex_and_float16_run_in_c():
+    z = nt.tensor("complex64", (None, None), "z")
+    w = nt.tensor("complex64", (None,), "w")
+    h = nt.tensor("float16", (None, None), "h")
+    zv = (np.arange(6).reshape(2, 3) + 1j).astype("complex64")
+    wv = np.array([1j, 2, 3 - 1j], "complex64")
+    hv = np.ones((2, 3), "float16")
+    f = ng.function([z, w, h], [z * w, z.T.reshape((6,)) + 1j, (h * w.real).reshape((3, 2)),
+                                z.shape[0] * 2, w.conj().imag], linker="c")
+    expected = [zv * wv, zv.T.reshape(6) + 1j, (hv * wv.real).reshape(3, 2), 4, wv.conj().imag]
+    for got, want in zip(f(zv, wv, hv), expected):
+        assert got.dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(got, want)

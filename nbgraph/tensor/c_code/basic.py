@@ -45,6 +45,10 @@ def _resolve_shape(x, shape):
 class ShapeC(CLinkerOp):
     """The C side of Shape: the sizes of its input, written by C."""
 
+    def c_handles_restricted(self, node):
+        """Yes: it only moves or checks elements (float16 and complex too)."""
+        return True
+
     def c_code_cache_version(self):
         return (1,)
 
@@ -62,6 +66,10 @@ class ShapeC(CLinkerOp):
 class ShapeIC(CLinkerOp):
     """The C side of ShapeI: one size of its input."""
 
+    def c_handles_restricted(self, node):
+        """Yes: it only moves or checks elements (float16 and complex too)."""
+        return True
+
     def c_code_cache_version(self):
         return (1,)
 
@@ -71,6 +79,10 @@ class ShapeIC(CLinkerOp):
 
 class SpecifyShapeC(CLinkerOp):
     """The C side of SpecifyShape: its output is its input; the C checks the sizes."""
+
+    def c_handles_restricted(self, node):
+        """Yes: it only moves or checks elements (float16 and complex too)."""
+        return True
 
     def c_code_cache_version(self):
         return (1,)
@@ -97,6 +109,10 @@ class SpecifyShapeC(CLinkerOp):
 class DimShuffleC(CLinkerOp):
     """The C side of DimShuffle: the view is made in Python, the C checks dropped dimensions."""
 
+    def c_handles_restricted(self, node):
+        """Yes: it only moves or checks elements (float16 and complex too)."""
+        return True
+
     def c_code_cache_version(self):
         return (1,)
 
@@ -118,6 +134,10 @@ class DimShuffleC(CLinkerOp):
 
 class ReshapeC(CLinkerOp):
     """The C side of Reshape: a view when the input is contiguous, else a copy made in C."""
+
+    def c_handles_restricted(self, node):
+        """Yes: it only moves or checks elements (float16 and complex too)."""
+        return True
 
     def c_code_cache_version(self):
         return (1,)
