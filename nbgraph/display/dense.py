@@ -144,6 +144,7 @@ class DenseLayout:
         self.expanded_inner = {e for e in self.expand if isinstance(e, str)}
         self.shares = self._shares()
         self._units = {}
+        self._path_of_name = None
 
     # -- numbering ----------------------------------------------------------
     def _number(self, inputs):
@@ -473,10 +474,10 @@ class DenseLayout:
     def _backward_box(self, unit):
         from nbgraph.display.groups import GRADIENT
 
-        for path, name in self.group_names.items():
-            if name == unit:
-                return path[0] == GRADIENT
-        return False
+        if self._path_of_name is None:
+            self._path_of_name = {name: path for path, name in self.group_names.items()}
+        path = self._path_of_name.get(unit)
+        return path is not None and path[0] == GRADIENT
 
     # -- inner graphs -------------------------------------------------------
     def _expanded_inner_nodes(self, kept):

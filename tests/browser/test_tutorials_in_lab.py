@@ -64,6 +64,8 @@ def stored_outputs(path):
         for out in cell.get("outputs", []):
             outputs += 1
             data = out.get("data", {})
+            if "application/vnd.jupyter.widget-view+json" in data:
+                continue  # the live widget shows, not its text/html (it may draw inline SVG)
             html = data.get("text/html", "")
             html = "".join(html) if isinstance(html, list) else html
             if "image/svg+xml" in data or "data:image/svg+xml" in html:

@@ -182,3 +182,10 @@ def test_dprint_groups_by_scope():
     assert lines[1].endswith("@ outer") and lines[2].endswith("@ outer/inner")
     assert "Scopes:" in lines and "outer: B (1 node)" in lines
     assert "@" not in dprint_text(y + 1.0)
+
+
+@pytest.mark.needs_dot
+@pytest.mark.parametrize("style", ["compact", "structure", "dense"])
+def test_every_style_draws_on_white_so_a_dark_theme_keeps_it_readable(style):
+    svg = render_svg(nt.dvector("x") + 1.0, style=style)
+    assert re.search(r'<polygon fill="white"', svg)
