@@ -189,3 +189,15 @@ def test_dprint_groups_by_scope():
 def test_every_style_draws_on_white_so_a_dark_theme_keeps_it_readable(style):
     svg = render_svg(nt.dvector("x") + 1.0, style=style)
     assert re.search(r'<polygon fill="white"', svg)
+
+
+def test_a_scan_body_is_one_box_that_expands_into_its_inner_graph():
+    A = nt.dvector("A")
+    k = nt.iscalar("k")
+    res, _ = nbgraph.scan(lambda prior, A: prior * A, outputs_info=nt.ones_like(A),
+                          non_sequences=A, n_steps=k)
+    src = diagram(res[-1], style="dense").source
+    (name,) = [n for n, label in re.findall(r'(a\d+) \[label="([^"]*)', src) if "Scan" in label]
+    assert "inner graph" not in src
+    opened = diagram(res[-1], style="dense", expand=[name]).source
+    assert "inner graph" in opened and "%s_in0_a0" % name in opened
