@@ -454,16 +454,17 @@ class DenseLayout:
             v.owner is not None and self.unit_of(v.owner) in self._group_units
             for v in distinct)
         words = []
+        into_backward = crossing and self._backward_box(head)
         if self.values:
             words.extend(value_text(self.values[v]) for v in distinct[:2] if v in self.values)
-        elif crossing and self.show_types and self._label_crossings:
+        elif crossing and self.show_types and self._label_crossings and not into_backward:
             words.extend(type_notation(v.type) for v in distinct[:2])
         if words and len(distinct) > 2:
             words.append("+%d" % (len(distinct) - 2))
         if crossing:
             attrs["tooltip"] = _lab(*["%s: %s" % (self._out_label(v) or _safe(v),
                                                    type_notation(v.type)) for v in distinct[:8]])
-        if crossing and self.paths and self._backward_box(head):
+        if into_backward:  # what the backward pass reads: light, unlabelled
             attrs.update(color="#9e9e9e", arrowsize="0.4")
         if words:
             attrs["xlabel"] = _lab(*words)
