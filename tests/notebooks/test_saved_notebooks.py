@@ -24,6 +24,7 @@ EXPECTED = [
     "07_neural_networks.ipynb",
     "08_loops_and_randomness.ipynb",
     "09_from_theano.ipynb",
+    "10_scaling_out.ipynb",
     "11_big_graphs.ipynb",
 ]
 

@@ -1,5 +1,7 @@
 """A ``distributed.LocalCluster`` set up for nbgraph's chunk kernels."""
 
+import logging
+
 __all__ = ["local_cluster"]
 
 
@@ -9,13 +11,15 @@ def local_cluster(n_workers: int = 2, memory_limit="1GB", threads_per_worker: in
     thread each (dask already runs one task per worker thread; the kernels'
     own thread pool would only compete with it).
 
-    ``memory_limit`` is per worker.  Close it (``with local_cluster() as
+    ``memory_limit`` is per worker; logs below ERROR are silenced (spilling and
+    shutdown messages would land in notebook cells).  Close it (``with local_cluster() as
     cluster:``) when done.  Other keywords go to LocalCluster."""
     from distributed import LocalCluster
 
     env = dict(kwargs.pop("env", {}) or {})
     env.setdefault("NBGRAPH_NUM_THREADS", "1")
     kwargs.setdefault("dashboard_address", None)
+    kwargs.setdefault("silence_logs", logging.ERROR)  # no spill/shutdown chatter in cells
     return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
                         memory_limit=memory_limit, processes=processes,
                         host="127.0.0.1", env=env, **kwargs)

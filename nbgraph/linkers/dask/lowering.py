@@ -85,8 +85,8 @@ class Lowering:
     def name(self, node, position, tag=""):
         from dask.base import tokenize
 
-        return "nbg-%s%s-%s" % (type(node.op).__name__.lower(), tag,
-                                tokenize(self.salt, position, tag))
+        return "nbgraph_%s%s-%s" % (type(node.op).__name__.lower(), tag,
+                                    tokenize(self.salt, position, tag))
 
     def as_dask(self, value, dtype=None):
         """``value`` as a dask array (NumPy values chunked, LazyFull materialised)."""
@@ -216,7 +216,7 @@ class Lowering:
             dtype = out.type.numpy_dtype
             results.append(da.blockwise(kernel.output(i), ind, *args, dtype=dtype,
                                         meta=np.empty((0,) * ndim, dtype),
-                                        name=self.name(node, position, "%d" % i)))
+                                        name=self.name(node, position, "_%d" % i)))
         return results
 
     def rule_reduction(self, node, position, values, sem):
@@ -230,13 +230,13 @@ class Lowering:
         partials = da.blockwise(self.kernels[node].reducing(axes), tuple(range(ndim)), *args,
                                 dtype=dtype, meta=np.empty((0,) * ndim, dtype),
                                 adjust_chunks={a: 1 for a in axes},
-                                name=self.name(node, position, "-part"))
+                                name=self.name(node, position, "_part"))
         if not axes:
             return [partials]
         result = da.reduction(partials, _already_reduced, sem.combine, combine=sem.combine,
                               axis=axes, keepdims=False, dtype=dtype,
                               meta=np.empty((0,) * (ndim - len(axes)), dtype),
-                              name=self.name(node, position, "-merge"))
+                              name=self.name(node, position, "_merge"))
         return [result]
 
     def rule_dot(self, node, position, values, sem):

@@ -29,7 +29,11 @@ def compute_with_progress(values, scheduler=None):
         from distributed import progress
 
         futures = client.compute(list(values))
-        progress(futures)
+        bar = progress(futures)  # text: blocks until done; notebook: a widget to show
+        if bar is not None and hasattr(bar, "_ipython_display_"):
+            from IPython.display import display
+
+            display(bar)
         return client.gather(futures)
     from dask.diagnostics import ProgressBar
 
