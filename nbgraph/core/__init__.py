@@ -4,7 +4,10 @@ This package knows nothing about NumPy tensors, linkers or display.
 """
 
 from nbgraph.core.fgraph import Feature, FunctionGraph, MissingInputError, Replacement
-from nbgraph.core.gradient import DisconnectedInputError, NullGradientError, grad
+from nbgraph.core.gradient import DisconnectedInputError, NullGradientError, grad, subgraph_grad
+from nbgraph.core.gradient_types import (
+    DisconnectedType, NullType, grad_not_implemented, grad_undefined,
+)
 from nbgraph.core.graph import (
     Apply,
     Constant,
@@ -54,5 +57,6 @@ __all__ = [
     "WalkingRewriter", "ancestors", "applys_between", "clone", "clone_get_equiv",
     "clone_replace", "equal_computations", "generic", "grad", "graph_inputs", "io_toposort",
     "node_rewriter", "register_transfer", "run_node", "toposort", "transfer",
-    "variables_between",
+    "variables_between", "subgraph_grad", "DisconnectedType", "NullType", "grad_undefined",
+    "grad_not_implemented",
 ]

@@ -4,18 +4,29 @@
 cost in reverse topological order, asking each Op's ``grad`` for the
 gradients of its inputs.  The core knows nothing about tensors: the cost's
 Type makes the seed (``grad_ones_like``), absent output gradients are made by
-``grad_zeros_like`` and several contributions to one variable are added by
-``grad_sum``.  The tensor layer implements those three hooks.
+``grad_zeros_like``, several contributions to one variable are added by
+``grad_sum``, and ``grad_is_zero`` recognises a zero gradient (so that zeros
+are neither added nor propagated).  The tensor layer implements those hooks.
+
+What an Op's ``grad`` may return is described in
+:mod:`nbgraph.core.gradient_types` (a Variable, a disconnected marker or an
+undefined-gradient marker).  None is accepted from Ops outside nbgraph and
+means a zero gradient; nbgraph's own Ops never return it.
 """
 
 import warnings
 
+from nbgraph.core.gradient_types import (
+    DisconnectedGradient, DisconnectedType, NullGradient, NullType, grad_not_implemented,
+    grad_undefined, is_disconnected, null_reason,
+)
 from nbgraph.core.graph import Variable, clone_replace, graph_inputs, toposort
-from nbgraph.core.op import DisconnectedGradient, NullGradient
 from nbgraph.core.scope import label_gradient  # display labels: grad(cost, W0)
 from nbgraph.core.type import MethodNotDefined
 
-__all__ = ["grad", "Lop", "Rop", "DisconnectedInputError", "NullGradientError"]
+__all__ = ["grad", "subgraph_grad", "Lop", "Rop", "DisconnectedInputError",
+           "NullGradientError", "DisconnectedType", "NullType", "DisconnectedGradient",
+           "NullGradient", "grad_undefined", "grad_not_implemented"]
 
 
 class DisconnectedInputError(ValueError):
@@ -34,9 +45,15 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", known_g
     (no gradient flows through them).  ``disconnected_inputs`` says what to do
     when the cost does not depend on a ``wrt`` variable: "raise" (a
     DisconnectedInputError naming it), "warn" or "ignore" (zeros either way).
-    An Op's grad returning None for an input means a zero gradient (integer
-    inputs, comparisons): a ``wrt`` reached only that way gets zeros, no error;
-    returning DisconnectedGradient means the output does not depend on it.
+    A ``wrt`` the cost depends on only through zero gradients (comparisons,
+    rounding) gets zeros, no error; one it reaches only through an Op's
+    DisconnectedGradient (a shape or index argument) counts as disconnected;
+    one reached through a NullGradient raises NullGradientError.
+
+    Integer ``wrt`` variables are differentiated as if they were real (as in
+    Theano): ``grad((i * 2.5).sum(), i)`` is 2.5 everywhere, in the float
+    dtype the computation was in; an Op whose outputs are all integers passes
+    zeros back (through ``x > 0`` or ``cast(x, "int32")`` the gradient is zero).
 
     ``known_grads`` maps variables to the gradient of the cost with respect
     to them (Variables, or values their Type accepts): backpropagation starts
@@ -49,9 +66,60 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", known_g
                                     _known_gradients(known_grads), final=True), cost, wrt)
 
 
+def subgraph_grad(wrt, end, start=None, cost=None, details=False):
+    """Gradients of a part of a graph, for backpropagating it piece by piece.
+
+    Backpropagates from ``cost`` and/or from ``start`` (a dict of known
+    gradients, as ``known_grads`` of :func:`grad`) down to the variables
+    ``end`` and stops there (they are treated as constants).  Returns
+    ``(wrt_grads, end_grads)``: the gradients with respect to ``wrt`` and to
+    ``end``; passing ``dict(zip(end, end_grads))`` as the next call's
+    ``start`` continues into the graph below ``end``.  Disconnected variables
+    get zeros.  With ``details=True`` it also returns the two parts summed
+    into those results: the gradients from ``start`` and those from ``cost``
+    (lists over ``wrt + end``, None for a part not asked for).
+    """
+    wrt, end = list(wrt), list(end)
+    if start is None and cost is None:
+        raise TypeError("subgraph_grad: give a cost, start gradients, or both")
+    params = list(dict.fromkeys(wrt + end))
+    from_start = from_cost = None
+    if start is not None:
+        from_start = grad(None, params, known_grads=start, consider_constant=end,
+                          disconnected_inputs="ignore")
+    if cost is not None:
+        from_cost = grad(cost, params, consider_constant=end, disconnected_inputs="ignore")
+    parts = [p for p in (from_start, from_cost) if p is not None]
+    totals = {p: (gs[0] if len(gs) == 1 else p.type.grad_sum(list(gs)))
+              for p, gs in zip(params, zip(*parts))}
+    result = ([totals[w] for w in wrt], [totals[e] for e in end])
+    return result + (from_start, from_cost) if details else result
+
+
+# -- grad in named steps ---------------------------------------------------------------
+
+
 def _backprop(cost, wrt, consider_constant, disconnected_inputs, known, final):
     """grad's traversal; ``final``: a known gradient is not added to (grad's rule),
     else it is one more contribution (Lop's rule: an output may feed another)."""
+    wrt_list = _check_arguments(cost, wrt, disconnected_inputs, known)
+    roots = ([cost] if cost is not None else []) + list(known)
+    order = toposort(roots)
+    blocked = set(consider_constant or ())
+    connected = _connected_variables(order, wrt_list, blocked)
+    grads = _Gradients(known, final, blocked)
+    if cost is not None and cost not in known:
+        grads.add(cost, cost.type.grad_ones_like(cost))
+    _backpropagate(reversed(order), connected, grads)
+    shown = cost if cost is not None else list(known)
+    results = [_result(w, grads, shown, disconnected_inputs) for w in wrt_list]
+    if isinstance(wrt, Variable):
+        return results[0]
+    return tuple(results) if isinstance(wrt, tuple) else results
+
+
+def _check_arguments(cost, wrt, disconnected_inputs, known):
+    """``wrt`` as a list, after refusing malformed arguments with a clear error."""
     if disconnected_inputs not in ("raise", "warn", "ignore"):
         raise ValueError("disconnected_inputs must be 'raise', 'warn' or 'ignore', got %r"
                          % (disconnected_inputs,))
@@ -60,104 +128,143 @@ def _backprop(cost, wrt, consider_constant, disconnected_inputs, known, final):
     if cost is not None and not isinstance(cost, Variable):
         raise TypeError("grad: cost must be a Variable, got %s %r" % (
             type(cost).__name__, cost))
-    single = isinstance(wrt, Variable)
-    wrt_list = [wrt] if single else list(wrt)
+    wrt_list = [wrt] if isinstance(wrt, Variable) else list(wrt)
     for i, w in enumerate(wrt_list):
         if not isinstance(w, Variable):
             raise TypeError("grad: wrt[%d] must be a Variable, got %s %r" % (
                 i, type(w).__name__, w))
-    blocked = set(consider_constant or ())
-    roots = ([cost] if cost is not None else []) + list(known)
+    return wrt_list
 
-    order = toposort(roots)
-    wrt_set = set(wrt_list)
-    connected = set(wrt_set)
+
+def _connected_variables(order, wrt_list, blocked):
+    """The variables on a path from a ``wrt`` variable that goes through no
+    ``blocked`` one (a blocked ``wrt`` starts a path): the only ones whose
+    gradients are worth computing."""
+    connected = set(wrt_list)
     for node in order:
-        if any(inp in connected and inp not in blocked for inp in node.inputs):
-            connected.update(node.outputs)
+        if any(inp in connected for inp in node.inputs):
+            connected.update(out for out in node.outputs if out not in blocked)
+    return connected
 
-    contributions = {var: [g] for var, g in known.items()}
-    if cost is not None and cost not in known:
-        contributions[cost] = [cost.type.grad_ones_like(cost)]
-    nulls = {}
-    # variables the cost depends on but whose gradient is zero: an Op returned
-    # None for them (integer values, comparisons), or for all of their uses
-    zeros = set()
-    for node in reversed(order):
-        null_outputs = [nulls[out] for out in node.outputs if out in nulls]
-        wanted = [inp in connected and inp not in blocked for inp in node.inputs]
-        if not null_outputs and not any(out in contributions for out in node.outputs):
-            if any(out in zeros for out in node.outputs):
-                zeros.update(inp for inp, want in zip(node.inputs, wanted) if want)
-            continue
-        if not any(wanted):
-            continue
-        if null_outputs:
-            # an undefined gradient flowing into a node leaves the gradients
-            # of its inputs undefined too (whatever other paths contribute)
-            for inp, want in zip(node.inputs, wanted):
-                if want:
-                    nulls.setdefault(inp, null_outputs[0])
-            continue
-        output_grads = [_total(out, contributions) for out in node.outputs]
-        try:
-            input_grads = node.op.grad(list(node.inputs), output_grads)
-        except MethodNotDefined as exc:
-            raise NotImplementedError(
-                "cannot differentiate through %s: the Op %s does not implement grad()"
-                % (node, node.op)) from exc
-        input_grads = list(input_grads) if input_grads is not None else []
-        if len(input_grads) != len(node.inputs):
-            raise ValueError("%s.grad returned %d gradients for %d inputs" % (
-                node.op, len(input_grads), len(node.inputs)))
-        for inp, g, want in zip(node.inputs, input_grads, wanted):
-            if not want or isinstance(g, DisconnectedGradient):
+
+def _backpropagate(nodes, connected, grads):
+    """The reverse-mode loop: each node, outputs before inputs, turns the gradients
+    of its outputs into gradients of its inputs (the chain rule)."""
+    for node in nodes:
+        inputs = [inp for inp in node.inputs if inp in connected]
+        if inputs and grads.reaches(node, inputs):
+            grads.add_from(node, _op_grad(node, grads.output_grads(node)), connected)
+
+
+def _op_grad(node, output_grads):
+    """``node.op.grad`` with its result checked: one entry per input."""
+    try:
+        input_grads = node.op.grad(list(node.inputs), output_grads)
+    except MethodNotDefined as exc:
+        raise NotImplementedError(
+            "cannot differentiate through %s: the Op %s does not implement grad()"
+            % (node, node.op)) from exc
+    input_grads = list(input_grads) if input_grads is not None else []
+    if len(input_grads) != len(node.inputs):
+        raise ValueError("%s.grad returned %d gradients for %d inputs" % (
+            node.op, len(input_grads), len(node.inputs)))
+    return input_grads
+
+
+class _Gradients:
+    """What backpropagation knows about each variable's gradient.
+
+    ``terms`` holds the contributions still to be added; ``zero`` the
+    variables whose gradient is known to be zero (every contribution so far
+    was zero); ``null`` maps a variable to the reason its gradient is
+    undefined.  An undefined gradient wins over everything else, and a zero
+    one is neither added nor propagated.  The gradients of ``blocked``
+    variables (``consider_constant``) are kept but not propagated.
+    """
+
+    def __init__(self, known, final, blocked):
+        self.terms = {var: [g] for var, g in known.items()}
+        self.final = final
+        self.known = known
+        self.blocked = blocked
+        self.zero = set()
+        self.null = {}
+
+    def add(self, var, g):
+        """One more contribution ``g`` to the gradient of ``var``."""
+        self.terms.setdefault(var, []).append(g)
+
+    def total(self, var):
+        """The gradient of ``var``: its contributions summed (zeros if none)."""
+        terms = self.terms.get(var)
+        if not terms:
+            return var.type.grad_zeros_like(var)
+        if len(terms) > 1:
+            terms[:] = [var.type.grad_sum(terms)]
+        return terms[0]
+
+    def output_grads(self, node):
+        """The gradients of ``node``'s outputs, as its Op's grad takes them."""
+        return [out.type.grad_zeros_like(out) if out in self.blocked else self.total(out)
+                for out in node.outputs]
+
+    def reaches(self, node, inputs):
+        """Whether ``node`` needs its Op's grad; settles ``inputs`` here when it
+        does not (an undefined gradient, or only zeros, flowing into it)."""
+        outputs = [out for out in node.outputs if out not in self.blocked]
+        null = next((self.null[out] for out in outputs if out in self.null), None)
+        if null is not None:
+            for inp in inputs:  # undefined above: undefined below, whatever else flows
+                self.null.setdefault(inp, null)
+            return False
+        if any(out in self.terms for out in outputs):
+            return True
+        if any(out in self.zero for out in outputs):
+            self.zero.update(inputs)
+        return False
+
+    def add_from(self, node, input_grads, connected):
+        """Record what ``node``'s Op returned for each of its connected inputs.
+
+        An Op whose outputs carry no gradient back (integers: see
+        ``Type.grad_flows_back``) passes only zeros, whatever it returned,
+        except where it said "disconnected" or "undefined".
+        """
+        flows = any(out.type.grad_flows_back() for out in node.outputs)
+        for inp, g in zip(node.inputs, input_grads):
+            if inp not in connected or is_disconnected(g):
                 continue
-            if g is None:
-                zeros.add(inp)
-                continue
-            if isinstance(g, NullGradient):
-                nulls[inp] = (node.op, g.why)
-                continue
-            if not isinstance(g, Variable):
+            why = null_reason(g)
+            if why is not None:
+                op = str(node.op)
+                self.null[inp] = why if op in why else "%s says %s" % (op, why or "no gradient")
+            elif g is None:  # accepted from Ops outside nbgraph: a zero gradient
+                self.zero.add(inp)
+            elif not isinstance(g, Variable):
                 raise TypeError("%s.grad returned %r for input %r; expected a Variable" % (
                     node.op, g, inp))
-            if final and inp in known:
-                continue  # a known gradient is final
-            contributions.setdefault(inp, []).append(g)
-
-    results = []
-    for w in wrt_list:
-        if w in nulls:
-            op, why = nulls[w]
-            raise NullGradientError("the gradient with respect to %r is undefined: %s says %s"
-                                    % (w, op, why or "it has no gradient"))
-        if w in contributions:
-            results.append(_total(w, contributions))
-            continue
-        if w in zeros:
-            results.append(w.type.grad_zeros_like(w))
-            continue
-        message = ("grad: the cost %r does not depend on %r (it is disconnected)"
-                   % (cost if cost is not None else list(known), w))
-        if disconnected_inputs == "raise":
-            raise DisconnectedInputError(message + "; pass disconnected_inputs='ignore' "
-                                         "to get zeros")
-        if disconnected_inputs == "warn":
-            warnings.warn(message, stacklevel=2)
-        results.append(w.type.grad_zeros_like(w))
-    return results[0] if single else type(wrt)(results) if isinstance(wrt, tuple) else results
+            elif not flows or g.type.grad_is_zero(g):
+                self.zero.add(inp)
+            elif not (self.final and inp in self.known):  # a known gradient is final
+                self.add(inp, g)
 
 
-def _total(var, contributions):
-    terms = contributions.get(var)
-    if not terms:
-        return var.type.grad_zeros_like(var)
-    if len(terms) == 1:
-        return terms[0]
-    total = var.type.grad_sum(terms)
-    contributions[var] = [total]
-    return total
+def _result(w, grads, shown, disconnected_inputs):
+    """The gradient returned for ``w``, or the error or warning it deserves."""
+    if w in grads.null:
+        raise NullGradientError("the gradient with respect to %r is undefined: %s"
+                                % (w, grads.null[w]))
+    if w in grads.terms:
+        return grads.total(w)
+    if w in grads.zero:
+        return w.type.grad_zeros_like(w)
+    message = "grad: the cost %r does not depend on %r (it is disconnected)" % (shown, w)
+    if disconnected_inputs == "raise":
+        raise DisconnectedInputError(message + "; pass disconnected_inputs='ignore' "
+                                     "to get zeros")
+    if disconnected_inputs == "warn":
+        warnings.warn(message, stacklevel=4)
+    return w.type.grad_zeros_like(w)
 
 
 def _known_gradients(known_grads):

@@ -24,27 +24,11 @@ equality, hashing and ``str`` (``Name{p1, p2}``).
 """
 
 from nbgraph.core.graph import Apply
+from nbgraph.core.gradient_types import DisconnectedGradient, NullGradient
 from nbgraph.core.props import PropsMixin
 from nbgraph.core.type import MethodNotDefined
 
 __all__ = ["Op", "run_node", "NullGradient", "DisconnectedGradient", "FromFunctionOp", "as_op"]
-
-
-class NullGradient:
-    """Marker a grad() may return for an input whose gradient is undefined."""
-
-    def __init__(self, why=""):
-        self.why = why
-
-    def __repr__(self):
-        return "NullGradient(%r)" % self.why
-
-
-class DisconnectedGradient:
-    """Marker a grad() may return for an input the output does not depend on."""
-
-    def __repr__(self):
-        return "DisconnectedGradient()"
 
 
 class Op(PropsMixin):
@@ -115,8 +99,12 @@ class Op(PropsMixin):
     def grad(self, inputs, output_grads):
         """Symbolic gradients of a cost with respect to each input.
 
-        ``output_grads[i]`` is d(cost)/d(outputs[i]); return one Variable per
-        input, or None / DisconnectedGradient / NullGradient where there is none.
+        ``output_grads[i]`` is d(cost)/d(outputs[i]).  Return one entry per
+        input: a Variable (zeros where the gradient is zero), a
+        :class:`DisconnectedGradient` where the outputs do not depend on the
+        input, or a :class:`NullGradient` (see ``grad_undefined``) where the
+        gradient is undefined -- never None (see
+        :mod:`nbgraph.core.gradient_types`).
         """
         raise MethodNotDefined("%s does not implement grad()" % self)
 

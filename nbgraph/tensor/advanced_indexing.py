@@ -25,6 +25,7 @@ import numpy as np
 
 from nbgraph.core.graph import Apply, Variable
 from nbgraph.core.op import Op
+from nbgraph.tensor.grad_rules import index_gradient, input_gradient, is_discrete, zero_gradient
 from nbgraph.tensor.op_args import normalize_axis_index, static_value, tensor_arg
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 
@@ -313,10 +314,10 @@ class AdvancedSubtensor(Op):
 
     def grad(self, inputs, output_grads):
         x, *indices = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None] * len(inputs)
+        if is_discrete(x):
+            return [zero_gradient(x)] + [index_gradient() for _ in indices]
         gx = AdvancedScatterAdd(self.idx_list)(x, output_grads[0], *indices)
-        return [gx] + [None] * len(indices)
+        return [gx] + [index_gradient() for _ in indices]
 
 
 class AdvancedScatterAdd(Op):
@@ -352,8 +353,6 @@ class AdvancedScatterAdd(Op):
         return [input_shapes[0]]
 
     def grad(self, inputs, output_grads):
-        from nbgraph.tensor.math import cast
-
         x, y, *indices = inputs
         gy = AdvancedSubtensor(self.idx_list)(output_grads[0], *indices)
         extra = gy.ndim - y.ndim
@@ -361,8 +360,9 @@ class AdvancedScatterAdd(Op):
             gy = gy.sum(axis=tuple(range(extra)))
         from nbgraph.tensor.elemwise import sum_to_shape
 
-        gy = cast(sum_to_shape(gy, y), y.dtype)
-        return [None, None if y.dtype in DISCRETE_DTYPES else gy] + [None] * len(indices)
+        gy = zero_gradient(y) if is_discrete(x) else input_gradient(sum_to_shape(gy, y), y)
+        # x gives only the shape: a zero gradient, as for zeros_like(x)
+        return [zero_gradient(x), gy] + [index_gradient() for _ in indices]
 
 
 class AdvancedIncSubtensor(Op):
@@ -417,7 +417,6 @@ class AdvancedIncSubtensor(Op):
     def grad(self, inputs, output_grads):
         from nbgraph.tensor.basic import zeros_like
         from nbgraph.tensor.elemwise import sum_to_shape
-        from nbgraph.tensor.math import cast
 
         x, y, *indices = inputs
         (gz,) = output_grads
@@ -429,9 +428,10 @@ class AdvancedIncSubtensor(Op):
         extra = gy.ndim - y.ndim
         if extra:
             gy = gy.sum(axis=tuple(range(extra)))
-        gy = cast(sum_to_shape(gy, y), y.dtype)
-        return [None if x.dtype in DISCRETE_DTYPES else gx,
-                None if y.dtype in DISCRETE_DTYPES else gy] + [None] * len(indices)
+        if is_discrete(x):  # integer outputs
+            return [zero_gradient(x), zero_gradient(y)] + [index_gradient() for _ in indices]
+        gy = input_gradient(sum_to_shape(gy, y), y)
+        return [gx, gy] + [index_gradient() for _ in indices]
 
 
 def advanced_getitem(x: TensorLike, index) -> TensorVariable:

@@ -13,6 +13,7 @@ from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.core.op import Op
 from nbgraph.tensor.c_code.basic import AllocC, ReshapeC, ShapeC, ShapeIC, SpecifyShapeC
 from nbgraph.tensor.c_code.dot import DotC
+from nbgraph.tensor.grad_rules import index_gradient, input_gradient, is_discrete, zero_gradient
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 from nbgraph.tensor.variable import as_tensor_variable, constant
 
@@ -265,8 +266,8 @@ class Alloc(AllocC, Op):
         extra = gz.ndim - value.ndim
         if extra:
             gz = gz.sum(axis=tuple(range(extra)))
-        grads = [None if value.dtype in DISCRETE_DTYPES else sum_to_shape(gz, value)]
-        return grads + [None] * (len(inputs) - 1)
+        g = zero_gradient(value) if is_discrete(value) else sum_to_shape(gz, value)
+        return [g] + [index_gradient() for _ in inputs[1:]]
 
     def do_constant_folding(self, node):
         return False
@@ -336,7 +337,7 @@ class Shape(ShapeC, Op):
         return [(constant_shape_entry(node.inputs[0].ndim),)]
 
     def grad(self, inputs, output_grads):
-        return [None]
+        return [index_gradient()]  # a shape does not depend on the values
 
 
 _shape = Shape()
@@ -378,7 +379,7 @@ class ShapeI(ShapeIC, Op):
         return [()]
 
     def grad(self, inputs, output_grads):
-        return [None]
+        return [index_gradient()]  # a size does not depend on the values
 
 
 def shape_i(x, i):
@@ -461,7 +462,7 @@ class Reshape(ReshapeC, Op):
     def grad(self, inputs, output_grads):
         x = inputs[0]
         g = reshape(output_grads[0], [shape_i(x, i) for i in range(x.ndim)])
-        return [g] + [None] * (len(inputs) - 1)
+        return [g] + [index_gradient() for _ in inputs[1:]]
 
 
 def reshape(x, shape, ndim=None):
@@ -547,18 +548,17 @@ class Dot(DotC, Op):
             x, y = [conj(v) if "complex" in v.dtype else v for v in (x, y)]
         if x.ndim == 1 and y.ndim == 1:
             gx, gy = gz * y, gz * x
-            if x.dtype not in DISCRETE_DTYPES and y.dtype not in DISCRETE_DTYPES:
+            if not is_discrete(x) and not is_discrete(y):
                 # both vectors have one length: each gradient keeps its input's static size
-                return [x.type.filter_variable(_cast_like(gx, x)),
-                        y.type.filter_variable(_cast_like(gy, y))]
+                return [x.type.filter_variable(input_gradient(gx, x)),
+                        y.type.filter_variable(input_gradient(gy, y))]
         elif x.ndim == 2 and y.ndim == 1:
             gx, gy = outer(gz, y), dot(x.T, gz)
         elif x.ndim == 1 and y.ndim == 2:
             gx, gy = dot(y, gz), outer(x, gz)
         else:
             gx, gy = dot(gz, y.T), dot(x.T, gz)
-        return [None if x.dtype in DISCRETE_DTYPES else _cast_like(gx, x),
-                None if y.dtype in DISCRETE_DTYPES else _cast_like(gy, y)]
+        return [input_gradient(gx, x), input_gradient(gy, y)]
 
 
 _dot = Dot()
@@ -634,17 +634,9 @@ class Join(Op):
             # the slice loses the static sizes t has: give them back, or a grad
             # flowing on (e.g. through stack's DimShuffle) cannot use them
             g = specify_shape(getitem(gz, tuple(index)), t.type.shape)
-            grads.append(None if t.dtype in DISCRETE_DTYPES else _cast_like(g, t))
+            grads.append(input_gradient(g, t))
             start = stop
         return grads
-
-
-def _cast_like(g, t):
-    if g.dtype == t.dtype:
-        return g
-    from nbgraph.tensor.math import cast
-
-    return cast(g, t.dtype)
 
 
 def join(axis, *tensors):

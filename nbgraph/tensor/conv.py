@@ -44,6 +44,7 @@ from nbgraph.core.op import Op
 from nbgraph.tensor.pool import Pool2d, Pool2dGrad, max_pool_2d, pool_2d
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import as_tensor_variable
+from nbgraph.tensor.grad_rules import input_gradient
 
 __all__ = ["Conv2d", "Conv2dGradWeights", "Conv2dGradInputs", "conv2d", "conv_output_shape",
            "Pool2d", "Pool2dGrad", "pool_2d", "max_pool_2d"]
@@ -202,8 +203,7 @@ class Conv2d(_ConvBase):
         params = (self.border_mode, self.subsample, self.filter_flip, self.filter_dilation)
         gx = Conv2dGradInputs(*params)(x, w, g)
         gw = Conv2dGradWeights(*params)(x, w, g)
-        return [gx if x.dtype in ("float32", "float64") else None,
-                gw if w.dtype in ("float32", "float64") else None]
+        return [input_gradient(gx, x), input_gradient(gw, w)]
 
 
 class Conv2dGradWeights(_ConvBase):

@@ -29,6 +29,7 @@ from nbgraph.tensor.op_args import (
 )
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType, normalize_dtype
 from nbgraph.tensor.variable import constant
+from nbgraph.tensor.grad_rules import index_gradient, input_gradient, is_discrete, zero_gradient
 
 __all__ = [
     "ARange", "arange", "ARangeLength", "Eye", "eye", "identity_like", "tri", "tril",
@@ -79,7 +80,7 @@ class ARangeLength(Op):
         return [()]
 
     def grad(self, inputs, output_grads):
-        return [None, None, None]
+        return [index_gradient() for _ in inputs]  # a length
 
 
 class ARange(Op):
@@ -122,12 +123,12 @@ class ARange(Op):
 
         start, stop, step = inputs
         (gz,) = output_grads
+        # stop decides only the length; start and step move every value
         if self.dtype in DISCRETE_DTYPES:
-            return [None, None, None]
+            return [zero_gradient(start), index_gradient(), zero_gradient(step)]
         index = ARange(self.dtype)(0, gz.shape[0], 1)
-        grads = [tm.sum(gz), None, tm.sum(gz * index)]
-        return [None if v.dtype in DISCRETE_DTYPES or g is None else tm.cast(g, v.dtype)
-                for v, g in zip(inputs, grads)]
+        return [input_gradient(tm.sum(gz), start), index_gradient(),
+                input_gradient(tm.sum(gz * index), step)]
 
 
 def _arange_dtype(inputs):
@@ -198,7 +199,7 @@ class Eye(Op):
         return [(node.inputs[0], node.inputs[1])]
 
     def grad(self, inputs, output_grads):
-        return [None, None, None]
+        return [index_gradient() for _ in inputs]  # sizes and an offset
 
 
 def eye(n: IntLike, m: IntLike | None = None, k: IntLike = 0,
@@ -288,8 +289,8 @@ class AllocDiag(Op):
 
     def grad(self, inputs, output_grads):
         v = inputs[0]
-        g = None if v.dtype in DISCRETE_DTYPES else ExtractDiag(self.offset)(output_grads[0])
-        return [g, None, None]
+        g = zero_gradient(v) if is_discrete(v) else ExtractDiag(self.offset)(output_grads[0])
+        return [g, index_gradient(), index_gradient()]
 
 
 class ExtractDiag(Op):
@@ -325,8 +326,8 @@ class ExtractDiag(Op):
 
     def grad(self, inputs, output_grads):
         (x,) = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None]
+        if is_discrete(x):
+            return [zero_gradient(x)]
         return [AllocDiag(self.offset)(output_grads[0], x.shape[0], x.shape[1])]
 
 
@@ -402,11 +403,10 @@ class Linspace(Op):
         start, stop, num = inputs
         (gz,) = output_grads
         if self.dtype in DISCRETE_DTYPES:
-            return [None, None, None]
+            return [zero_gradient(start), zero_gradient(stop), index_gradient()]
         t = Linspace(self.endpoint, self.dtype)(0.0, 1.0, num)
-        grads = [tm.sum(gz * (1 - t)), tm.sum(gz * t)]
-        return [None if v.dtype in DISCRETE_DTYPES else tm.cast(g, v.dtype)
-                for v, g in zip((start, stop), grads)] + [None]
+        return [input_gradient(tm.sum(gz * (1 - t)), start),
+                input_gradient(tm.sum(gz * t), stop), index_gradient()]
 
 
 def linspace(start: ScalarLike, stop: ScalarLike, num: IntLike = 50, endpoint: bool = True,

@@ -21,8 +21,10 @@ from nbgraph.core.op import Op
 from nbgraph.tensor.c_code.basic import DimShuffleC
 from nbgraph.tensor.c_code.elemwise import ElemwiseC
 from nbgraph.tensor.c_code.reduction import SumToShapeC
+from nbgraph.core.gradient_types import is_disconnected, null_reason
 from nbgraph.tensor import scalar as ps
-from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
+from nbgraph.tensor.grad_rules import index_gradient, input_gradient, is_discrete, zero_gradient
+from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import TensorConstant, as_tensor_variable
 
 __all__ = [
@@ -161,15 +163,19 @@ class Elemwise(ElemwiseC, Op):
             converted = promote_weak_tensors(converted, self.scalar_op)
         except ValueError as exc:
             raise ValueError("%s: %s" % (self, exc)) from None
-        ndim = max((v.ndim for v in converted), default=0)
-        padded = [v if v.ndim == ndim else
+        dtypes = elemwise_output_dtypes(self.scalar_op, [v.dtype for v in converted])
+        return self.apply_to_tensors(converted, dtypes)
+
+    def apply_to_tensors(self, tensors, dtypes):
+        """The node over ``tensors`` (TensorVariables, weak constants already promoted)
+        with outputs of ``dtypes``: ``make_node``'s last step, which a caller that
+        knows the output dtypes (``Elemwise.grad``) takes directly."""
+        ndim = max((v.type.ndim for v in tensors), default=0)
+        padded = [v if v.type.ndim == ndim else
                   DimShuffle(v.ndim, ("x",) * (ndim - v.ndim) + tuple(range(v.ndim)))(v)
-                  for v in converted]
-        shape = broadcast_shapes(*[v.type.shape for v in padded],
-                                 names=converted)
-        dtypes = elemwise_output_dtypes(self.scalar_op, [v.dtype for v in padded])
-        outputs = [TensorType(d, shape)() for d in dtypes]
-        return Apply(self, padded, outputs)
+                  for v in tensors]
+        shape = broadcast_shapes(*[v.type.shape for v in padded], names=tensors)
+        return Apply(self, padded, [TensorType(d, shape)() for d in dtypes])
 
     def perform(self, node, inputs, output_storage):
         if self.nfunc is not None:
@@ -290,39 +296,91 @@ class Elemwise(ElemwiseC, Op):
             # holomorphic op, conj(f'(z)) * gz, i.e. the real formula taken on conj(gz), conjugated
             conj = Elemwise(ps.conj)
             flipped = self._grad([conj(g) if _is_complex(g) else g for g in output_grads], inputs)
-            return [conj(g) if g is not None and _is_complex(g) else g for g in flipped]
+            return [conj(g) if _is_complex(g) else g for g in flipped]
         return self._grad(output_grads, inputs)
 
     def _grad(self, output_grads, inputs):
-        scalar_inputs = [ps.ScalarType(i.dtype)() for i in inputs]
-        scalar_grads = [ps.ScalarType(g.dtype)() for g in output_grads]
-        results = self.scalar_op.grad(scalar_inputs, scalar_grads)
-        if results is None or len(results) != len(inputs):
+        recipe = _scalar_gradient(self.scalar_op, [i.dtype for i in inputs],
+                                  [g.dtype for g in output_grads])
+        lifted = dict(zip(recipe.inputs, inputs))
+        lifted.update(zip(recipe.output_grads, output_grads))
+        _lift_scalar_graph(recipe.order, lifted)
+        return [_input_grad(sgrad, inp, inputs, lifted)
+                for inp, sgrad in zip(inputs, recipe.input_grads)]
+
+
+class _ScalarGradient:
+    """A scalar op's gradient graph over placeholder scalars, for one set of dtypes."""
+
+    def __init__(self, scalar_op, in_dtypes, grad_dtypes):
+        self.inputs = [ps.get_scalar_type(d)() for d in in_dtypes]
+        self.output_grads = [ps.get_scalar_type(d)() for d in grad_dtypes]
+        results = scalar_op.grad(self.inputs, self.output_grads)
+        if results is None or len(results) != len(in_dtypes):
             raise ValueError("%s.grad returned %r for %d inputs" % (
-                self.scalar_op, results, len(inputs)))
-        mapping = dict(zip(scalar_inputs, inputs))
-        mapping.update(zip(scalar_grads, output_grads))
-        out = []
-        for inp, sgrad in zip(inputs, results):
-            if sgrad is None or inp.dtype in DISCRETE_DTYPES:
-                out.append(None)
-                continue
-            g = _lift_scalar_graph(sgrad, mapping)
-            if g.ndim < inp.ndim:  # a constant gradient (zero, for a step function)
-                from nbgraph.tensor.basic import alloc_like
+                scalar_op, results, len(in_dtypes)))
+        self.input_grads = list(results)
+        from nbgraph.core.graph import toposort
 
-                g = alloc_like(g, inp)
-            g = sum_to_shape(g, inp)
-            if g.dtype != inp.dtype:
-                from nbgraph.tensor.math import cast
+        self.order = toposort([g for g in results if isinstance(g, Variable)
+                               and g.owner is not None])
 
-                g = cast(g, inp.dtype)
-            out.append(g)
-        return out
+
+_SCALAR_GRADIENTS = {}  # (scalar_op, input dtypes, gradient dtypes) -> _ScalarGradient
+
+
+def _scalar_gradient(scalar_op, in_dtypes, grad_dtypes):
+    """The gradient graph of ``scalar_op`` for these dtypes, built once: it depends on
+    nothing else, and building scalar nodes is most of the cost of ``Elemwise.grad``."""
+    key = (scalar_op, tuple(in_dtypes), tuple(grad_dtypes))
+    try:
+        found = _SCALAR_GRADIENTS.get(key)
+    except TypeError:  # an unhashable scalar op
+        return _ScalarGradient(scalar_op, in_dtypes, grad_dtypes)
+    if found is None:
+        found = _ScalarGradient(scalar_op, in_dtypes, grad_dtypes)
+        if len(_SCALAR_GRADIENTS) >= 4096:
+            _SCALAR_GRADIENTS.clear()
+        _SCALAR_GRADIENTS[key] = found
+    return found
+
+
+def _input_grad(sgrad, inp, inputs, lifted):
+    """The tensor gradient of ``inp`` from its scalar op's gradient ``sgrad``."""
+    if is_disconnected(sgrad) or null_reason(sgrad) is not None:
+        return sgrad
+    if sgrad is None or sgrad.type.grad_is_zero(sgrad):  # None: a user's ScalarOp
+        return zero_gradient(inp)
+    g = lifted.get(sgrad)
+    if g is None:  # a constant
+        g = TensorConstant(TensorType(sgrad.type.dtype, ()),
+                           np.asarray(sgrad.data, dtype=sgrad.type.dtype))
+    if g.ndim < inp.ndim:  # a gradient that does not depend on the point
+        from nbgraph.tensor.basic import alloc_like
+
+        g = alloc_like(g, inp)
+    if _may_broadcast(inp, inputs):
+        return input_gradient(sum_to_shape(g, inp), inp)
+    if any(s is not None and t is None for s, t in zip(inp.type.shape, g.type.shape)):
+        from nbgraph.tensor.basic import specify_shape
+
+        g = specify_shape(g, inp.type.shape)  # keep the static sizes inp has
+    return input_gradient(g, inp)
+
+
+def _may_broadcast(inp, inputs):
+    """Whether the Elemwise output may be larger than ``inp`` in some dimension: where
+    ``inp`` is 1 or of unknown size and another input is not statically 1."""
+    for d, size in enumerate(inp.type.shape):
+        if size is not None and size != 1:
+            continue  # the output has this size, or the node fails
+        if any(other is not inp and other.type.shape[d] != 1 for other in inputs):
+            return True
+    return False
 
 
 def _is_complex(var):
-    return var.dtype in ("complex64", "complex128")
+    return getattr(var, "dtype", None) in ("complex64", "complex128")  # markers have none
 
 
 def _switch_on_one(size, other):
@@ -332,14 +390,10 @@ def _switch_on_one(size, other):
     return switch(eq(size, 1), other, size)
 
 
-def _lift_scalar_graph(scalar_out, mapping):
-    """Rebuild a graph of scalar ops as Elemwise ops over the mapped tensors."""
-    from nbgraph.core.graph import toposort
-
-    if scalar_out in mapping:
-        return mapping[scalar_out]
-    lifted = dict(mapping)
-    for node in toposort([scalar_out]):
+def _lift_scalar_graph(order, lifted):
+    """Rebuild the scalar nodes ``order`` as Elemwise nodes; ``lifted`` maps scalar
+    Variables to tensors (the roots on entry) and receives the new outputs."""
+    for node in order:
         args = []
         for var in node.inputs:
             if var in lifted:
@@ -349,12 +403,9 @@ def _lift_scalar_graph(scalar_out, mapping):
                                            np.asarray(var.data, dtype=var.type.dtype)))
             else:
                 raise ValueError("scalar gradient graph uses %r, which is not an input" % var)
-        outs = Elemwise(node.op).make_node(*args).outputs
-        lifted.update(zip(node.outputs, outs))
-    if scalar_out not in lifted:
-        return TensorConstant(TensorType(scalar_out.type.dtype, ()),
-                              np.asarray(scalar_out.data, dtype=scalar_out.type.dtype))
-    return lifted[scalar_out]
+        # the scalar node was built from these very dtypes: its outputs' are the node's
+        outs = Elemwise(node.op).apply_to_tensors(args, [o.type.dtype for o in node.outputs])
+        lifted.update(zip(node.outputs, outs.outputs))
 
 
 class DimShuffle(DimShuffleC, Op):
@@ -447,8 +498,8 @@ class DimShuffle(DimShuffleC, Op):
         for d in range(self.input_ndim):
             inverse.append(self.shuffle.index(d) if d in self.shuffle else "x")
         g = DimShuffle(squeezed.ndim, tuple(inverse))(squeezed)
-        if x.dtype in DISCRETE_DTYPES:
-            return [None]
+        if is_discrete(x):
+            return [zero_gradient(x)]
         return [g]
 
 
@@ -530,8 +581,10 @@ class SumToShape(SumToShapeC, Op):
     def grad(self, inputs, output_grads):
         from nbgraph.tensor.basic import alloc_like
 
-        g = inputs[0]
-        return [alloc_like(output_grads[0], g)] + [None] * (len(inputs) - 1)
+        g, *target = inputs
+        if len(target) == 1 and target[0].ndim == g.ndim:  # (g, like): like gives a shape
+            return [alloc_like(output_grads[0], g), zero_gradient(target[0])]
+        return [alloc_like(output_grads[0], g)] + [index_gradient() for _ in target]
 
 
 def sum_to_shape(g, like):

@@ -25,6 +25,7 @@ from nbgraph.tensor.op_args import normalize_axis_index, normalize_axis_tuple, t
 from nbgraph.tensor.c_code.extra_ops import BoolReduceC
 from nbgraph.tensor.reduction import _linear_scan
 from nbgraph.tensor.type import DISCRETE_DTYPES, FLOAT_DTYPES, TensorType
+from nbgraph.tensor.grad_rules import is_discrete, zero_gradient
 
 __all__ = [
     "ArgReduce", "argmax", "argmin", "MaxAndArgmax", "max_and_argmax", "BoolReduce", "all",
@@ -103,7 +104,7 @@ class ArgReduce(Op):
         return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]
 
     def grad(self, inputs, output_grads):
-        return [None]  # piecewise constant
+        return [zero_gradient(inputs[0])]  # piecewise constant
 
 
 def argmax(x: TensorLike, axis: Axes | None = None, keepdims: bool = False) -> TensorVariable:
@@ -158,8 +159,8 @@ class MaxAndArgmax(Op):
         from nbgraph.tensor import math as tm
 
         (x,) = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None]
+        if is_discrete(x):
+            return [zero_gradient(x)]
         g_max = output_grads[0]
         expand = lambda v: _keep(v, self.axis, x.ndim, True)  # noqa: E731
         g = expand(g_max) * tm.cast(tm.eq(x, expand(self(x)[0])), x.dtype)
@@ -204,7 +205,7 @@ class BoolReduce(BoolReduceC, Op):
         return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]
 
     def grad(self, inputs, output_grads):
-        return [None]
+        return [zero_gradient(inputs[0])]  # piecewise constant
 
 
 def all(x: TensorLike, axis: Axes | None = None, keepdims: bool = False) -> TensorVariable:
@@ -315,8 +316,8 @@ class CumOp(Op):
         from nbgraph.tensor.shape_ops import flatten
 
         (x,) = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None]
+        if is_discrete(x):
+            return [zero_gradient(x)]
         gz = output_grads[0]
         target = flatten(x) if self.axis is None else x
         axis = 0 if self.axis is None else self.axis

@@ -31,6 +31,7 @@ from nbgraph.tensor.reduction import Reduce, normalize_axis
 from nbgraph.tensor.scalar_composite import Composite
 from nbgraph.tensor.scalar_type import ScalarConstant
 from nbgraph.tensor.type import TensorType
+from nbgraph.tensor.grad_rules import zero_gradient
 
 __all__ = ["FusedReduce", "fused_elemwise_structure", "build_composite", "small_constant"]
 
@@ -146,8 +147,8 @@ class FusedReduce(FusedReduceC, Op):
     def grad(self, inputs, output_grads):
         value = Elemwise(self.scalar_op)(*inputs)
         (g_value,) = Reduce(self.kind, self.axis).grad([value], output_grads)
-        if g_value is None:
-            return [None] * len(inputs)
+        if g_value.type.grad_is_zero(g_value):
+            return [zero_gradient(x) for x in inputs]
         return value.owner.op.grad(list(value.owner.inputs), [g_value])
 
 

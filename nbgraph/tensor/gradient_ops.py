@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nbgraph.core.gradient_types import DisconnectedGradient
 from nbgraph.core.graph import Apply, Variable
 from nbgraph.core.op import Op
 from nbgraph.tensor.variable import as_tensor_variable
@@ -50,7 +51,7 @@ class DisconnectedGrad(GradientModifier):
     """No gradient flows through: the input counts as a constant (disconnected)."""
 
     def grad(self, inputs, output_grads):
-        return [None]
+        return [DisconnectedGradient()]
 
 
 class ZeroGrad(GradientModifier):

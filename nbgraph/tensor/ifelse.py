@@ -34,6 +34,7 @@ from nbgraph.tensor.rewriting import register_rewrite, rewrites
 from nbgraph.tensor.scalar_logic import Switch
 from nbgraph.tensor.type import FLOAT_DTYPES, TensorType
 from nbgraph.tensor.variable import as_tensor_variable, constant
+from nbgraph.tensor.grad_rules import zero_gradient
 
 __all__ = ["ifelse", "IfElse"]
 
@@ -123,7 +124,8 @@ class IfElse(Op):
             else:
                 gs.append(g if g.type.dtype == t.type.dtype else g.astype(t.type.dtype))
         idx = [i for i, g in enumerate(gs) if g is not None]
-        then_grads, else_grads = [None] * n, [None] * n
+        then_grads = [zero_gradient(t) for t in thens]  # replaced below where gs[i] is not None
+        else_grads = [zero_gradient(e) for e in elses]
         if idx:
             k = len(idx)
             zeros_t = [thens[i].type.grad_zeros_like(thens[i]) for i in idx]
@@ -133,7 +135,8 @@ class IfElse(Op):
             ge = _as_list(IfElse(k)(cond, *(zeros_e + g_sel)))
             for i, a, b in zip(idx, gt, ge):
                 then_grads[i], else_grads[i] = a, b
-        return [None] + then_grads + else_grads
+        # the condition picks a branch: piecewise constant, a zero gradient (as in Theano)
+        return [zero_gradient(cond)] + then_grads + else_grads
 
     def infer_shape(self, node, input_shapes):
         n = self.n_outs

@@ -34,6 +34,7 @@ from nbgraph.tensor.linalg_ops import (
 from nbgraph.tensor.rewriting import register_rewrite
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import as_tensor_variable
+from nbgraph.tensor.grad_rules import input_gradient, is_discrete, zero_gradient
 
 __all__ = ["MatMul", "Trace", "EyeLike", "matmul", "tensordot", "batched_dot", "trace",
            "kron", "Inv", "Pinv", "Solve", "Cholesky", "CholeskyGrad", "Det", "SlogDet",
@@ -113,9 +114,7 @@ def _reduce_to(g, like):
     extra = g.ndim - like.ndim
     if extra:
         g = g.sum(axis=tuple(range(extra)))
-    if g.dtype != like.dtype:
-        g = g.astype(like.dtype)
-    return sum_to_shape(g, like)
+    return input_gradient(sum_to_shape(g, like), like)
 
 
 def matmul(a, b):
@@ -224,7 +223,7 @@ class EyeLike(Op):
         return [input_shapes[0]]
 
     def grad(self, inputs, output_grads):
-        return [None]
+        return [zero_gradient(inputs[0])]  # the input gives only the shape
 
 
 class Trace(Op):
@@ -248,8 +247,8 @@ class Trace(Op):
 
     def grad(self, inputs, output_grads):
         (a,) = inputs
-        if a.dtype not in ("float32", "float64"):
-            return [None]
+        if is_discrete(a):  # an integer trace
+            return [zero_gradient(a)]
         return [output_grads[0].astype(a.dtype) * EyeLike(a.dtype)(a)]
 
 

@@ -31,6 +31,7 @@ from nbgraph.tensor.c_code.nnet import (
 from nbgraph.tensor.reduction import normalize_axis
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 from nbgraph.tensor.variable import as_tensor_variable
+from nbgraph.tensor.grad_rules import index_gradient, is_discrete, zero_gradient
 
 __all__ = [
     "Softmax", "LogSoftmax", "LogSumExp", "PickLabels", "PickLabelsGrad", "OneHot",
@@ -127,9 +128,7 @@ class Softmax(SoftmaxC, _RowOp):
         output_storage[0][0] = out
 
     def grad(self, inputs, output_grads):
-        (x,) = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None]
+        (x,) = inputs  # an integer x is differentiated as if real (the output is float)
         sm = self(x)
         gz = output_grads[0]
         return [sm * (gz - tm.sum(gz * sm, axis=self.axis, keepdims=True))]
@@ -150,9 +149,7 @@ class LogSoftmax(LogSoftmaxC, _RowOp):
         output_storage[0][0] = out
 
     def grad(self, inputs, output_grads):
-        (x,) = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None]
+        (x,) = inputs  # an integer x is differentiated as if real (the output is float)
         gz = output_grads[0]
         return [gz - tm.exp(self(x)) * tm.sum(gz, axis=self.axis, keepdims=True)]
 
@@ -189,9 +186,7 @@ class LogSumExp(Op):
         return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]
 
     def grad(self, inputs, output_grads):
-        (x,) = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None]
+        (x,) = inputs  # an integer x is differentiated as if real (the output is float)
         out = tm._keep(self(x), self.axis, x.ndim, True)
         gz = tm._keep(output_grads[0], self.axis, x.ndim, True)
         return [gz * tm.exp(x - out)]
@@ -285,9 +280,9 @@ class PickLabels(PickLabelsC, Op):
 
     def grad(self, inputs, output_grads):
         x, labels = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None, None]
-        return [PickLabelsGrad()(output_grads[0], labels, x), None]
+        if is_discrete(x):  # integer outputs
+            return [zero_gradient(x), index_gradient()]
+        return [PickLabelsGrad()(output_grads[0], labels, x), index_gradient()]
 
 
 def _check_labels(labels, n):
@@ -321,10 +316,8 @@ class PickLabelsGrad(PickLabelsGradC, Op):
         return [input_shapes[2]]
 
     def grad(self, inputs, output_grads):
-        gz, labels, x = inputs
-        from nbgraph.tensor.basic import zeros_like
-
-        return [PickLabels()(output_grads[0], labels), None, zeros_like(x)]
+        gz, labels, x = inputs  # x gives only the shape and dtype
+        return [PickLabels()(output_grads[0], labels), index_gradient(), zero_gradient(x)]
 
 
 def pick_labels(x, labels):
@@ -363,7 +356,7 @@ class SoftmaxCrossentropy(SoftmaxCrossentropyC, Op):
         gz = output_grads[0]
         sm = softmax(x)
         return [gz.dimshuffle(*range(gz.ndim), "x") * sm - PickLabelsGrad()(gz, labels, sm),
-                None]
+                index_gradient()]
 
 
 class SoftmaxCrossentropyGrad(SoftmaxCrossentropyGradC, Op):
@@ -469,7 +462,7 @@ class OneHot(Op):
         return [tuple(input_shapes[0]) + (constant_shape_entry(self.n),)]
 
     def grad(self, inputs, output_grads):
-        return [None]
+        return [index_gradient()]  # labels say where the ones go
 
 
 def one_hot(labels, n, dtype="float64"):

@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from nbgraph.core.gradient_types import grad_not_implemented
 from nbgraph.core.graph import Apply
 from nbgraph.core.op import Op
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import as_tensor_variable
+from nbgraph.tensor.grad_rules import is_discrete, zero_gradient
 
 __all__ = ["Pool2d", "Pool2dGrad", "pool_2d", "max_pool_2d", "pool_output_size"]
 
@@ -190,8 +192,8 @@ class Pool2d(_PoolBase):
 
     def grad(self, inputs, output_grads):
         (x,) = inputs
-        if x.dtype not in ("float32", "float64"):
-            return [None]
+        if is_discrete(x):  # integer outputs
+            return [zero_gradient(x)]
         out = self(x)
         params = (self.ws, self.ignore_border, self.stride, self.pad, self.mode)
         return [Pool2dGrad(*params)(x, out, output_grads[0])]
@@ -225,8 +227,8 @@ class Pool2dGrad(_PoolBase):
         return [input_shapes[0]]
 
     def grad(self, inputs, output_grads):
-        raise NotImplementedError("Pool2dGrad has no gradient: pool_2d in nbgraph is "
-                                  "differentiable once")
+        return [grad_not_implemented(self, i, x, "pool_2d in nbgraph is differentiable once")
+                for i, x in enumerate(inputs)]
 
 
 def _argument(value):

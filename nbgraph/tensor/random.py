@@ -49,6 +49,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nbgraph.core.gradient_types import DisconnectedGradient, grad_undefined
 from nbgraph.config import config
 from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.core.op import Op
@@ -56,6 +57,7 @@ from nbgraph.core.type import MethodNotDefined, SingletonType
 from nbgraph.tensor.elemwise import broadcast_shapes
 from nbgraph.tensor.type import TensorType, normalize_dtype
 from nbgraph.tensor.variable import SharedVariable, TensorVariable, as_tensor_variable
+from nbgraph.tensor.grad_rules import zero_gradient
 
 __all__ = ["RandomStream", "RandomVariable", "RandomGeneratorType",
            "RandomGeneratorSharedVariable", "random_generator_type"]
@@ -234,9 +236,16 @@ class RandomVariable(Op):
         output_storage[1][0] = np.asarray(value, dtype=self.dtype)
 
     def grad(self, inputs, output_grads):
-        # values are not differentiable in the state, size or parameters here;
-        # normal and uniform get theirs from the ops around the standard draw
-        return [None] * len(inputs)
+        # the state and the size only choose which numbers come out; a draw has no
+        # gradient in its parameters (normal and uniform get theirs from the ops
+        # around their standard draw, which reads its parameters' shapes only)
+        rng, size, *params = inputs
+        if self.dist in ("standard_normal", "standard_uniform"):  # params give the shape only
+            return [DisconnectedGradient(), DisconnectedGradient()] + [
+                zero_gradient(p) for p in params]
+        return [DisconnectedGradient(), DisconnectedGradient()] + [
+            grad_undefined(self, 2 + i, p, "a random draw has no gradient in its parameters")
+            for i, p in enumerate(params)]
 
     def infer_shape(self, node, input_shapes):
         if self.has_size and self.dist in _ELEMENTWISE + ("choice",):

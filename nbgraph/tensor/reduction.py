@@ -15,8 +15,9 @@ from numpy.exceptions import AxisError
 from nbgraph.core.graph import Apply
 from nbgraph.core.op import Op
 from nbgraph.tensor.c_code.reduction import ReduceC
-from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
+from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import as_tensor_variable
+from nbgraph.tensor.grad_rules import is_discrete, zero_gradient
 
 __all__ = ["Reduce", "ProdWithoutSelf", "ProdWithoutSelfGrad", "normalize_axis"]
 
@@ -118,8 +119,8 @@ class Reduce(ReduceC, Op):
         from nbgraph.tensor.basic import alloc_like
 
         (x,) = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None]
+        if is_discrete(x):
+            return [zero_gradient(x)]
         gz = self._expand(output_grads[0], x.ndim)
         if self.kind == "sum":
             g = alloc_like(gz, x)
@@ -198,8 +199,8 @@ class ProdWithoutSelf(Op):
 
     def grad(self, inputs, output_grads):
         (x,) = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None]
+        if is_discrete(x):
+            return [zero_gradient(x)]
         gz = output_grads[0]
         if gz.dtype != x.dtype:
             from nbgraph.tensor.math import cast

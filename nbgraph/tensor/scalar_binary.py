@@ -13,7 +13,9 @@ import numpy as np
 
 from nbgraph.tensor.scalar_logic import Bitwise
 from nbgraph.tensor.scalar_math import exp
-from nbgraph.tensor.scalar_op import BinaryScalarOp, _ct, _float_only, _fsuffix, _kind
+from nbgraph.tensor.scalar_op import (
+    BinaryScalarOp, _ct, _float_only, _fsuffix, _kind, zero_gradients,
+)
 from nbgraph.tensor.scalar_ops import mul, sqr
 from nbgraph.tensor.scalar_type import ScalarConstant
 
@@ -139,7 +141,7 @@ class _Shift(Bitwise):
         raise TypeError("%s has no bool loop" % self)
 
     def grad(self, inputs, output_grads):
-        return [None, None]
+        return zero_gradients(inputs)
 
 
 class LeftShift(_Shift):

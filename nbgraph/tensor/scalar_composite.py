@@ -15,6 +15,7 @@ import numpy as np
 
 from nbgraph.core.graph import Constant, Variable, clone, clone_replace, equal_computations
 from nbgraph.core.graph import graph_inputs, io_toposort
+from nbgraph.core.gradient_types import is_disconnected, null_reason
 from nbgraph.tensor.scalar_op import ScalarOp, _as_dtype, element_code
 from nbgraph.tensor.scalar_type import (
     ScalarConstant,
@@ -179,7 +180,7 @@ class Composite(ScalarOp):
     def grad(self, inputs, output_grads):
         """Reverse-mode gradients through the inner graph, rebuilt on ``inputs``."""
         outputs = clone_replace(self.outputs, dict(zip(self.inputs, inputs)))
-        contributions = {}
+        contributions, nulls = {}, {}
         for out, g in zip(outputs, output_grads):
             if g is not None:
                 contributions.setdefault(out, []).append(g)
@@ -191,9 +192,13 @@ class Composite(ScalarOp):
             grads = [g if g is not None else out.type.grad_zeros_like(out)
                      for g, out in zip(grads, node.outputs)]
             for var, g in zip(node.inputs, node.op.grad(list(node.inputs), grads)):
-                if isinstance(g, Variable):
+                if null_reason(g) is not None:
+                    nulls.setdefault(var, g)
+                elif (isinstance(g, Variable) and not is_disconnected(g)
+                      and not g.type.grad_is_zero(g)):
                     contributions.setdefault(var, []).append(g)
-        return [_total(contributions, v) for v in inputs]
+        totals = [nulls.get(v) or _total(contributions, v) for v in inputs]
+        return [v.type.grad_zeros_like(v) if g is None else g for v, g in zip(inputs, totals)]
 
     # -- C ---------------------------------------------------------------
     @property

@@ -26,6 +26,7 @@ from nbgraph.tensor.scalar_op import (
     _kind,
     c_cast,
     with_out,
+    zero_gradients,
 )
 from nbgraph.tensor.scalar_ops import neg, sqr
 from nbgraph.tensor.scalar_type import ScalarConstant
@@ -128,7 +129,7 @@ class _Classify(UnaryScalarOp):
         return "((uint8_t)%d)" % self.integer_answer
 
     def grad(self, inputs, output_grads):
-        return [None]
+        return zero_gradients(inputs)
 
 
 class IsNan(_Classify):

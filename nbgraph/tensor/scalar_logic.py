@@ -23,6 +23,7 @@ from nbgraph.tensor.scalar_op import (
     _kind,
     c_cast,
     with_out,
+    zero_gradients,
 )
 from nbgraph.tensor.scalar_type import (
     ScalarConstant,
@@ -87,7 +88,7 @@ class Comparison(BuiltinScalarOp):
                                            c_cast(b, db, loop))
 
     def grad(self, inputs, output_grads):
-        return [None, None]
+        return zero_gradients(inputs)
 
 
 class LT(Comparison):
@@ -148,7 +149,7 @@ class Bitwise(BinaryScalarOp):
         return "((%s)(%s %s %s))" % (_ct(dtype), a, self.symbol, b)
 
     def grad(self, inputs, output_grads):
-        return [None, None]
+        return zero_gradients(inputs)
 
 
 class And(Bitwise):
@@ -188,7 +189,7 @@ class Invert(UnaryScalarOp):
         return "((%s)~(%s))" % (_ct(dtype), a)
 
     def grad(self, inputs, output_grads):
-        return [None]
+        return zero_gradients(inputs)
 
 
 class Switch(BuiltinScalarOp):
@@ -217,7 +218,7 @@ class Switch(BuiltinScalarOp):
     def grad(self, inputs, output_grads):
         (gz,) = output_grads
         cond = inputs[0]
-        return [None] + _float_only([switch(cond, gz, 0), switch(cond, 0, gz)], inputs[1:])
+        return _float_only([None, switch(cond, gz, 0), switch(cond, 0, gz)], inputs)
 
 
 @with_out
@@ -318,7 +319,7 @@ class Cast(UnaryScalarOp):
 
     def grad(self, inputs, output_grads):
         if not _is_float(self.dtype):
-            return [None]
+            return zero_gradients(inputs)
         return _float_only([output_grads[0]], inputs)
 
 

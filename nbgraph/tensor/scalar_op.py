@@ -40,7 +40,8 @@ from nbgraph.tensor.scalar_type import (
 
 __all__ = [
     "ScalarOp", "BuiltinScalarOp", "BinaryScalarOp", "VariadicScalarOp", "UnaryScalarOp",
-    "c_cast", "c_fail", "cast_gradient", "with_out", "element_code",
+    "c_cast", "c_fail", "cast_gradient", "input_gradient", "zero_gradients", "with_out",
+    "element_code",
 ]
 
 _COMPLEX = ("complex64", "complex128")
@@ -484,9 +485,29 @@ def _fsuffix(dtype):
 
 
 def _float_only(grads, inputs):
-    """Keep gradients of float inputs (cast to their dtype); None for the others."""
-    return [cast_gradient(g, x) if g is not None and _is_float(x.type.dtype) else None
-            for g, x in zip(grads, inputs)]
+    """The built-in ops' input gradients from ``grads`` (None: zero), by Theano's
+    convention: see :func:`input_gradient`."""
+    return [input_gradient(g, x) for g, x in zip(grads, inputs)]
+
+
+def input_gradient(g, x):
+    """``g`` as the gradient of the scalar input ``x``: cast to ``x``'s dtype for a
+    float ``x``; for an integer ``x`` (differentiated as if real), kept in its own
+    float dtype (float64 if ``g`` is an integer); zero where ``g`` is None."""
+    if g is None:
+        return x.type.grad_zeros_like(x)
+    if _is_float(x.type.dtype):
+        return cast_gradient(g, x)
+    if not _is_float(g.type.dtype):
+        from nbgraph.tensor.scalar_logic import cast
+
+        return cast(g, "float64")
+    return g
+
+
+def zero_gradients(inputs):
+    """Zero gradients for every input (a piecewise-constant op: comparisons, rounding)."""
+    return [x.type.grad_zeros_like(x) for x in inputs]
 
 
 class BuiltinScalarOp(ScalarOp):

@@ -28,8 +28,8 @@ from nbgraph.tensor.scalar_op import (
     _wide,
     c_cast,
     c_fail,
+    zero_gradients,
 )
-from nbgraph.tensor.scalar_type import ScalarConstant
 
 __all__ = [
     "Add", "Sub", "Mul", "TrueDiv", "IntDiv", "Mod", "Pow", "Maximum", "Minimum",
@@ -225,7 +225,7 @@ class IntDiv(BinaryScalarOp):
         return _DIVMOD_SUPPORT
 
     def grad(self, inputs, output_grads):
-        return [None, None]
+        return zero_gradients(inputs)
 
 
 class Mod(BinaryScalarOp):
@@ -442,10 +442,7 @@ class Sign(UnaryScalarOp):
         return "((%s)((%s > 0) - (%s < 0)))" % (t, a, a)
 
     def grad(self, inputs, output_grads):
-        x = inputs[0]
-        if not _is_float(x.type.dtype):
-            return [None]
-        return [ScalarConstant(x.type, 0)]
+        return zero_gradients(inputs)
 
 
 class Sqr(UnaryScalarOp):

@@ -322,6 +322,14 @@ class ScalarType(CLinkerType, Type):
 
         return add(*terms)
 
+    def grad_flows_back(self):
+        """False for integer and boolean scalars (their ops pass zeros back)."""
+        return self.np_dtype.kind in "fc"
+
+    def grad_is_zero(self, var):
+        """True for a constant zero (what :meth:`grad_zeros_like` makes)."""
+        return isinstance(var, ScalarConstant) and not var.data
+
     # -- C ---------------------------------------------------------------
     def c_declare(self, name, sub, check_input=True):
         """``<c_type> name;``"""

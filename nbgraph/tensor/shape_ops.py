@@ -31,6 +31,7 @@ from nbgraph.tensor.op_args import (
     static_value, tensor_arg,
 )
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
+from nbgraph.tensor.grad_rules import index_gradient, is_discrete, zero_gradient
 
 __all__ = [
     "flatten", "squeeze", "expand_dims", "transpose", "swapaxes", "moveaxis", "broadcast_to",
@@ -240,12 +241,12 @@ class Repeat(Op):
         from nbgraph.tensor.creation import arange
 
         x, repeats = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None, None]
+        if is_discrete(x):  # integer outputs
+            return [zero_gradient(x), index_gradient()]
         # each output element came from one input element: scatter-add back
         source = Repeat(0)(arange(x.shape[self.axis]), repeats)
         gx = advanced_inc_along_axis(zeros_like(x), output_grads[0], source, self.axis)
-        return [gx, None]
+        return [gx, index_gradient()]
 
 
 def repeat(x: TensorLike, repeats: TensorLike, axis: int | None = None) -> TensorVariable:
@@ -318,10 +319,10 @@ class Split(Op):
         from nbgraph.tensor.math import cast
 
         x = inputs[0]
-        if x.dtype in DISCRETE_DTYPES:
-            return [None] * len(inputs)
+        if is_discrete(x):  # integer outputs
+            return [zero_gradient(x)] + [index_gradient() for _ in inputs[1:]]
         g = join(self.axis, *[cast(g, x.dtype) for g in output_grads])
-        return [g] + [None] * self.n
+        return [g] + [index_gradient() for _ in inputs[1:]]
 
 
 def split(x: TensorLike, indices_or_sections: int | Sequence[IntLike],
@@ -398,9 +399,9 @@ class Roll(Op):
 
     def grad(self, inputs, output_grads):
         x, shift = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None, None]
-        return [Roll(self.axis)(output_grads[0], -shift), None]
+        if is_discrete(x):  # integer outputs
+            return [zero_gradient(x), index_gradient()]
+        return [Roll(self.axis)(output_grads[0], -shift), index_gradient()]
 
 
 def roll(x: TensorLike, shift: IntLike | Sequence[IntLike],

@@ -19,7 +19,8 @@ import numpy as np
 from nbgraph.core.graph import Apply
 from nbgraph.core.op import Op
 from nbgraph.tensor.op_args import normalize_axis_index, tensor_arg
-from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
+from nbgraph.tensor.type import TensorType
+from nbgraph.tensor.grad_rules import is_discrete, zero_gradient
 
 __all__ = ["SortOp", "sort", "argsort"]
 
@@ -77,8 +78,8 @@ class SortOp(Op):
         from nbgraph.tensor.shape_ops import flatten
 
         (x,) = inputs
-        if self.returns == "indices" or x.dtype in DISCRETE_DTYPES:
-            return [None]
+        if self.returns == "indices" or is_discrete(x):  # integer outputs
+            return [zero_gradient(x)]
         source = flatten(x) if self.axis is None else x
         axis = 0 if self.axis is None else self.axis
         order = SortOp("indices", axis, "stable")(source)

@@ -12,6 +12,7 @@ from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.core.op import Op
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 from nbgraph.tensor.variable import as_tensor_variable, constant
+from nbgraph.tensor.grad_rules import index_gradient, input_gradient, is_discrete, zero_gradient
 
 __all__ = ["Subtensor", "IncSubtensor", "getitem", "inc_subtensor", "set_subtensor",
            "slice_length"]
@@ -222,10 +223,10 @@ class Subtensor(Op):
         from nbgraph.tensor.basic import zeros_like
 
         x, *indices = inputs
-        if x.dtype in DISCRETE_DTYPES:
-            return [None] * len(inputs)
+        if is_discrete(x):  # integer outputs
+            return [zero_gradient(x)] + [index_gradient() for _ in indices]
         gx = IncSubtensor(self.idx_list)(zeros_like(x), output_grads[0], *indices)
-        return [gx] + [None] * len(indices)
+        return [gx] + [index_gradient() for _ in indices]
 
 
 class IncSubtensor(Op):
@@ -285,13 +286,10 @@ class IncSubtensor(Op):
         extra = gy.ndim - y.ndim
         if extra:
             gy = gy.sum(axis=tuple(range(extra)))
-        gy = sum_to_shape(gy, y)
-        if gy.dtype != y.dtype:
-            from nbgraph.tensor.math import cast
-
-            gy = cast(gy, y.dtype)
-        return [None if x.dtype in DISCRETE_DTYPES else gx,
-                None if y.dtype in DISCRETE_DTYPES else gy] + [None] * len(indices)
+        if is_discrete(x):  # integer outputs
+            return [zero_gradient(x), zero_gradient(y)] + [index_gradient() for _ in indices]
+        gy = input_gradient(sum_to_shape(gy, y), y)
+        return [gx, gy] + [index_gradient() for _ in indices]
 
 
 def _parse(x, index):

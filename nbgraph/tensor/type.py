@@ -356,3 +356,20 @@ class TensorType(TensorTypeC, Type):
 
         return add(*terms)
 
+    def grad_flows_back(self):
+        """False for integer and boolean tensors (their Ops pass zeros back)."""
+        return self.dtype not in DISCRETE_DTYPES
+
+    def grad_is_zero(self, var):
+        """True for zeros as :meth:`grad_zeros_like` makes them: a small constant of
+        zeros, or one broadcast by Alloc."""
+        from nbgraph.core.graph import Constant
+        from nbgraph.tensor.basic import Alloc
+
+        if var.owner is not None and isinstance(var.owner.op, Alloc):
+            var = var.owner.inputs[0]
+        if not isinstance(var, Constant):
+            return False
+        data = np.asarray(var.data)
+        return data.size <= 64 and not np.any(data)
+

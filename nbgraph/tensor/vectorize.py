@@ -117,8 +117,10 @@ class Blockwise(Op):
             output_storage[k][0] = results[k]
 
     def grad(self, inputs, output_grads):
-        raise NotImplementedError("%s has no gradient: take the gradient of the core graph "
-                                  "first, then vectorize it" % self)
+        from nbgraph.core.gradient_types import grad_not_implemented
+
+        return [grad_not_implemented(self, i, x, "take the gradient of the core graph first, "
+                                     "then vectorize it") for i, x in enumerate(inputs)]
 
 
 def _batch_ndim(new, old):

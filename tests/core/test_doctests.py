@@ -15,6 +15,7 @@ CORE_MODULES = [
     "nbgraph.core.fgraph",
     "nbgraph.core.rewriting",
     "nbgraph.core.gradient",
+    "nbgraph.core.gradient_types",
     "nbgraph.core.transfer",
     "nbgraph.core.evaluation",
 ]

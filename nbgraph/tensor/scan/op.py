@@ -294,9 +294,16 @@ class Scan(Op):
         return scan_infer_shape(self, node, input_shapes)
 
     def grad(self, inputs, output_grads):
+        from nbgraph.tensor.grad_rules import index_gradient, zero_gradient
         from nbgraph.tensor.scan.grad import scan_grad
+        from nbgraph.tensor.type import TensorType
 
-        return scan_grad(self, inputs, output_grads)
+        # scan_grad leaves None where no gradient flows (integer or unused inputs)
+        grads = scan_grad(self, inputs, output_grads)
+        return [g if g is not None
+                else index_gradient() if i == 0 or not isinstance(x.type, TensorType)
+                else zero_gradient(x)
+                for i, (x, g) in enumerate(zip(inputs, grads))]
 
 
 def is_scan(node):
