@@ -108,10 +108,26 @@ def _keep_user_constant(var, data):
     return Elemwise(ps.Cast(data.dtype.name))(var)
 
 
+_OUTPUT_DTYPES = {}  # (scalar_op, input dtypes) -> output dtypes; bounded below
+
+
 def elemwise_output_dtypes(scalar_op, dtypes):
-    """Output dtypes of ``scalar_op`` applied to inputs of ``dtypes``."""
-    node = scalar_op.make_node(*[ps.ScalarType(d)() for d in dtypes])
-    return [out.type.dtype for out in node.outputs]
+    """Output dtypes of ``scalar_op`` applied to inputs of ``dtypes`` (memoised:
+    building a scalar node to find out is the costly part of every Elemwise node)."""
+    key = (scalar_op, tuple(dtypes))
+    try:
+        return list(_OUTPUT_DTYPES[key])
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable scalar op
+        key = None
+    node = scalar_op.make_node(*[ps.get_scalar_type(d)() for d in dtypes])
+    found = [out.type.dtype for out in node.outputs]
+    if key is not None:
+        if len(_OUTPUT_DTYPES) >= 4096:
+            _OUTPUT_DTYPES.clear()
+        _OUTPUT_DTYPES[key] = tuple(found)
+    return found
 
 
 class Elemwise(ElemwiseC, Op):

@@ -99,8 +99,15 @@ C_TYPES = {
 }
 
 
+_DTYPE_NAMES = {}  # dtype-like -> canonical name (np.dtype(...).name is slow, and hot)
+
+
 def _dtype_name(dtype, what="dtype"):
     """The canonical name of a supported dtype, or TypeError."""
+    try:
+        return _DTYPE_NAMES[dtype]
+    except (KeyError, TypeError):  # TypeError: unhashable
+        pass
     try:
         name = np.dtype(dtype).name
     except TypeError:
@@ -108,6 +115,8 @@ def _dtype_name(dtype, what="dtype"):
     if name not in C_TYPES:
         raise TypeError("%s %s is not supported; use one of %s" % (
             what, name, ", ".join(all_dtypes + extended_dtypes)))
+    if isinstance(dtype, (str, np.dtype, type)):
+        _DTYPE_NAMES[dtype] = name
     return name
 
 

@@ -64,10 +64,18 @@ def unmask(data, what="the value"):
     return data.data
 
 
+_NUMPY_DTYPES = {name: np.dtype(name) for name in ALL_DTYPES}
+_DTYPE_NAMES = {}  # dtype-like -> canonical name: np.dtype(...).name is slow, and hot
+
+
 def normalize_dtype(dtype, what="dtype"):
     """The canonical dtype name of ``dtype`` ("floatX" means config.floatX)."""
     if dtype == "floatX":
         dtype = config.floatX
+    try:
+        return _DTYPE_NAMES[dtype]
+    except (KeyError, TypeError):  # TypeError: unhashable
+        pass
     try:
         name = np.dtype(dtype).name
     except TypeError as exc:
@@ -75,6 +83,8 @@ def normalize_dtype(dtype, what="dtype"):
     if name not in ALL_DTYPES:
         raise TypeError("%s %r is not supported; use one of %s" % (
             what, name, ", ".join(ALL_DTYPES)))
+    if isinstance(dtype, (str, np.dtype, type)):
+        _DTYPE_NAMES[dtype] = name
     return name
 
 
@@ -103,7 +113,7 @@ class TensorType(TensorTypeC, Type):
                     self._normalize_shape(shape), broadcastable))
         self.shape = self._normalize_shape(shape)
         self.name = name
-        self.numpy_dtype = np.dtype(self.dtype)
+        self.numpy_dtype = _NUMPY_DTYPES.get(self.dtype) or np.dtype(self.dtype)
         self.ndim = len(self.shape)
         self.broadcastable = tuple(s == 1 for s in self.shape)
         self._static_dims = tuple((i, s) for i, s in enumerate(self.shape) if s is not None)
