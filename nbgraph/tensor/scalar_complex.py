@@ -17,8 +17,7 @@ operations as NumPy's loops, so the results are bit for bit NumPy's; C's own
 
 import numpy as np
 
-from nbgraph.tensor.scalar_op import UnaryScalarOp, _float_only, with_out
-from nbgraph.tensor.scalar_type import ScalarConstant
+from nbgraph.tensor.scalar_op import UnaryScalarOp, _float_only, with_out, zero_gradients
 
 __all__ = ["Real", "Imag", "Conj", "Angle", "real", "imag", "conj", "angle",
            "COMPLEX_SUPPORT", "is_complex"]
@@ -131,7 +130,7 @@ class Imag(_ComplexPart):
     def grad(self, inputs, output_grads):
         (x,), (gz,) = inputs, output_grads
         if not is_complex(x.type.dtype):
-            return [ScalarConstant(x.type, 0)] if x.type.np_dtype.kind == "f" else [None]
+            return zero_gradients(inputs)
         return _float_only([gz * 1j], inputs)
 
 
@@ -169,7 +168,7 @@ class Angle(_ComplexPart):
     def grad(self, inputs, output_grads):
         (x,), (gz,) = inputs, output_grads
         if not is_complex(x.type.dtype):
-            return [ScalarConstant(x.type, 0)] if x.type.np_dtype.kind == "f" else [None]
+            return zero_gradients(inputs)
         # d angle/dx = -y/|z|^2, d angle/dy = x/|z|^2: together i*z/|z|^2
         squared = real(x) * real(x) + imag(x) * imag(x)
         return _float_only([gz * (x * 1j) / squared], inputs)
