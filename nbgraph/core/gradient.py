@@ -91,7 +91,7 @@ def subgraph_grad(wrt, end, start=None, cost=None, details=False):
         from_cost = grad(cost, params, consider_constant=end, disconnected_inputs="ignore")
     parts = [p for p in (from_start, from_cost) if p is not None]
     totals = {p: (gs[0] if len(gs) == 1 else p.type.grad_sum(list(gs)))
-              for p, gs in zip(params, zip(*parts))}
+              for p, gs in zip(params, zip(*parts, strict=True), strict=True)}
     result = ([totals[w] for w in wrt], [totals[e] for e in end])
     return result + (from_start, from_cost) if details else result
 
@@ -231,7 +231,7 @@ class _Gradients:
         except where it said "disconnected" or "undefined".
         """
         flows = any(out.type.grad_flows_back() for out in node.outputs)
-        for inp, g in zip(node.inputs, input_grads):
+        for inp, g in zip(node.inputs, input_grads, strict=True):
             if inp not in connected or is_disconnected(g):
                 continue
             why = null_reason(g)
@@ -307,7 +307,7 @@ def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"
     if len(fs) != len(vs):
         raise ValueError("Lop: %d outputs but %d eval_points" % (len(fs), len(vs)))
     known = {}
-    for fi, vi in zip(fs, vs):
+    for fi, vi in zip(fs, vs, strict=True):
         (vi,) = _known_gradients({fi: vi}).values()
         known[fi] = vi if fi not in known else fi.type.grad_sum([known[fi], vi])
     return _backprop(None, wrt, consider_constant, disconnected_inputs, known, final=False)
@@ -333,16 +333,16 @@ def Rop(f, wrt, eval_points, disconnected_outputs="raise"):
     vs, _ = _as_list(eval_points, "Rop: eval_points")
     if len(xs) != len(vs):
         raise ValueError("Rop: %d wrt variables but %d eval_points" % (len(xs), len(vs)))
-    for x, v in zip(xs, vs):
+    for x, v in zip(xs, vs, strict=True):
         if isinstance(v, Variable) and getattr(v.type, "ndim", None) != getattr(
                 x.type, "ndim", None):
             raise TypeError("Rop: eval point %r (%r) must be shaped like %r (%r)" % (
                 v, v.type, x, x.type))
     stand_ins = [fi.type() for fi in fs]
-    for u, fi in zip(stand_ins, fs):
+    for u, fi in zip(stand_ins, fs, strict=True):
         u.name = "u_%s" % fi.name if fi.name else None
     gs = Lop(fs, xs, stand_ins, disconnected_inputs="ignore")
-    pairs = [(g, v) for g, v in zip(gs, vs) if _depends_on(g, stand_ins)]
+    pairs = [(g, v) for g, v in zip(gs, vs, strict=True) if _depends_on(g, stand_ins)]
     if not pairs:
         if disconnected_outputs == "raise":
             raise DisconnectedInputError("Rop: %r depends on none of %r" % (fs, xs))
@@ -350,7 +350,8 @@ def Rop(f, wrt, eval_points, disconnected_outputs="raise"):
     else:
         results = Lop([g for g, _ in pairs], stand_ins, [v for _, v in pairs],
                       disconnected_inputs="ignore")
-        replacements = [(u, fi.type.grad_zeros_like(fi)) for u, fi in zip(stand_ins, fs)]
+        replacements = [(u, fi.type.grad_zeros_like(fi))
+                        for u, fi in zip(stand_ins, fs, strict=True)]
         results = clone_replace(results, replacements)
     return results[0] if single else results
 

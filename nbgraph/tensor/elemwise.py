@@ -16,7 +16,7 @@ TensorType(float64, (None, None))
 
 import numpy as np
 
-from nbgraph.core.graph import Apply
+from nbgraph.core.graph import Apply, Variable
 from nbgraph.core.op import Op
 from nbgraph.tensor.c_code.basic import DimShuffleC
 from nbgraph.tensor.c_code.elemwise import ElemwiseC
@@ -318,11 +318,11 @@ class Elemwise(ElemwiseC, Op):
     def _grad(self, output_grads, inputs):
         recipe = _scalar_gradient(self.scalar_op, [i.dtype for i in inputs],
                                   [g.dtype for g in output_grads])
-        lifted = dict(zip(recipe.inputs, inputs))
-        lifted.update(zip(recipe.output_grads, output_grads))
+        lifted = dict(zip(recipe.inputs, inputs, strict=True))
+        lifted.update(zip(recipe.output_grads, output_grads, strict=True))
         _lift_scalar_graph(recipe.order, lifted)
         return [_input_grad(sgrad, inp, inputs, lifted)
-                for inp, sgrad in zip(inputs, recipe.input_grads)]
+                for inp, sgrad in zip(inputs, recipe.input_grads, strict=True)]
 
 
 class _ScalarGradient:
