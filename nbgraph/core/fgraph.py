@@ -536,50 +536,67 @@ def order_destroyers(fgraph, order):
     destroy the same value, or when no order can satisfy the readers.
     """
     root, version = memory_versions(order)
+    victims = _victims(fgraph, order, root, version)
+    if not victims:
+        return order
+    before = _run_after(order, victims, version)
+    return _ordered_like(order, before)
+
+
+def _victims(fgraph, order, root, version):
+    """``{victim value: the node destroying it}``, refusing what may not be overwritten."""
     inputs = set(fgraph.inputs)
     returned = {}
     for out in fgraph.outputs:
         returned.setdefault(version.get(out, out), out)
     victims = {}
     for node in order:
-        for in_indices in node.op.destroy_map.values():
-            for i in in_indices:
-                var = node.inputs[i]
-                mem, victim = root.get(var, var), version.get(var, var)
-                shown = returned.get(victim)
-                what = None
-                if isinstance(mem, Constant):
-                    what = "a constant"
-                elif mem in inputs:
-                    what = "an input"
-                elif shown is not None:
-                    mem = victim
-                    what = "an output" if shown is victim else "viewed by %r, an output" % (
-                        shown,)
-                if what is not None:
-                    raise ValueError(
-                        "%s overwrites %r, which is %s of the graph: an Op with a destroy_map "
-                        "may only overwrite intermediate values (apply it to a copy)"
-                        % (node.op, mem, what))
-                if victims.get(victim, node) is not node:
-                    raise ValueError("%r is overwritten by two nodes, %s and %s" % (
-                        victim, victims[victim].op, node.op))
-                victims[victim] = node
-    if not victims:
-        return order
+        for i in sorted({i for ins in node.op.destroy_map.values() for i in ins}):
+            var = node.inputs[i]
+            victim = version.get(var, var)
+            _check_overwritable(node, root.get(var, var), victim, inputs, returned)
+            if victims.get(victim, node) is not node:
+                raise ValueError("%r is overwritten by two nodes, %s and %s" % (
+                    victim, victims[victim].op, node.op))
+            victims[victim] = node
+    return victims
+
+
+def _check_overwritable(node, mem, victim, inputs, returned):
+    """Refuse ``node`` overwriting memory the caller owns or a graph output holds."""
+    shown = returned.get(victim)
+    if isinstance(mem, Constant):
+        what = "a constant"
+    elif mem in inputs:
+        what = "an input"
+    elif shown is not None:
+        mem = victim
+        what = "an output" if shown is victim else "viewed by %r, an output" % (shown,)
+    else:
+        return
+    raise ValueError(
+        "%s overwrites %r, which is %s of the graph: an Op with a destroy_map "
+        "may only overwrite intermediate values (apply it to a copy)" % (node.op, mem, what))
+
+
+def _run_after(order, victims, version):
+    """``{node: the nodes it must run after}``: its inputs' owners and, for a
+    destroyer, every other reader of its victim."""
     readers = {}
-    for node in order:
-        for var in node.inputs:
-            readers.setdefault(version.get(var, var), []).append(node)
     before = {node: set() for node in order}
     for node in order:
         for var in node.inputs:
+            readers.setdefault(version.get(var, var), []).append(node)
             if var.owner is not None:
                 before[node].add(var.owner)
     for victim, destroyer in victims.items():
-        for reader in readers.get(victim, ()):
-            if reader is not destroyer:
-                before[destroyer].add(reader)
+        before[destroyer].update(r for r in readers.get(victim, ()) if r is not destroyer)
+    return before
+
+
+def _ordered_like(order, before):
+    """A topological order of ``before`` that keeps ``order`` wherever it can
+    (the earliest ready node first); ValueError when none exists."""
     position = {node: i for i, node in enumerate(order)}
     waiting = {node: len(deps) for node, deps in before.items()}
     after = {node: [] for node in order}

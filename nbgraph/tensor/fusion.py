@@ -252,10 +252,74 @@ class _Group:
         self.ext = ext
         self.lo = self.hi = position
 
+    def add(self, node, added, position):
+        """Take ``node`` in: its outputs stop being inputs, ``added`` become some."""
+        self.members.add(node)
+        self.ext -= set(node.outputs)
+        self.ext |= added
+        self.lo = min(self.lo, position)
+        self.hi = max(self.hi, position)
+
 
 # ---------------------------------------------------------------------------
 # Elemwise fusion
 # ---------------------------------------------------------------------------
+
+
+def _contracted_graph(order, groups):
+    """The graph with each group contracted to one unit: ``(successors, in-degrees,
+    units)``; a unit is a group or a node in none."""
+    rep = {node: g for g in groups for node in g.members}
+    succ, indeg, units = {}, {}, set()
+    for node in order:
+        u = rep.get(node, node)
+        units.add(u)
+        for inp in node.inputs:
+            if inp.owner is None:
+                continue
+            p = rep.get(inp.owner, inp.owner)
+            if p is u:
+                continue
+            targets = succ.setdefault(p, set())
+            if u not in targets:
+                targets.add(u)
+                indeg[u] = indeg.get(u, 0) + 1
+    return succ, indeg, units
+
+
+def _unsorted_units(units, succ, indeg):
+    """Kahn's algorithm over the units: those it cannot order (on or below a cycle).
+    ``indeg`` is left holding what remains of each in-degree."""
+    ready = [u for u in units if not indeg.get(u)]
+    while ready:
+        u = ready.pop()
+        for v in succ.get(u, ()):
+            indeg[v] -= 1
+            if not indeg[v]:
+                ready.append(v)
+    return {u for u in units if indeg.get(u)}
+
+
+def _on_a_cycle(left, succ):
+    """The units of ``left`` on a cycle: what lies only below one is peeled off
+    from the sinks upwards."""
+    left = set(left)
+    preds = {u: [] for u in left}
+    outdeg = dict.fromkeys(left, 0)
+    for u in left:
+        for v in succ.get(u, ()):
+            if v in left:
+                preds[v].append(u)
+                outdeg[u] += 1
+    sinks = [u for u in left if not outdeg[u]]
+    while sinks:
+        u = sinks.pop()
+        left.discard(u)
+        for p in preds[u]:
+            outdeg[p] -= 1
+            if not outdeg[p]:
+                sinks.append(p)
+    return left
 
 
 class FuseElemwise(GraphRewriter):
@@ -358,101 +422,56 @@ class FuseElemwise(GraphRewriter):
                     heapq.heappush(heap, (-pos[client], id(client), client))
 
     def _try_add(self, fgraph, group, node, pos, key_of, small):
-        members = group.members
-        if self.max_nodes is not None and len(members) >= self.max_nodes:
+        """Add ``node`` to ``group`` when every rule allows it; True when added."""
+        if self.max_nodes is not None and len(group.members) >= self.max_nodes:
             return False
-        # inputs after the addition
-        outs = set(node.outputs)
-        removed = len(group.ext & outs)
         added = {v for v in node.inputs
-                 if (v.owner is None or v.owner not in members) and v not in group.ext
+                 if (v.owner is None or v.owner not in group.members) and v not in group.ext
                  and not _is_small(v, small)}
-        if len(group.ext) - removed + len(added) > self.max_inputs:
+        inputs_after = len(group.ext) - len(group.ext & set(node.outputs)) + len(added)
+        if inputs_after > self.max_inputs:
             return False
-        produces = any(client != "output" and client in members
-                       for out in node.outputs for client, _ in fgraph.clients.get(out, ()))
-        # exported outputs must have the group's run-time shape
+        if not self._exports_fit(fgraph, group, node, key_of):
+            return False
+        if self._makes_a_detour(fgraph, group, node, pos):
+            return False
+        group.add(node, added, pos[node])
+        return True
+
+    @staticmethod
+    def _exports_fit(fgraph, group, node, key_of):
+        """Whether each output of ``node`` read outside the group has the group's
+        run-time shape (and the group may export at all)."""
         for out in node.outputs:
-            if _outside_client(fgraph, out, members, node) and (
+            if _outside_client(fgraph, out, group.members, node) and (
                     group.sealed or key_of(out) != key_of(group.seed.outputs[0])):
                 return False
-        # no path may leave the group and come back
-        if produces:
-            outside = [client for out in node.outputs
-                       for client, _ in fgraph.clients.get(out, ())
-                       if client != "output" and client not in members]
-            if outside and _reaches_forward(fgraph, outside, members, group.hi, pos,
-                                            self.search_budget):
-                return False
-        else:
-            outside = [v.owner for v in node.inputs
-                       if v.owner is not None and v.owner not in members]
-            if outside and _reached_backward(outside, members, group.lo, pos,
-                                             self.search_budget):
-                return False
-        members.add(node)
-        group.ext -= outs
-        group.ext |= added
-        p = pos[node]
-        group.lo = min(group.lo, p)
-        group.hi = max(group.hi, p)
         return True
+
+    def _makes_a_detour(self, fgraph, group, node, pos):
+        """Whether adding ``node`` would let a path leave the group and come back."""
+        members = group.members
+        clients = [client for out in node.outputs for client, _ in fgraph.clients.get(out, ())
+                   if client != "output"]
+        if any(client in members for client in clients):  # node feeds the group
+            outside = [c for c in clients if c not in members]
+            return bool(outside) and _reaches_forward(fgraph, outside, members, group.hi, pos,
+                                                      self.search_budget)
+        outside = [v.owner for v in node.inputs if v.owner is not None and v.owner not in members]
+        return bool(outside) and _reached_backward(outside, members, group.lo, pos,
+                                                   self.search_budget)
 
     @staticmethod
     def _break_cycles(fgraph, order, groups, group_of):
         """Dissolve groups until contracting every group leaves the graph acyclic."""
         alive = list(groups)
         while True:
-            rep = {}
-            for g in alive:
-                for node in g.members:
-                    rep[node] = g
-            succ = {}
-            indeg = {}
-            units = set()
-            for node in order:
-                u = rep.get(node, node)
-                units.add(u)
-                for inp in node.inputs:
-                    owner = inp.owner
-                    if owner is None:
-                        continue
-                    p = rep.get(owner, owner)
-                    if p is u:
-                        continue
-                    targets = succ.setdefault(p, set())
-                    if u not in targets:
-                        targets.add(u)
-                        indeg[u] = indeg.get(u, 0) + 1
-            ready = [u for u in units if not indeg.get(u)]
-            done = 0
-            while ready:
-                u = ready.pop()
-                done += 1
-                for v in succ.get(u, ()):
-                    indeg[v] -= 1
-                    if not indeg[v]:
-                        ready.append(v)
-            if done == len(units):
+            succ, indeg, units = _contracted_graph(order, alive)
+            left = _unsorted_units(units, succ, indeg)
+            if not left:
                 return alive
-            # what is left lies on or below a cycle; peel off what is only below
-            left = {u for u in units if indeg.get(u)}
-            preds = {u: [] for u in left}
-            outdeg = dict.fromkeys(left, 0)
-            for u in left:
-                for v in succ.get(u, ()):
-                    if v in left:
-                        preds[v].append(u)
-                        outdeg[u] += 1
-            sinks = [u for u in left if not outdeg[u]]
-            while sinks:
-                u = sinks.pop()
-                left.discard(u)
-                for p in preds[u]:
-                    outdeg[p] -= 1
-                    if not outdeg[p]:
-                        sinks.append(p)
-            stuck = [g for g in alive if g in left] or [g for g in alive if indeg.get(g)]
+            on_cycle = _on_a_cycle(left, succ)
+            stuck = [g for g in alive if g in on_cycle] or [g for g in alive if indeg.get(g)]
             victim = min(stuck, key=lambda g: len(g.members))
             alive.remove(victim)
             for node in victim.members:
