@@ -23,6 +23,7 @@ from nbgraph.core.graph import Apply
 from nbgraph.core.op import Op
 from nbgraph.tensor.op_args import normalize_axis_index, normalize_axis_tuple, tensor_arg
 from nbgraph.tensor.c_code.extra_ops import BoolReduceC
+from nbgraph.tensor.c_code.nnet import ArgReduceC, MaxAndArgmaxC
 from nbgraph.tensor.reduction import _linear_scan
 from nbgraph.tensor.type import DISCRETE_DTYPES, FLOAT_DTYPES, TensorType
 from nbgraph.tensor.grad_rules import is_discrete, zero_gradient
@@ -51,7 +52,8 @@ def _moved_flat(x, axes):
     """``x`` with ``axes`` moved last and merged into one (NumPy value)."""
     rest = [i for i in range(x.ndim) if i not in axes]
     moved = np.transpose(x, rest + list(axes))
-    return moved.reshape(moved.shape[:len(rest)] + (-1,))
+    merged = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))  # (-1 fails on 0-size)
+    return moved.reshape(moved.shape[:len(rest)] + (merged,))
 
 
 def _reduced_shape(x, axes):
@@ -65,7 +67,7 @@ def _refuse_static_empty(x, axes, where):
                              "size 0)" % (where, where, a, x))
 
 
-class ArgReduce(Op):
+class ArgReduce(ArgReduceC, Op):
     """Index of the largest (``kind="argmax"``) or smallest value over ``axis``.
 
     Several axes count as one, flattened in order (Theano's rule; NumPy takes
@@ -121,7 +123,7 @@ def argmin(x: TensorLike, axis: Axes | None = None, keepdims: bool = False) -> T
     return _keep(ArgReduce("argmin", axes)(x), axes, x.ndim, keepdims)
 
 
-class MaxAndArgmax(Op):
+class MaxAndArgmax(MaxAndArgmaxC, Op):
     """The maximum over ``axis`` and its index, in one pass (two outputs)."""
 
     __props__ = ("axis",)

@@ -1,5 +1,7 @@
-"""C kernels of the neural-net Ops: Softmax, LogSoftmax, SoftmaxCrossentropy,
-PickLabels and PickLabelsGrad (``class Softmax(SoftmaxC, _RowOp)``).
+"""C kernels of the neural-net Ops: Softmax, LogSoftmax, SoftmaxCrossentropy(Grad),
+PickLabels and PickLabelsGrad (``class Softmax(SoftmaxC, _RowOp)``), and of the
+indexed reductions argmax/argmin/max_and_argmax along one axis
+(``csrc/argreduce.h``), which walk rows the same way.
 
 The fixed C is in ``csrc/rows.h`` (walking the rows of a tensor along one
 axis, the label checks and the label picks, any dtype) and ``csrc/softmax.h``
@@ -21,7 +23,7 @@ from nbgraph.tensor.c_code.parallel import min_parallel
 from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
 
 __all__ = ["SoftmaxC", "LogSoftmaxC", "SoftmaxCrossentropyC", "SoftmaxCrossentropyGradC",
-           "PickLabelsC", "PickLabelsGradC"]
+           "PickLabelsC", "PickLabelsGradC", "ArgReduceC", "MaxAndArgmaxC"]
 
 _PKG = __package__
 _SUFFIX = {"float64": "f64", "float32": "f32"}
@@ -242,3 +244,68 @@ class PickLabelsGradC(_PickC):
             outputs[0], _C_TYPES[out.type.dtype]))
         L.append("}")
         return "\n".join(L)
+
+
+# -- argmax / argmin / max_and_argmax along one axis ------------------------------------
+
+
+def _argreduce_support(dtype, kind):
+    float_kind = np.dtype(dtype).kind == "f"
+    return c_source(_PKG, "csrc/rows.h") + "\n" + c_template(
+        _PKG, "csrc/argreduce.h", T=_C_TYPES[dtype], S=dtype, K=kind,
+        CMP=">" if kind == "argmax" else "<",
+        NAN="NBG_ISNAN_F" if float_kind else "NBG_ISNAN_NONE")
+
+
+class ArgReduceC(CLinkerOp):
+    """The C side of ArgReduce over one axis (several axes: Python): one pass per row,
+    ties and NaN as NumPy (the first wins); an empty axis fails like NumPy."""
+
+    def has_c_code(self, node):
+        x = node.inputs[0]
+        return len(self.axis) == 1 and x.type.dtype in _C_TYPES and x.type.ndim <= 32
+
+    def c_code_cache_version(self):
+        return _VERSION
+
+    def c_output_rule(self, node):
+        """The input's shape less the axis."""
+        return OutputRule.drop_axes(self.axis)
+
+    def c_support_code(self, node=None):
+        if node is None:
+            return c_source(_PKG, "csrc/rows.h")
+        return _argreduce_support(node.inputs[0].type.dtype, self._c_kind())
+
+    def _c_kind(self):
+        return getattr(self, "kind", "argmax")
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        x = node.inputs[0]
+        (axis,) = self.axis
+        what = _what(self)
+        L = ["{"] + _rows_head(x, inputs[0], axis)
+        L.append(_add(self, x, inputs[0], axis, "x", what))
+        for k, out in enumerate(node.outputs[::-1]):  # indices first
+            L.append(_add(self, out, outputs[len(outputs) - 1 - k], -1, "the output", what))
+        L.append("if (nbg_r.n == 0) { char nbg_b1[200]; nbg_errorf(nbg_err, \"%s of an array "
+                 "of shape %%s: attempt to get %s of an empty sequence\", nbg_shape_text("
+                 "nbg_b1, 200, %d, %s_dims)); goto nbg_fail; }" % (
+                     what, self._c_kind(), x.type.ndim, inputs[0]))
+        L.append("nbg_%s_rows_%s(&nbg_r, %d);" % (self._c_kind(), x.type.dtype,
+                                                 int(len(node.outputs) == 2)))
+        L.append("}")
+        return "\n".join(L)
+
+
+class MaxAndArgmaxC(ArgReduceC):
+    """The C side of MaxAndArgmax over one axis: the maximum is the value at the index."""
+
+    def c_output_rule(self, node):
+        """Both outputs: the input's shape less the axis (made in Python)."""
+        return OutputRule.CUSTOM
+
+    def c_prepare_outputs(self, node, inputs):
+        x = inputs[0]
+        shape = tuple(s for i, s in enumerate(x.shape) if i not in self.axis)
+        return [np.empty(shape, x.dtype), np.empty(shape, np.int64)]

@@ -8,6 +8,9 @@
 #define NBG_ROWS_H
 #include <stdlib.h>
 #define NBG_ROWS_MAXOPS 4
+/* NaN tests for the argument reductions: floats, and types without NaN. */
+#define NBG_ISNAN_F(v) ((v) != (v))
+#define NBG_ISNAN_NONE(v) 0
 typedef struct {
     int nd, nops;
     int64_t dims[NBG_MAXDIMS];

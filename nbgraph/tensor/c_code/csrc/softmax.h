@@ -44,6 +44,15 @@ static ${T} nbg_rowmax_${S}(const ${T} *restrict a, int64_t n) {
     ${T} m[8];
     int nan = 0, j;
     int64_t i = 0;
+    if (n < 32) {  /* short rows: one accumulator */
+        ${T} best = a[0];
+        for (i = 0; i < n; i++) {
+            const ${T} v = a[i];
+            best = v > best ? v : best;
+            nan |= v != v;
+        }
+        return nan ? (${T})NAN : best;
+    }
     for (j = 0; j < 8; j++) m[j] = a[0];
     for (; i + 8 <= n; i += 8)
         for (j = 0; j < 8; j++) {
