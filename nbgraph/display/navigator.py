@@ -22,7 +22,10 @@ The panel (an ``ipywidgets.VBox``) has, top to bottom:
   outlined), ``matches`` (Dropdown of what was found: choosing one selects it),
   ``box`` (Dropdown of every scope box, with ``toggle_button`` to expand or
   collapse it), ``expand_all`` / ``collapse_all`` and ``rankdir``
-  (ToggleButtons top-to-bottom / left-to-right);
+  (ToggleButtons top-to-bottom / left-to-right); for a compiled Function
+  called with ``profile=True``, ``show_values`` (run-time shapes and small
+  values of the last call on the edges) and ``show_profile`` (boxes coloured
+  by their share of the time);
 - ``canvas`` (HTML): the diagram as inline SVG.  Wheel to zoom, drag to pan,
   hover a node for its type and static shape, click a box to expand or
   collapse it, click a node to select it.  (Clicks reach Python through the
@@ -162,6 +165,13 @@ class _Navigator:
         self.collapse_all = w.Button(description="collapse all", layout=w.Layout(width="100px"))
         self.rankdir = w.ToggleButtons(options=[("top-down", "TB"), ("left-right", "LR")],
                                        value=rankdir, style={"button_width": "80px"})
+        # run-time overlays of a compiled Function, when it has been called
+        self.show_values = w.Checkbox(value=values is not None, indent=False,
+                                      description="run-time values",
+                                      disabled=values is None and _last_args(obj) is None)
+        self.show_profile = w.Checkbox(value=profile is not None, indent=False,
+                                       description="time share",
+                                       disabled=profile is None and not _profiled(obj))
         self.canvas = w.HTML()
         self.canvas.add_class("nbgraph-nav-canvas-widget")
         self.details = w.HTML(layout=w.Layout(max_height="360px", overflow="auto"))
@@ -169,7 +179,8 @@ class _Navigator:
         self.pick.add_class("nbgraph-pick")
         children = [
             w.HBox([self.search, self.matches, self.rankdir]),
-            w.HBox([self.box, self.toggle_button, self.expand_all, self.collapse_all]),
+            w.HBox([self.box, self.toggle_button, self.expand_all, self.collapse_all,
+                    self.show_values, self.show_profile]),
             self.canvas, self.details, self.pick,
         ]
         super().__init__(children=children, **kwargs)
@@ -182,6 +193,8 @@ class _Navigator:
         self.collapse_all.on_click(lambda _: self._set_open(set()))
         self.rankdir.observe(lambda _: self.redraw(), names="value")
         self.pick.observe(self._on_pick, names="value")
+        self.show_values.observe(self._on_overlay, names="value")
+        self.show_profile.observe(self._on_overlay, names="value")
         self.details.value = _HINT
         self.redraw()
 
@@ -272,6 +285,20 @@ class _Navigator:
             marks.add(self.selected)
         return marks
 
+    def _on_overlay(self, change=None):
+        """The overlay toggles: values of the last profiled call, time shares."""
+        layout = self._layout
+        if self.show_values.value and self.values is None and _last_args(self.obj) is not None:
+            from nbgraph.display.overlay import node_values
+
+            self.values = node_values(self.obj, _last_args(self.obj))
+        layout.values = (self.values or {}) if self.show_values.value else {}
+        if self.show_profile.value and self.profile is None and _profiled(self.obj):
+            self.profile = self.obj.profile
+        layout.profile = self.profile if self.show_profile.value else None
+        layout.shares = layout._shares()
+        self.redraw()
+
     # -- search and selection -------------------------------------------------
     def _on_search(self, change=None):
         query = str(self.search.value).strip().lower()
@@ -354,6 +381,17 @@ class _Navigator:
 
     def __repr__(self):
         return "<GraphNavigator: %d boxes, %d expanded>" % (len(self._all), len(self._open))
+
+
+def _last_args(obj):
+    """The arguments of a Function's last profiled call, or None."""
+    return getattr(obj, "_last_args", None)
+
+
+def _profiled(obj):
+    """True for a Function compiled with profile=True and called."""
+    stats = getattr(obj, "_profile", None)
+    return bool(stats is not None and getattr(stats, "calls", 0))
 
 
 _HINT = ('<p style="color:#666;margin:0.3em 0"><i>click a node for its details; click a '

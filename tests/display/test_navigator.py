@@ -123,3 +123,20 @@ def test_pan_zoom_and_click_handlers_are_on_the_canvas():
     assert nav.render_seconds >= 0 and "laid out in" in nav.canvas.value
     nav.rankdir.value = "LR"
     assert nav._layout.rankdir == "LR"
+
+
+def test_overlay_toggles_of_a_profiled_function():
+    X, Y, cost, params, grads = scoped_mlp(layers=2)
+    f = nbgraph.function([X, Y], cost, updates=[(p, p - 0.1 * g) for p, g in zip(params, grads)],
+                         profile=True)
+    nav = GraphNavigator(f, collapse=False)
+    assert nav.show_values.disabled and nav.show_profile.disabled  # not called yet
+    f(np.ones((3, 4)), np.zeros((3, 4)))
+    nav = GraphNavigator(f, collapse=False)
+    assert not nav.show_values.disabled and not nav.show_profile.disabled
+    nav.show_values.value = True
+    assert nav._layout.values and "(3, 4)" in nav._layout.build().source
+    nav.show_profile.value = True
+    assert "time share" in nav._layout.build().source
+    nav.show_profile.value = False
+    assert "time share" not in nav._layout.build().source
