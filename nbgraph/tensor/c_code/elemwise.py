@@ -150,7 +150,8 @@ class ScalarKernelC(CLinkerOp):
                 return False
             # float16/complex values inside (a Composite's intermediates too) need C
             # written for them, whatever the node's own operands are
-            inner = [snode] + list(getattr(self.scalar_op, "_order", ()))
+            # (the node's own operands are the linker's check, c_handles_restricted)
+            inner = list(getattr(self.scalar_op, "_order", ()))
             if any(v.type.dtype in _RESTRICTED for n in inner for v in n.inputs + n.outputs):
                 return bool(self.scalar_op.c_handles_restricted(snode))
             return True
