@@ -151,8 +151,8 @@ class ScalarOp(CLinkerOp, Op):
         a NumPy ufunc or array function computing the op on whole arrays, or
         None.  Set it in a subclass as the raw function (``nfunc = np.hypot``);
         on an instance ``op.nfunc(*arrays, out=None)`` returns arrays of
-        exactly :meth:`output_dtypes` (inputs are cast to float32 where NumPy
-        would compute in float16, which nbgraph does not support).  A raw
+        exactly :meth:`output_dtypes` (integer inputs are cast to float32 where
+        NumPy would make float16 of them).  A raw
         Python function used as nfunc must accept ``out=`` like a ufunc.
 
     Methods a subclass may provide: :meth:`impl` (Python, on scalars;
@@ -255,7 +255,7 @@ class ScalarOp(CLinkerOp, Op):
         """Output dtype names for inputs of ``dtypes``.
 
         With an ``nfunc``: what NumPy gives (asked by running it on 0-d ones),
-        float16 replaced by float32.  Without: ``[np.result_type(*dtypes)] * nout``.
+        float16 replaced by float32 unless an input is float16.  Without: ``[np.result_type(*dtypes)] * nout``.
         """
         cache = self.__dict__.setdefault("_dtype_cache", {})
         key = tuple(dtypes)

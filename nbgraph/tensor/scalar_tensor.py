@@ -10,9 +10,9 @@
   ``ufunc.reduce`` when its ``nfunc`` is a ufunc, else a left fold of
   ``nfunc`` along the axes.  An empty reduction needs the ufunc's identity.
 
->>> from nbgraph.tensor.variable import dmatrix
+>>> import nbgraph.tensor as nt
 >>> from nbgraph.tensor import scalar as ps
->>> reduce(ps.logaddexp, dmatrix("m"), axis=1).type
+>>> reduce(ps.logaddexp, nt.dmatrix("m"), axis=1).type
 TensorType(float64, (None,))
 """
 
