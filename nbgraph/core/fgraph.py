@@ -11,10 +11,11 @@ the replacement's type with ``filter_variable`` and records the decision in
 import heapq
 
 from nbgraph.core import graph as _graph
+from nbgraph.core.clients import ClientList
 from nbgraph.core.graph import Constant, Variable
 from nbgraph.core.type import NarrowingTrace
 
-__all__ = ["FunctionGraph", "MissingInputError", "Replacement", "Feature", "path_to",
+__all__ = ["FunctionGraph", "ClientList", "MissingInputError", "Replacement", "Feature", "path_to",
            "order_destroyers", "memory_source", "memory_versions"]
 
 
@@ -111,6 +112,36 @@ class Replacement:
                                                    self.reason or "no reason given")
 
 
+def _checked_outputs(outputs):
+    """``outputs`` (a Variable or a sequence of them) as a list, or TypeError."""
+    if outputs is None:
+        raise TypeError("FunctionGraph needs outputs")
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    for i, out in enumerate(outputs):
+        if not isinstance(out, Variable):
+            raise TypeError("output %d of FunctionGraph must be a Variable, got %r" % (i, out))
+    return outputs
+
+
+def _checked_inputs(inputs, outputs):
+    """``inputs`` as a list of distinct non-constant Variables, or TypeError/ValueError.
+
+    None stands for every non-constant root of ``outputs``.
+    """
+    if inputs is None:
+        inputs = [v for v in _graph.graph_inputs(outputs) if not isinstance(v, Constant)]
+    inputs = list(inputs)
+    for i, inp in enumerate(inputs):
+        if not isinstance(inp, Variable):
+            raise TypeError("input %d of FunctionGraph must be a Variable, got %r" % (i, inp))
+        if isinstance(inp, Constant):
+            raise TypeError("input %d of FunctionGraph, %r, is a Constant; constants "
+                            "cannot be inputs" % (i, inp))
+    if len(set(inputs)) != len(inputs):
+        raise ValueError("FunctionGraph inputs contain the same variable twice: %r" % inputs)
+    return inputs
+
+
 class FunctionGraph:
     """A graph from ``inputs`` to ``outputs`` that can be edited safely.
 
@@ -120,25 +151,8 @@ class FunctionGraph:
     """
 
     def __init__(self, inputs=None, outputs=None, clone=True, features=(), name=None):
-        if outputs is None:
-            raise TypeError("FunctionGraph needs outputs")
-        outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-        for i, out in enumerate(outputs):
-            if not isinstance(out, Variable):
-                raise TypeError("output %d of FunctionGraph must be a Variable, got %r" % (
-                    i, out))
-        if inputs is None:
-            inputs = [v for v in _graph.graph_inputs(outputs) if not isinstance(v, Constant)]
-        inputs = list(inputs)
-        for i, inp in enumerate(inputs):
-            if not isinstance(inp, Variable):
-                raise TypeError("input %d of FunctionGraph must be a Variable, got %r" % (
-                    i, inp))
-            if isinstance(inp, Constant):
-                raise TypeError("input %d of FunctionGraph, %r, is a Constant; constants "
-                                "cannot be inputs" % (i, inp))
-        if len(set(inputs)) != len(inputs):
-            raise ValueError("FunctionGraph inputs contain the same variable twice: %r" % inputs)
+        outputs = _checked_outputs(outputs)
+        inputs = _checked_inputs(inputs, outputs)
         self.equiv = None
         if clone:
             self.equiv = _graph.clone_get_equiv(inputs, outputs, copy_inputs=True)
@@ -149,6 +163,15 @@ class FunctionGraph:
                 raise ValueError("input %r is computed by %s; with clone=False inputs must be "
                                  "roots" % (inp, inp.owner.op))
         self.name = name
+        self._start_bookkeeping()
+        for inp in inputs:
+            self.add_input(inp)
+        self._import_outputs(outputs)
+        for feature in features:
+            self.attach_feature(feature)
+
+    def _start_bookkeeping(self):
+        """Empty inputs, outputs, node and variable sets, clients, features and history."""
         self.inputs = []
         self._input_set = set()  # the inputs again, for O(1) membership tests
         self.outputs = []
@@ -159,8 +182,9 @@ class FunctionGraph:
         self.history = []
         self._order = None
         self.version = 0
-        for inp in inputs:
-            self.add_input(inp)
+
+    def _import_outputs(self, outputs):
+        """Add ``outputs``; a missing input is reported with the caller's variables."""
         try:
             for out in outputs:
                 self.add_output(out)
@@ -171,8 +195,6 @@ class FunctionGraph:
             back = {new: old for old, new in self.equiv.items() if isinstance(old, Variable)}
             raise MissingInputError(back.get(exc.variable, exc.variable),
                                     [back.get(v, v) for v in exc.path]) from None
-        for feature in features:
-            self.attach_feature(feature)
 
     # -- building --------------------------------------------------------
     def add_input(self, var):
@@ -182,7 +204,8 @@ class FunctionGraph:
         self.inputs.append(var)
         self._input_set.add(var)
         self.variables.add(var)
-        self.clients.setdefault(var, [])
+        if var not in self.clients:
+            self.clients[var] = ClientList()
 
     def add_output(self, var, reason=None):
         """Add ``var`` (importing what it needs) as a new output."""
@@ -212,7 +235,8 @@ class FunctionGraph:
             self.add_input(var)
             return
         self.variables.add(var)
-        self.clients.setdefault(var, [])
+        if var not in self.clients:
+            self.clients[var] = ClientList()
 
     def import_node(self, node, reason=None, import_missing=False):
         """Import ``node`` and every node it needs that is not yet in the graph.
@@ -242,17 +266,23 @@ class FunctionGraph:
                         raise MissingInputError(inp, path_to(node.outputs, inp))
                     self.add_input(inp)
         for new in new_nodes:
-            self.apply_nodes.add(new)
-            for out in new.outputs:
-                self.variables.add(out)
-                self.clients.setdefault(out, [])
-            for i, inp in enumerate(new.inputs):
-                if inp not in self.variables:
-                    self.variables.add(inp)
-                    self.clients.setdefault(inp, [])
-                self.clients[inp].append((new, i))
-            self._changed()
-            self._callback("on_import", new, reason)
+            self._add_node(new, reason)
+
+    def _add_node(self, node, reason):
+        """Record ``node`` (its inputs already in the graph) as a client of its inputs."""
+        self.apply_nodes.add(node)
+        for out in node.outputs:
+            self.variables.add(out)
+            if out not in self.clients:
+                self.clients[out] = ClientList()
+        for i, inp in enumerate(node.inputs):
+            if inp not in self.variables:  # a constant
+                self.variables.add(inp)
+                if inp not in self.clients:
+                    self.clients[inp] = ClientList()
+            self.clients[inp].append((node, i))
+        self._changed()
+        self._callback("on_import", node, reason)
 
     # -- editing ---------------------------------------------------------
     def change_node_input(self, node, i, new_var, reason=None):

@@ -99,6 +99,10 @@ class Composite(ScalarOp):
         bindings = []
         for node in self._order:
             args = [text[v] if v in text else str(v.data) for v in node.inputs]
+            for v in node.inputs:  # a spent text goes: a chain keeps one, not all
+                uses[v] -= 1
+                if not uses[v] and v.owner is not None:
+                    del text[v]
             expr = _format(node.op, args)
             if len(node.outputs) > 1:
                 label = "t%d" % len(bindings)
