@@ -186,6 +186,35 @@ class _NewNodes:
             self.queue.append(node)
 
 
+class _RewritersByClass:
+    """``index(op)``: the node rewriters that may apply to ``op``, looked up once per class.
+
+    Each entry is ``(rewriter, check)``; ``check`` is True when the rewriter
+    tracks Op instances, whose equality only ``applies_to`` can decide.
+    Asking every rewriter about every node costs a comparison of Op
+    parameters per pair: on a graph of 100,000 nodes, millions of them.
+    """
+
+    def __init__(self, rewriters):
+        self.rewriters = rewriters
+        self.memo = {}
+
+    def __call__(self, op):
+        cls = type(op)
+        found = self.memo.get(cls)
+        if found is None:
+            found = self.memo[cls] = []
+            for rewriter in self.rewriters:
+                tracked = rewriter.tracks()
+                if tracked is None:
+                    found.append((rewriter, False))
+                elif not all(isinstance(t, type) for t in tracked):
+                    found.append((rewriter, True))
+                elif any(issubclass(cls, t) for t in tracked):
+                    found.append((rewriter, False))
+        return found
+
+
 class EquilibriumRewriter(GraphRewriter):
     """Runs node rewriters (and graph rewriters) until the graph stops changing.
 
@@ -216,13 +245,14 @@ class EquilibriumRewriter(GraphRewriter):
         listener = _NewNodes(queue)
         fgraph.attach_feature(listener)
         changes = 0
+        by_class = _RewritersByClass(self.node_rewriters)
         try:
             while queue:
                 node = queue.popleft()
                 if node not in fgraph.apply_nodes:
                     continue
-                for rewriter in self.node_rewriters:
-                    if not rewriter.applies_to(node):
+                for rewriter, check in by_class(node.op):
+                    if check and not rewriter.applies_to(node):
                         continue
                     result = rewriter.transform(fgraph, node)
                     if apply_replacements(fgraph, node, result, rewriter.name):
