@@ -239,9 +239,10 @@ def _writable_base(value):
 
 
 def _short_value(data, limit=60):
-    text = repr(data)
     if hasattr(data, "tolist") and getattr(data, "size", 2) <= 10:
         text = str(data.tolist()) if getattr(data, "ndim", 0) else str(data.item())
+    else:  # (numpy's repr is slow: dprint of a big graph spent most of its time here)
+        text = repr(data)
     text = " ".join(text.split())
     if len(text) > limit:
         shape = getattr(data, "shape", None)
