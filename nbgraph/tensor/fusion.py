@@ -67,6 +67,7 @@ from nbgraph.tensor.fused_ops import (  # also re-exported from here
 )
 from nbgraph.tensor.reduction import Reduce
 from nbgraph.tensor.rewriting import rewrites
+from nbgraph.tensor.shape_keys import shape_keys
 from nbgraph.tensor.type import TensorType
 
 __all__ = [
@@ -86,9 +87,6 @@ MAX_NODES = 256
 
 #: Nodes a cycle check may visit before it gives up (and refuses the fusion).
 SEARCH_BUDGET = 4096
-
-#: Shape keys with more atoms than this are replaced by one fresh atom.
-_MAX_ATOMS = 64
 
 
 # ---------------------------------------------------------------------------
@@ -123,79 +121,6 @@ def _outside_client(fgraph, var, members, extra=None):
         if client == "output" or (client not in members and client is not extra):
             return True
     return False
-
-
-class _ShapeKeys:
-    """Per-dimension shape keys (see the module docstring), computed on demand.
-
-    ``keys(var)`` is a tuple with, per dimension, the static size or a
-    frozenset of atoms ``(variable, dim)``: equal keys mean equal run-time
-    sizes whenever the original graph runs without a broadcasting error.
-    """
-
-    def __init__(self):
-        self.keys = {}
-
-    def _leaf(self, var):
-        return tuple(s if s is not None else frozenset([(var, d)])
-                     for d, s in enumerate(var.type.shape))
-
-    def __call__(self, var):
-        keys = self.keys
-        found = keys.get(var)
-        if found is not None:
-            return found
-        stack = [var]
-        while stack:
-            v = stack[-1]
-            if v in keys:
-                stack.pop()
-                continue
-            node = v.owner
-            if node is None or not isinstance(node.op, (Elemwise, DimShuffle)) or not all(
-                    isinstance(i.type, TensorType) for i in node.inputs + node.outputs):
-                keys[v] = self._leaf(v)
-                stack.pop()
-                continue
-            missing = [i for i in node.inputs if i not in keys]
-            if missing:
-                stack.extend(missing)
-                continue
-            stack.pop()
-            if isinstance(node.op, DimShuffle):
-                key = keys[node.inputs[0]]
-                keys[v] = tuple(1 if e == "x" else key[e] for e in node.op.new_order)
-                continue
-            entries = self._elemwise(node, [keys[i] for i in node.inputs])
-            for o in node.outputs:
-                keys[o] = entries
-        return keys[var]
-
-    @staticmethod
-    def _elemwise(node, in_keys):
-        out = node.outputs[0]
-        entries = []
-        for d, size in enumerate(out.type.shape):
-            if size is not None:
-                entries.append(size)
-                continue
-            parts = []
-            for inp, key in zip(node.inputs, in_keys):
-                if inp.type.shape[d] == 1:
-                    continue
-                entry = key[d]
-                if not isinstance(entry, frozenset):
-                    entry = frozenset([(inp, d)])
-                if not any(entry is p for p in parts):
-                    parts.append(entry)
-            if len(parts) == 1:
-                entry = parts[0]
-            else:
-                entry = frozenset().union(*parts) if parts else frozenset([(out, d)])
-                if len(entry) > _MAX_ATOMS:
-                    entry = frozenset([(out, d)])
-            entries.append(entry)
-        return tuple(entries)
 
 
 def _reaches_forward(fgraph, starts, members, hi, pos, budget):
@@ -364,7 +289,9 @@ class FuseElemwise(GraphRewriter):
                 category[node] = cat
         if not category:
             return []
-        key_of = _ShapeKeys()
+        def key_of(var):  # the graph's one shape-equality system (tensor.shape_keys)
+            return shape_keys(fgraph, var)
+
         small = {}
         group_of = {}
         feeders = set()

@@ -6,7 +6,10 @@ tensor variable.  A key stands for the run-time size of that dimension:
 * an ``int`` for a size known statically (or a constant shape entry);
 * ``("dim", v, d)`` for "dimension ``d`` of variable ``v``", when nothing
   better is known (graph inputs, ops without a shape rule);
-* ``("bcast", frozenset(keys))`` for the NumPy broadcast of several sizes;
+* ``("bcast", frozenset(keys))`` for the NumPy broadcast of several sizes
+  (flattened: broadcasting is associative, commutative and idempotent, so
+  ``bcast(a, bcast(b, c))`` and ``bcast(c, b, a)`` get one key; past
+  ``MAX_ATOMS`` sizes a fresh ``("dim", v, d)`` stands in);
 * ``("op", op, index, input_keys)`` for an integer scalar computed by an
   Elemwise op (deterministic scalar arithmetic) from other keys, as in the
   shape expressions ``infer_shape`` returns;
@@ -18,38 +21,60 @@ does not fail, whatever sizes (including 1) the unknown dimensions take.
 Unequal keys prove nothing.  Rewrites use this to drop shape work
 (SumToShape, Alloc) only where it provably changes no result.
 
+This is the one shape-equality system of the tensor rewrites: fusion (which
+outputs of a group share the group's run-time shape), in-place (an output the
+size of the input it would overwrite) and the shape rewrites (SumToShape,
+Alloc) all ask it.
+
 Keys are computed without recursion over the graph (deep chains are fine) and
-memoised on the FunctionGraph.  Rewrites replace variables by variables of
-equal value, so a memoised key stays true after later replacements.
+memoised in a :class:`ShapeKeyCache`, a Feature the first call attaches to the
+FunctionGraph (so the graph owns its cache, and a clone starts without one).
+Rewrites replace variables by variables of equal value, so a memoised key
+stays true after later replacements; the cache forgets the variables of nodes
+that leave the graph.
 """
 
 import numpy as np
 
+from nbgraph.core.fgraph import Feature
 from nbgraph.core.graph import Constant
 from nbgraph.core.type import MethodNotDefined
 from nbgraph.tensor.type import TensorType
 
-__all__ = ["shape_keys", "value_key"]
+__all__ = ["shape_keys", "value_key", "ShapeKeyCache", "MAX_ATOMS"]
 
 _MAX_VALUE_DEPTH = 16
 
 
-class _Memo:
-    __slots__ = ("shapes", "values")
+MAX_ATOMS = 64  # sizes a broadcast key may name before a fresh key stands in
+
+
+class ShapeKeyCache(Feature):
+    """The memo of :func:`shape_keys` and :func:`value_key` for one FunctionGraph.
+
+    ``shapes`` maps a tensor variable to its keys, ``values`` an integer scalar
+    to its value key.  Attached by the first call on a graph and found again
+    among ``fgraph.features``; it drops the entries of pruned nodes' outputs.
+    """
 
     def __init__(self):
         self.shapes = {}
         self.values = {}
 
+    def on_prune(self, fgraph, node, reason):
+        for out in node.outputs:
+            self.shapes.pop(out, None)
+            self.values.pop(out, None)
+
 
 def _memo(fgraph):
-    memo = getattr(fgraph, "_nbg_shape_keys", None)
-    if memo is None:
-        memo = _Memo()
-        try:
-            fgraph._nbg_shape_keys = memo
-        except AttributeError:  # pragma: no cover - a graph object without a __dict__
-            pass
+    for feature in getattr(fgraph, "features", ()):
+        if isinstance(feature, ShapeKeyCache):
+            return feature
+    memo = ShapeKeyCache()
+    attach = getattr(fgraph, "attach_feature", None)
+    if attach is not None:  # anything else gets a cache for this call only
+        attach(memo)
     return memo
 
 
@@ -148,7 +173,7 @@ def _node_keys(fgraph, memo, node):
                     k = shapes[inp][d]
                     if k not in cands:
                         cands.append(k)
-            keys.append(cands[0] if len(cands) == 1 else ("bcast", frozenset(cands)))
+            keys.append(_broadcast_key(cands, outs[0], d))
         return [tuple(keys)] * len(outs)
     if isinstance(op, DimShuffle):
         inner = shapes[node.inputs[0]]
@@ -180,6 +205,21 @@ def _node_keys(fgraph, memo, node):
             continue
         result.append(_merge_static(o, tuple(value_key(fgraph, e, 0, memo) for e in shp)))
     return result
+
+
+def _broadcast_key(cands, out, d):
+    """The key of the broadcast of the sizes ``cands`` (dimension ``d`` of ``out``)."""
+    if len(cands) == 1:
+        return cands[0]
+    atoms = set()
+    for k in cands:
+        if isinstance(k, tuple) and k and k[0] == "bcast":
+            atoms |= k[1]
+        else:
+            atoms.add(k)
+    if len(atoms) > MAX_ATOMS:
+        return ("dim", out, d)
+    return ("bcast", frozenset(atoms)) if len(atoms) > 1 else next(iter(atoms))
 
 
 def _merge_static(var, keys):

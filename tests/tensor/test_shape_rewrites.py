@@ -11,7 +11,7 @@ from nbgraph import function
 from nbgraph.core.fgraph import FunctionGraph
 from nbgraph.tensor.basic import Alloc, ShapeI, alloc, shape_i
 from nbgraph.tensor.elemwise import SumToShape
-from nbgraph.tensor.shape_keys import shape_keys
+from nbgraph.tensor.shape_keys import ShapeKeyCache, shape_keys
 
 LINKERS = ["py", "cvm"]
 
@@ -36,6 +36,30 @@ def assert_same(a, b):
 
 
 # -- shape keys --------------------------------------------------------------------------
+
+def test_broadcast_keys_do_not_depend_on_how_the_broadcast_was_grouped():
+    # issue 19 item 6: one key system for fusion, in-place and the shape rewrites;
+    # broadcasting is associative and commutative, so the keys are flattened
+    a, b, c = nt.dvector("a"), nt.dvector("b"), nt.dvector("c")
+    left, right = (a + b) + c, a * (c - b)
+    fg = FunctionGraph([a, b, c], [left, right], clone=False)
+    assert shape_keys(fg, left) == shape_keys(fg, right) != shape_keys(fg, a)
+
+
+def test_the_key_memo_is_a_feature_the_graph_owns():
+    x = nt.dmatrix("x")
+    y = nt.exp(x) + 1.0
+    fg = FunctionGraph([x], [y], clone=False)
+    assert not any(isinstance(f, ShapeKeyCache) for f in fg.features)
+    shape_keys(fg, y)
+    (cache,) = [f for f in fg.features if isinstance(f, ShapeKeyCache)]
+    assert y in cache.shapes
+    shape_keys(fg, x)
+    assert [f for f in fg.features if isinstance(f, ShapeKeyCache)] == [cache]  # found again
+    assert not any(isinstance(f, ShapeKeyCache) for f in fg.clone().features)
+    fg.replace(y, nt.exp(x) * 2.0, reason="test")  # y's node leaves the graph
+    assert y not in cache.shapes
+
 
 def test_shape_keys_follow_infer_shape_and_broadcasting():
     X, w, v = nt.dmatrix("X"), nt.dvector("w"), nt.dvector("v")
