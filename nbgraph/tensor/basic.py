@@ -38,7 +38,7 @@ def _as_argument(value, where, what):
         raise TypeError("%s: %s: %s" % (where, what, exc)) from exc
 
 
-def _static_int(var):
+def known_int(var):
     """The Python int ``var`` is known to hold at build time, else None.
 
     Known: a constant scalar, and the size of a dimension whose static shape
@@ -122,7 +122,7 @@ def _fold_entries(entries, combine, neutral):
     folded in Python, so an all-static result is one constant."""
     total, rest = neutral, []
     for e in entries:
-        value = _static_int(e)
+        value = known_int(e)
         if value is None:
             rest.append(e)
         else:
@@ -229,7 +229,7 @@ class Alloc(AllocC, Op):
         static = []
         vshape = (None,) * (len(entries) - value.ndim) + value.type.shape
         for i, (e, vs) in enumerate(zip(entries, vshape)):
-            s = _static_int(e)
+            s = known_int(e)
             if s is not None and s < 0:
                 raise ValueError("alloc: shape entry %d is negative (%d)" % (i, s))
             if s is not None and vs not in (None, 1, s):
@@ -409,7 +409,7 @@ class Reshape(ReshapeC, Op):
         if len(entries) != self.ndim:
             raise ValueError("reshape: expected %d shape entries, got %d" % (
                 self.ndim, len(entries)))
-        static = [_static_int(e) for e in entries]
+        static = [known_int(e) for e in entries]
         if sum(1 for s in static if s == -1) > 1:
             raise ValueError("reshape: only one dimension may be -1, got %r" % (static,))
         if any(s is not None and s < -1 for s in static):
@@ -449,7 +449,7 @@ class Reshape(ReshapeC, Op):
         entries = node.inputs[1:]
         if None not in out.type.shape:
             return [_with_static(out, entries)]
-        static = [_static_int(e) for e in entries]
+        static = [known_int(e) for e in entries]
         # the size a -1 entry (static or at run time) stands for; the other
         # entries' product counts a -1 as 1
         given = shape_product([e if s is not None else switch(eq(e, -1), 1, e)

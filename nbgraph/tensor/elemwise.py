@@ -539,7 +539,7 @@ class SumToShape(SumToShapeC, Op):
     view_map = {0: [0]}
 
     def make_node(self, g, *shape):
-        from nbgraph.tensor.basic import _static_int, as_shape_entries
+        from nbgraph.tensor.basic import known_int, as_shape_entries
 
         g = as_tensor_variable(g)
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
@@ -553,7 +553,7 @@ class SumToShape(SumToShapeC, Op):
         if len(entries) != g.ndim:
             raise TypeError("SumToShape needs equal ndim, got %d and %d" % (
                 g.ndim, len(entries)))
-        static = tuple(_static_int(e) for e in entries)
+        static = tuple(known_int(e) for e in entries)
         for d, (gs, s) in enumerate(zip(g.type.shape, static)):
             if gs is not None and s is not None and s != 1 and gs != s:
                 raise ValueError("SumToShape: dimension %d of size %d cannot be reduced to "

@@ -14,7 +14,7 @@ import numpy as np
 from nbgraph.tensor.scalar_logic import Bitwise
 from nbgraph.tensor.scalar_math import exp
 from nbgraph.tensor.scalar_op import (
-    BinaryScalarOp, _ct, _float_only, _fsuffix, _kind, zero_gradients,
+    BinaryScalarOp, _ct, input_gradients, _fsuffix, _kind, zero_gradients,
 )
 from nbgraph.tensor.scalar_ops import mul, sqr
 from nbgraph.tensor.scalar_type import ScalarConstant
@@ -46,7 +46,7 @@ class ArcTan2(_FloatBinary):
         (gz,) = output_grads
         y, x = inputs
         r2 = sqr(x) + sqr(y)
-        return _float_only([gz * x / r2, -(gz * y) / r2], inputs)
+        return input_gradients([gz * x / r2, -(gz * y) / r2], inputs)
 
 
 class Hypot(_FloatBinary):
@@ -60,7 +60,7 @@ class Hypot(_FloatBinary):
         (gz,) = output_grads
         a, b = inputs
         h = hypot(a, b)
-        return _float_only([gz * a / h, gz * b / h], inputs)
+        return input_gradients([gz * a / h, gz * b / h], inputs)
 
 
 _LOGADDEXP_SUPPORT = """#ifndef NBG_LOGADDEXP_SUPPORT
@@ -102,7 +102,7 @@ class LogAddExp(BinaryScalarOp):
         (gz,) = output_grads
         a, b = inputs
         out = logaddexp(a, b)
-        return _float_only([gz * exp(a - out), gz * exp(b - out)], inputs)
+        return input_gradients([gz * exp(a - out), gz * exp(b - out)], inputs)
 
 
 class CopySign(_FloatBinary):
@@ -117,7 +117,7 @@ class CopySign(_FloatBinary):
         a, b = inputs
         one = ScalarConstant(a.type, 1) if a.type.dtype in ("float32", "float64") else 1.0
         flip = mul(copysign(one, a), copysign(one, b))
-        return _float_only([gz * flip, ScalarConstant(b.type, 0) if b.type.dtype in (
+        return input_gradients([gz * flip, ScalarConstant(b.type, 0) if b.type.dtype in (
             "float32", "float64") else None], inputs)
 
 
@@ -131,7 +131,7 @@ class NextAfter(_FloatBinary):
     def grad(self, inputs, output_grads):
         a, b = inputs
         zero = ScalarConstant(b.type, 0) if b.type.dtype in ("float32", "float64") else None
-        return _float_only([output_grads[0], zero], inputs)
+        return input_gradients([output_grads[0], zero], inputs)
 
 
 class _Shift(Bitwise):

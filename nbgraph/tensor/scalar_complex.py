@@ -17,7 +17,7 @@ operations as NumPy's loops, so the results are bit for bit NumPy's; C's own
 
 import numpy as np
 
-from nbgraph.tensor.scalar_op import UnaryScalarOp, _float_only, with_out, zero_gradients
+from nbgraph.tensor.scalar_op import UnaryScalarOp, input_gradients, with_out, zero_gradients
 
 __all__ = ["Real", "Imag", "Conj", "Angle", "real", "imag", "conj", "angle",
            "COMPLEX_SUPPORT", "is_complex"]
@@ -112,7 +112,7 @@ class Real(_ComplexPart):
 
     def grad(self, inputs, output_grads):
         # dC/dx = gz, dC/dy = 0: gz as a complex number (real inputs: gz itself)
-        return _float_only([output_grads[0]], inputs)
+        return input_gradients([output_grads[0]], inputs)
 
 
 class Imag(_ComplexPart):
@@ -131,7 +131,7 @@ class Imag(_ComplexPart):
         (x,), (gz,) = inputs, output_grads
         if not is_complex(x.type.dtype):
             return zero_gradients(inputs)
-        return _float_only([gz * 1j], inputs)
+        return input_gradients([gz * 1j], inputs)
 
 
 class Conj(_ComplexPart):
@@ -149,7 +149,7 @@ class Conj(_ComplexPart):
 
     def grad(self, inputs, output_grads):
         (x,), (gz,) = inputs, output_grads
-        return _float_only([conj(gz) if is_complex(gz.type.dtype) else gz], inputs)
+        return input_gradients([conj(gz) if is_complex(gz.type.dtype) else gz], inputs)
 
 
 class Angle(_ComplexPart):
@@ -171,7 +171,7 @@ class Angle(_ComplexPart):
             return zero_gradients(inputs)
         # d angle/dx = -y/|z|^2, d angle/dy = x/|z|^2: together i*z/|z|^2
         squared = real(x) * real(x) + imag(x) * imag(x)
-        return _float_only([gz * (x * 1j) / squared], inputs)
+        return input_gradients([gz * (x * 1j) / squared], inputs)
 
 
 real = Real()

@@ -20,7 +20,7 @@ from nbgraph.tensor.scalar_op import (
     BuiltinScalarOp,
     UnaryScalarOp,
     _ct,
-    _float_only,
+    input_gradients,
     _fsuffix,
     _is_float,
     _kind,
@@ -196,7 +196,7 @@ class Clip(BuiltinScalarOp):
         inside = and_(ge(a, lo), le(a, hi))
         below = and_(lt(a, lo), le(lo, hi))
         above = or_(gt(a, hi), gt(lo, hi))
-        return _float_only([switch(inside, gz, 0), switch(below, gz, 0),
+        return input_gradients([switch(inside, gz, 0), switch(below, gz, 0),
                             switch(above, gz, 0)], inputs)
 
 
@@ -222,7 +222,7 @@ class Reciprocal(UnaryScalarOp):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([neg(output_grads[0]) / sqr(x)], inputs)
+        return input_gradients([neg(output_grads[0]) / sqr(x)], inputs)
 
 
 class ArcSin(UnaryMath):
@@ -234,7 +234,7 @@ class ArcSin(UnaryMath):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([output_grads[0] / sqrt(1 - sqr(x))], inputs)
+        return input_gradients([output_grads[0] / sqrt(1 - sqr(x))], inputs)
 
 
 class ArcCos(UnaryMath):
@@ -246,7 +246,7 @@ class ArcCos(UnaryMath):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([neg(output_grads[0]) / sqrt(1 - sqr(x))], inputs)
+        return input_gradients([neg(output_grads[0]) / sqrt(1 - sqr(x))], inputs)
 
 
 class ArcTan(UnaryMath):
@@ -258,7 +258,7 @@ class ArcTan(UnaryMath):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([output_grads[0] / (1 + sqr(x))], inputs)
+        return input_gradients([output_grads[0] / (1 + sqr(x))], inputs)
 
 
 class Sinh(UnaryMath):
@@ -269,7 +269,7 @@ class Sinh(UnaryMath):
     nfunc = np.sinh
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] * cosh(inputs[0])], inputs)
+        return input_gradients([output_grads[0] * cosh(inputs[0])], inputs)
 
 
 class Cosh(UnaryMath):
@@ -280,7 +280,7 @@ class Cosh(UnaryMath):
     nfunc = np.cosh
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] * sinh(inputs[0])], inputs)
+        return input_gradients([output_grads[0] * sinh(inputs[0])], inputs)
 
 
 class ArcSinh(UnaryMath):
@@ -292,7 +292,7 @@ class ArcSinh(UnaryMath):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([output_grads[0] / sqrt(sqr(x) + 1)], inputs)
+        return input_gradients([output_grads[0] / sqrt(sqr(x) + 1)], inputs)
 
 
 class ArcCosh(UnaryMath):
@@ -304,7 +304,7 @@ class ArcCosh(UnaryMath):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([output_grads[0] / sqrt(sqr(x) - 1)], inputs)
+        return input_gradients([output_grads[0] / sqrt(sqr(x) - 1)], inputs)
 
 
 class ArcTanh(UnaryMath):
@@ -316,7 +316,7 @@ class ArcTanh(UnaryMath):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([output_grads[0] / (1 - sqr(x))], inputs)
+        return input_gradients([output_grads[0] / (1 - sqr(x))], inputs)
 
 
 class Log2(UnaryMath):
@@ -328,7 +328,7 @@ class Log2(UnaryMath):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([output_grads[0] / (x * np.log(2.0))], inputs)
+        return input_gradients([output_grads[0] / (x * np.log(2.0))], inputs)
 
 
 class Log10(UnaryMath):
@@ -340,7 +340,7 @@ class Log10(UnaryMath):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([output_grads[0] / (x * np.log(10.0))], inputs)
+        return input_gradients([output_grads[0] / (x * np.log(10.0))], inputs)
 
 
 class Exp2(UnaryMath):
@@ -352,7 +352,7 @@ class Exp2(UnaryMath):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([output_grads[0] * exp2(x) * np.log(2.0)], inputs)
+        return input_gradients([output_grads[0] * exp2(x) * np.log(2.0)], inputs)
 
 
 # The constants NumPy's loops multiply by (pi/180 and 180/pi rounded once to
@@ -379,7 +379,7 @@ class Deg2Rad(UnaryScalarOp):
         return _PI_SUPPORT
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] * (np.pi / 180.0)], inputs)
+        return input_gradients([output_grads[0] * (np.pi / 180.0)], inputs)
 
 
 class Rad2Deg(Deg2Rad):
@@ -390,7 +390,7 @@ class Rad2Deg(Deg2Rad):
     factors = _RAD2DEG
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] * (180.0 / np.pi)], inputs)
+        return input_gradients([output_grads[0] * (180.0 / np.pi)], inputs)
 
 
 floor = Floor()

@@ -18,7 +18,7 @@ from nbgraph.tensor.scalar_op import (
     BuiltinScalarOp,
     UnaryScalarOp,
     _ct,
-    _float_only,
+    input_gradients,
     _is_float,
     _kind,
     c_cast,
@@ -218,7 +218,7 @@ class Switch(BuiltinScalarOp):
     def grad(self, inputs, output_grads):
         (gz,) = output_grads
         cond = inputs[0]
-        return _float_only([None, switch(cond, gz, 0), switch(cond, 0, gz)], inputs)
+        return input_gradients([None, switch(cond, gz, 0), switch(cond, 0, gz)], inputs)
 
 
 @with_out
@@ -237,7 +237,7 @@ class Identity(UnaryScalarOp):
         return a
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0]], inputs)
+        return input_gradients([output_grads[0]], inputs)
 
 
 _CAST_SUPPORT = """#ifndef NBG_CAST_SUPPORT
@@ -320,7 +320,7 @@ class Cast(UnaryScalarOp):
     def grad(self, inputs, output_grads):
         if not _is_float(self.dtype):
             return zero_gradients(inputs)
-        return _float_only([output_grads[0]], inputs)
+        return input_gradients([output_grads[0]], inputs)
 
 
 def cast(x, dtype):

@@ -9,7 +9,7 @@ math.h (``expf``), so float32 stays float32.
 
 import numpy as np
 
-from nbgraph.tensor.scalar_op import UnaryScalarOp, _float_only, _fsuffix, with_out
+from nbgraph.tensor.scalar_op import UnaryScalarOp, input_gradients, _fsuffix, with_out
 from nbgraph.tensor.scalar_ops import neg, sqr
 
 __all__ = [
@@ -38,7 +38,7 @@ class Exp(UnaryMath):
     nfunc = np.exp
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] * exp(inputs[0])], inputs)
+        return input_gradients([output_grads[0] * exp(inputs[0])], inputs)
 
 
 class Log(UnaryMath):
@@ -49,7 +49,7 @@ class Log(UnaryMath):
     nfunc = np.log
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] / inputs[0]], inputs)
+        return input_gradients([output_grads[0] / inputs[0]], inputs)
 
 
 class Log1p(UnaryMath):
@@ -60,7 +60,7 @@ class Log1p(UnaryMath):
     nfunc = np.log1p
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] / (1 + inputs[0])], inputs)
+        return input_gradients([output_grads[0] / (1 + inputs[0])], inputs)
 
 
 class Expm1(UnaryMath):
@@ -71,7 +71,7 @@ class Expm1(UnaryMath):
     nfunc = np.expm1
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] * exp(inputs[0])], inputs)
+        return input_gradients([output_grads[0] * exp(inputs[0])], inputs)
 
 
 class Sqrt(UnaryMath):
@@ -83,7 +83,7 @@ class Sqrt(UnaryMath):
     nfunc = np.sqrt
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] / (2 * sqrt(inputs[0]))], inputs)
+        return input_gradients([output_grads[0] / (2 * sqrt(inputs[0]))], inputs)
 
 
 class Sin(UnaryMath):
@@ -94,7 +94,7 @@ class Sin(UnaryMath):
     nfunc = np.sin
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] * cos(inputs[0])], inputs)
+        return input_gradients([output_grads[0] * cos(inputs[0])], inputs)
 
 
 class Cos(UnaryMath):
@@ -105,7 +105,7 @@ class Cos(UnaryMath):
     nfunc = np.cos
 
     def grad(self, inputs, output_grads):
-        return _float_only([neg(output_grads[0] * sin(inputs[0]))], inputs)
+        return input_gradients([neg(output_grads[0] * sin(inputs[0]))], inputs)
 
 
 class Tan(UnaryMath):
@@ -116,7 +116,7 @@ class Tan(UnaryMath):
     nfunc = np.tan
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] / sqr(cos(inputs[0]))], inputs)
+        return input_gradients([output_grads[0] / sqr(cos(inputs[0]))], inputs)
 
 
 class Tanh(UnaryMath):
@@ -127,7 +127,7 @@ class Tanh(UnaryMath):
     nfunc = np.tanh
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] * (1 - sqr(tanh(inputs[0])))], inputs)
+        return input_gradients([output_grads[0] * (1 - sqr(tanh(inputs[0])))], inputs)
 
 
 def _float_input(x):
@@ -194,7 +194,7 @@ class Sigmoid(UnaryScalarOp):
 
     def grad(self, inputs, output_grads):
         s = sigmoid(inputs[0])
-        return _float_only([output_grads[0] * s * (1 - s)], inputs)
+        return input_gradients([output_grads[0] * s * (1 - s)], inputs)
 
 
 class Softplus(UnaryScalarOp):
@@ -211,7 +211,7 @@ class Softplus(UnaryScalarOp):
         return _SOFTPLUS_SUPPORT
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] * sigmoid(inputs[0])], inputs)
+        return input_gradients([output_grads[0] * sigmoid(inputs[0])], inputs)
 
 
 exp = Exp()

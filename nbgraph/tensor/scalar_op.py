@@ -40,7 +40,8 @@ from nbgraph.tensor.scalar_type import (
 
 __all__ = [
     "ScalarOp", "BuiltinScalarOp", "BinaryScalarOp", "VariadicScalarOp", "UnaryScalarOp",
-    "c_cast", "c_fail", "cast_gradient", "input_gradient", "zero_gradients", "with_out",
+    "c_cast", "c_fail", "cast_gradient", "input_gradient", "input_gradients", "zero_gradients",
+    "with_out",
     "element_code",
 ]
 
@@ -484,7 +485,7 @@ def _fsuffix(dtype):
     return "f" if dtype == "float32" else ""
 
 
-def _float_only(grads, inputs):
+def input_gradients(grads, inputs):
     """The built-in ops' input gradients from ``grads`` (None: zero), by Theano's
     convention: see :func:`input_gradient`."""
     return [input_gradient(g, x) for g, x in zip(grads, inputs)]

@@ -20,7 +20,7 @@ from nbgraph.tensor.scalar_op import (
     UnaryScalarOp,
     VariadicScalarOp,
     _ct,
-    _float_only,
+    input_gradients,
     _fold,
     _fsuffix,
     _is_float,
@@ -61,7 +61,7 @@ class Add(VariadicScalarOp):
 
     def grad(self, inputs, output_grads):
         (gz,) = output_grads
-        return _float_only([gz] * len(inputs), inputs)
+        return input_gradients([gz] * len(inputs), inputs)
 
 
 class Mul(VariadicScalarOp):
@@ -92,7 +92,7 @@ class Mul(VariadicScalarOp):
         for i in range(len(inputs)):
             others = inputs[:i] + inputs[i + 1:]
             grads.append(mul(gz, *others))
-        return _float_only(grads, inputs)
+        return input_gradients(grads, inputs)
 
 
 class Sub(BinaryScalarOp):
@@ -114,7 +114,7 @@ class Sub(BinaryScalarOp):
 
     def grad(self, inputs, output_grads):
         (gz,) = output_grads
-        return _float_only([gz, neg(gz)], inputs)
+        return input_gradients([gz, neg(gz)], inputs)
 
 
 class TrueDiv(BinaryScalarOp):
@@ -136,7 +136,7 @@ class TrueDiv(BinaryScalarOp):
     def grad(self, inputs, output_grads):
         (gz,) = output_grads
         x, y = inputs
-        return _float_only([true_div(gz, y), neg(gz) * true_div(true_div(x, y), y)], inputs)
+        return input_gradients([true_div(gz, y), neg(gz) * true_div(true_div(x, y), y)], inputs)
 
 
 _SIGNED = ("int8", "int16", "int32", "int64")
@@ -250,7 +250,7 @@ class Mod(BinaryScalarOp):
     def grad(self, inputs, output_grads):
         (gz,) = output_grads
         x, y = inputs
-        return _float_only([gz, neg(gz) * int_div(x, y)], inputs)
+        return input_gradients([gz, neg(gz) * int_div(x, y)], inputs)
 
 
 _IPOW_SUPPORT = """#ifndef NBG_IPOW_SUPPORT
@@ -343,7 +343,7 @@ class Pow(BinaryScalarOp):
         gy = None
         if _is_float(y.type.dtype):
             gy = gz * switch(eq(x, 0), 0, log(x) * pow(x, y))
-        return _float_only([gx, gy], inputs)
+        return input_gradients([gx, gy], inputs)
 
 
 class Maximum(BinaryScalarOp):
@@ -368,7 +368,7 @@ class Maximum(BinaryScalarOp):
         from nbgraph.tensor.scalar_logic import gt, lt, switch
 
         first = gt(x, y) if self._cmp == ">" else lt(x, y)
-        return _float_only([switch(first, gz, 0), switch(first, 0, gz)], inputs)
+        return input_gradients([switch(first, gz, 0), switch(first, 0, gz)], inputs)
 
 
 class Minimum(Maximum):
@@ -395,7 +395,7 @@ class Neg(UnaryScalarOp):
         return "((%s)((%s)0 - (%s)(%s)))" % (_ct(dtype), w, w, a)
 
     def grad(self, inputs, output_grads):
-        return _float_only([neg(output_grads[0])], inputs)
+        return input_gradients([neg(output_grads[0])], inputs)
 
 
 class Abs(UnaryScalarOp):
@@ -422,7 +422,7 @@ class Abs(UnaryScalarOp):
         return a
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] * sign(inputs[0])], inputs)
+        return input_gradients([output_grads[0] * sign(inputs[0])], inputs)
 
 
 class Sign(UnaryScalarOp):
@@ -461,7 +461,7 @@ class Sqr(UnaryScalarOp):
         return "((%s)((%s)(%s) * (%s)(%s)))" % (_ct(dtype), w, a, w, a)
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] * 2 * inputs[0]], inputs)
+        return input_gradients([output_grads[0] * 2 * inputs[0]], inputs)
 
 
 add = Add()

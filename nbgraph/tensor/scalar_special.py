@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from nbgraph.tensor.scalar_math import _float_input, exp
-from nbgraph.tensor.scalar_op import UnaryScalarOp, _float_only, with_out
+from nbgraph.tensor.scalar_op import UnaryScalarOp, input_gradients, with_out
 from nbgraph.tensor.scalar_ops import sqr
 
 __all__ = [
@@ -306,7 +306,7 @@ class Erf(_Special):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([output_grads[0] * _TWO_OVER_SQRT_PI * exp(-sqr(x))], inputs)
+        return input_gradients([output_grads[0] * _TWO_OVER_SQRT_PI * exp(-sqr(x))], inputs)
 
 
 class Erfc(_Special):
@@ -318,7 +318,7 @@ class Erfc(_Special):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([-(output_grads[0] * _TWO_OVER_SQRT_PI) * exp(-sqr(x))], inputs)
+        return input_gradients([-(output_grads[0] * _TWO_OVER_SQRT_PI) * exp(-sqr(x))], inputs)
 
 
 class Erfcx(_Special):
@@ -331,7 +331,7 @@ class Erfcx(_Special):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([output_grads[0] * (2 * x * erfcx(x) - _TWO_OVER_SQRT_PI)], inputs)
+        return input_gradients([output_grads[0] * (2 * x * erfcx(x) - _TWO_OVER_SQRT_PI)], inputs)
 
 
 class ErfInv(_Special):
@@ -344,7 +344,7 @@ class ErfInv(_Special):
 
     def grad(self, inputs, output_grads):
         x = inputs[0]
-        return _float_only([output_grads[0] * (_SQRT_PI / 2) * exp(sqr(erfinv(x)))], inputs)
+        return input_gradients([output_grads[0] * (_SQRT_PI / 2) * exp(sqr(erfinv(x)))], inputs)
 
 
 class GammaLn(_Special):
@@ -355,7 +355,7 @@ class GammaLn(_Special):
     nfunc = _in_double(_lgamma)
 
     def grad(self, inputs, output_grads):
-        return _float_only([output_grads[0] * digamma(inputs[0])], inputs)
+        return input_gradients([output_grads[0] * digamma(inputs[0])], inputs)
 
 
 class Digamma(_Special):
