@@ -83,7 +83,7 @@ def label_gradient(result, cost, wrt):
     results = list(result) if many else [result]
     wrts = list(wrt) if isinstance(wrt, (list, tuple)) else [wrt]
     cost_name = _short_name(cost, "cost") if cost is not None else "known_grads"
-    for g, w in zip(results, wrts):
+    for g, w in zip(results, wrts, strict=False):  # grad returns one per wrt
         tag = getattr(g, "tag", None)
         if tag is None or getattr(g, "owner", None) is None or "grad_of" in tag.__dict__:
             continue

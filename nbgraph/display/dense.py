@@ -133,7 +133,7 @@ class DenseLayout:
         self.group_names = {p: "g%d" % i for i, p in enumerate(sorted(all_paths))}
         if collapse is None:
             collapse = bool(all_paths) and len(self.applys) > AUTO_COLLAPSE
-        self.expand = {parse_path(e) if not str(e) in self.names_of_applys else str(e)
+        self.expand = {parse_path(e) if str(e) not in self.names_of_applys else str(e)
                        for e in (expand or ())}
         if collapse is True:
             self.collapsed = {p for p in all_paths if p not in self.expand}

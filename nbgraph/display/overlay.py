@@ -45,9 +45,10 @@ def node_values(function, args) -> dict:
         raise ValueError("values: %s takes %d arguments, got %d" % (
             function, n_in, len(args)))
     env = {}
-    for var, value in zip(fgraph.inputs[:n_in], args):
+    for var, value in zip(fgraph.inputs[:n_in], args, strict=True):
         env[var] = var.type.filter(value, allow_downcast=True)
-    for var, shared in zip(fgraph.inputs[n_in:], getattr(function, "shared_inputs", ())):
+    for var, shared in zip(fgraph.inputs[n_in:], getattr(function, "shared_inputs", ()),
+                           strict=False):  # a Function without shared_inputs: none
         env[var] = shared.container[0]
     for var in fgraph.variables:
         data = getattr(var, "data", None)
@@ -64,7 +65,7 @@ def node_values(function, args) -> dict:
             node.op.perform(node, inputs, storage)
         except Exception:
             break
-        for out, cell in zip(node.outputs, storage):
+        for out, cell in zip(node.outputs, storage, strict=True):
             env[out] = cell[0]
     return env
 

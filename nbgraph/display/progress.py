@@ -1,7 +1,8 @@
 """The notebook side of :mod:`nbgraph.core.progress`: a line in the running cell, cleared when done.
 
 :func:`notebook_reporter` shows a long compile or rewrite (one that passed
-:data:`nbgraph.core.progress.DELAY`) as a small HTML line (an hourglass, the stage and the seconds so far), updated in place (a
+:data:`nbgraph.core.progress.DELAY`) as a small HTML line (an hourglass, the stage
+and the seconds so far), updated in place (a
 ``display_id``) and replaced by an empty output when the work ends.  It shows
 only in a kernel someone is watching: a run without a front end to answer
 input (``allow_stdin`` false: nbclient, nbval, ``jupyter nbconvert

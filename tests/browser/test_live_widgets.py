@@ -1,4 +1,4 @@
-"""The widgets live in JupyterLab: a notebook is run in a real kernel and driven like a reader would.
+"""The widgets live in JupyterLab: a notebook is run in a real kernel and driven as a reader would.
 
 A small notebook is written next to the tutorials in the Lab server's directory, opened in
 headless Chromium and run (Run > Run All Cells).  Then:

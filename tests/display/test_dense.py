@@ -154,7 +154,7 @@ def test_values_overlay_writes_shapes_and_small_values_on_edges():
 def test_profile_overlay_colours_by_time_and_lists_the_slowest():
     X, Y, cost, params, grads = mlp(layers=2)
     f = nbgraph.function([X, Y], cost, updates=[(p, p - 0.1 * g)
-                                                  for p, g in zip(params, grads)],
+                                                  for p, g in zip(params, grads, strict=True)],
                          profile=True)
     f(np.ones((5, 4)), np.zeros((5, 4)))
     src = diagram(f, profile=f.profile, collapse=False).source

@@ -12,8 +12,8 @@ import nbgraph.tensor as nt
 
 pytest.importorskip("ipywidgets")
 
-from nbgraph.display import GraphNavigator  # noqa: E402
-from nbgraph.display.overlay import node_values  # noqa: E402
+from nbgraph.display import GraphNavigator
+from nbgraph.display.overlay import node_values
 
 needs_dot = pytest.mark.needs_dot
 
@@ -127,7 +127,7 @@ def test_pan_zoom_and_click_handlers_are_on_the_canvas():
 
 def test_overlay_toggles_of_a_profiled_function():
     X, Y, cost, params, grads = scoped_mlp(layers=2)
-    f = nbgraph.function([X, Y], cost, updates=[(p, p - 0.1 * g) for p, g in zip(params, grads)],
+    f = nbgraph.function([X, Y], cost, updates=[(p, p - 0.1 * g) for p, g in zip(params, grads, strict=True)],
                          profile=True)
     nav = GraphNavigator(f, collapse=False)
     assert nav.show_values.disabled and nav.show_profile.disabled  # not called yet
