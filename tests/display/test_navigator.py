@@ -127,8 +127,8 @@ def test_pan_zoom_and_click_handlers_are_on_the_canvas():
 
 def test_overlay_toggles_of_a_profiled_function():
     X, Y, cost, params, grads = scoped_mlp(layers=2)
-    f = nbgraph.function([X, Y], cost, updates=[(p, p - 0.1 * g) for p, g in zip(params, grads, strict=True)],
-                         profile=True)
+    updates = [(p, p - 0.1 * g) for p, g in zip(params, grads, strict=True)]
+    f = nbgraph.function([X, Y], cost, updates=updates, profile=True)
     nav = GraphNavigator(f, collapse=False)
     assert nav.show_values.disabled and nav.show_profile.disabled  # not called yet
     f(np.ones((3, 4)), np.zeros((3, 4)))
