@@ -26,6 +26,7 @@ none                    ``perform`` on the driver when no input is chunked;
 ======================  ====================================================
 """
 
+import operator
 import warnings
 
 import numpy as np
@@ -211,10 +212,14 @@ class Lowering:
             return [da.blockwise(kernel, ind, *args, dtype=dtype,
                                  meta=np.empty((0,) * ndim, dtype),
                                  name=self.name(node, position))]
+        # one task per block computes every output (a tuple); each output takes its item
+        both = da.blockwise(kernel, ind, *args, dtype=outs[0].type.numpy_dtype,
+                            meta=np.empty((0,) * ndim, outs[0].type.numpy_dtype),
+                            name=self.name(node, position, "_all"))
         results = []
         for i, out in enumerate(outs):
             dtype = out.type.numpy_dtype
-            results.append(da.blockwise(kernel.output(i), ind, *args, dtype=dtype,
+            results.append(da.blockwise(operator.getitem, ind, both, ind, i, None, dtype=dtype,
                                         meta=np.empty((0,) * ndim, dtype),
                                         name=self.name(node, position, "_%d" % i)))
         return results
