@@ -41,7 +41,8 @@ Kinds
 """
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
+from collections.abc import Callable
 
 __all__ = ["ChunkSemantics", "CHUNK_KINDS"]
 
@@ -56,10 +57,10 @@ class ChunkSemantics:
     kind: str
     axes: tuple = ()
     axis: int = 0
-    combine: Optional[Callable[..., Any]] = None
+    combine: Callable[..., Any] | None = None
     identity: Any = None
-    apply: Optional[Callable[..., Any]] = None
-    subset: Optional[Callable[..., Any]] = None
+    apply: Callable[..., Any] | None = None
+    subset: Callable[..., Any] | None = None
     params: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -73,7 +74,7 @@ class ChunkSemantics:
             raise ValueError("a 'view' ChunkSemantics needs apply(x, *others)")
 
     @classmethod
-    def elementwise(cls, subset: Optional[Callable] = None) -> "ChunkSemantics":
+    def elementwise(cls, subset: Callable | None = None) -> "ChunkSemantics":
         """Outputs computed position by position (``subset(node, indices)``: see above)."""
         return cls("elementwise", subset=subset)
 

@@ -122,7 +122,8 @@ def subtensor(op) -> ChunkSemantics:
 
 def _sum_to_shape(op, g, *rest):
     target = op.target_shape([g] + list(rest))
-    axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, target)) if b == 1 and a != 1)
+    pairs = enumerate(zip(g.shape, target, strict=True))
+    axes = tuple(i for i, (a, b) in pairs if b == 1 and a != 1)
     return g.sum(axis=axes, keepdims=True, dtype=g.dtype) if axes else g
 
 

@@ -95,7 +95,8 @@ def split_multi_output_nodes(fgraph):
         pairs = []
         for indices in groups.values():
             new = sem.subset(node, indices)
-            pairs += [(node.outputs[i], out) for i, out in zip(indices, new.outputs)]
+            pairs += [(node.outputs[i], out)
+                      for i, out in zip(indices, new.outputs, strict=True)]
         fgraph.replace_all(pairs, reason="dask: split outputs reading different inputs")
         count += 1
     return count
@@ -123,7 +124,7 @@ class _PerformKernel:
         from nbgraph.linkers.dask.kernels import _fill, _is_small_constant, _kept_shape
 
         values = [var.data if _is_small_constant(var) else b
-                  for var, b in zip(self.node.inputs, _fill(self.node, blocks))]
+                  for var, b in zip(self.node.inputs, _fill(self.node, blocks), strict=True)]
         outs = run_node(self.node, values, check=False)
         if self.keepdims_axes is not None:
             return outs[0].reshape(_kept_shape(outs[0].shape, self.keepdims_axes))
@@ -197,7 +198,7 @@ class DaskFunction:
             if value.ndim != ttype.ndim:
                 raise TypeError("%s: expected %d dimensions, got a dask array of shape %s"
                                 % (what, ttype.ndim, value.shape))
-            for s, n in zip(ttype.shape, value.shape):
+            for s, n in zip(ttype.shape, value.shape, strict=True):
                 if s is not None and not np.isnan(n) and s != n:
                     raise ValueError("%s: expected shape %s, got a dask array of shape %s"
                                      % (what, ttype.shape, value.shape))
@@ -232,9 +233,10 @@ class DaskFunction:
         args = self._bind(args, kwargs)
         graph_ins = self.fgraph.inputs
         env = {}
-        for i, (var, value) in enumerate(zip(graph_ins, args)):
+        # (graph_ins continues with the shared variables: shorter args win)
+        for i, (var, value) in enumerate(zip(graph_ins, args, strict=False)):
             env[var] = self._argument(i, var, value)
-        for var, shared in zip(graph_ins[len(args):], self.shared_inputs):
+        for var, shared in zip(graph_ins[len(args):], self.shared_inputs, strict=True):
             value = shared.container[0]
             env[var] = value if not isinstance(value, np.ndarray) \
                 or value.nbytes <= SMALL_BYTES else self._argument(-1, var, value)
@@ -242,7 +244,8 @@ class DaskFunction:
         lowering = Lowering(self.kernels, self.dask_linker.chunks, salt, self._gather)
         for position, node in enumerate(self.order):
             values = [v.data if isinstance(v, Constant) else env[v] for v in node.inputs]
-            for var, value in zip(node.outputs, lowering.lower(node, position, values)):
+            lowered = lowering.lower(node, position, values)
+            for var, value in zip(node.outputs, lowered, strict=True):
                 env[var] = value
         n_out = len(self.outputs)
         results = [self._final(v, env, lowering) for v in self.fgraph.outputs]
@@ -278,12 +281,12 @@ class DaskFunction:
             flat = outs + updates
             lazy = [k for k, v in enumerate(flat) if is_dask(v)]
             done = self._compute([flat[k] for k in lazy])
-            for k, value in zip(lazy, done):
+            for k, value in zip(lazy, done, strict=True):
                 flat[k] = value
             flat = [np.asarray(v, dtype=var.type.numpy_dtype)
-                    for v, var in zip(flat, self.fgraph.outputs)]
+                    for v, var in zip(flat, self.fgraph.outputs, strict=True)]
             outs, updates = flat[:len(outs)], flat[len(outs):]
-            for (target, _), value in zip(self.updates, updates):
+            for (target, _), value in zip(self.updates, updates, strict=True):
                 target.container[0] = target.type.filter(value)
             if not compute:
                 outs = [self._lazy(v) for v in outs]
@@ -358,7 +361,7 @@ def _chunks_for(chunks, shape):
         chunks = ("auto",) * (len(shape) - len(chunks)) + chunks
     chunks = chunks[len(chunks) - len(shape):]
     out = []
-    for entry, n in zip(chunks, shape):
+    for entry, n in zip(chunks, shape, strict=True):
         if n == 1:
             out.append(1)
         elif isinstance(entry, (list, tuple)) and sum(entry) != n:

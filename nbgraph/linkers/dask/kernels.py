@@ -59,7 +59,7 @@ def chunk_node(node):
     inputs = [var if _is_small_constant(var) else _relaxed(var.type)()
               for var in node.inputs]
     new = node.op.make_node(*inputs)
-    for old, out in zip(node.outputs, new.outputs):
+    for old, out in zip(node.outputs, new.outputs, strict=True):
         if getattr(old.type, "dtype", None) != getattr(out.type, "dtype", None):
             raise TypeError("the chunk node of %s computes %s where the graph has %s" % (
                 node.op, out.type, old.type))
@@ -135,7 +135,7 @@ class ChunkKernel:
     def __call__(self, *blocks):
         run, extra = self._call()
         values = [var.data if _is_small_constant(var) else np.asarray(b)
-                  for var, b in zip(self.node.inputs, _fill(self.node, blocks))]
+                  for var, b in zip(self.node.inputs, _fill(self.node, blocks), strict=True)]
         outs = run(values + extra)
         if self.keepdims_axes is not None:
             out = outs[0]

@@ -134,7 +134,7 @@ class Lowering:
 
     def metadata(self, node, values):
         dummies = []
-        for var, v in zip(node.inputs, values):
+        for v in values:
             if is_dask(v) or isinstance(v, LazyFull):
                 dummies.append(np.broadcast_to(np.empty((), dtype=v.dtype), v.shape))
             else:
@@ -166,7 +166,7 @@ class Lowering:
         they cover the output's shape."""
         ind = tuple(range(ndim))
         args, shapes = [], []
-        for var, v in zip(node.inputs, values):
+        for var, v in zip(node.inputs, values, strict=True):
             if _kept(var):
                 continue  # a constant compiled into the kernel
             if isinstance(v, LazyFull):
@@ -297,7 +297,7 @@ def _check_static(var, value):
     if shape is None or len(shape) != len(static):
         raise ValueError("linker='dask': %r should have %d dimensions, the lowered value "
                          "has shape %s" % (var, len(static), shape))
-    for s, n in zip(static, shape):
+    for s, n in zip(static, shape, strict=True):
         if s is not None and not np.isnan(n) and s != n:
             raise ValueError("linker='dask': %r has static shape %s, the lowered value has "
                              "shape %s" % (var, static, shape))

@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("dask.array")
 
-import nbgraph  # noqa: E402
-from nbgraph.linkers.dask import DaskLinker  # noqa: E402
+import nbgraph
+from nbgraph.linkers.dask import DaskLinker
 
 
 def sync(chunks, **kw):

@@ -113,7 +113,7 @@ def test_dtypes_follow_the_graph(dk):
     args = [np.linspace(-1, 1, 11, dtype="float32"), np.arange(11, dtype="int8")]
     got = dk.run_dask([x, i], [out, (i * 3), i > 4], args, dk.sync(4))
     want = dk.reference([x, i], [out, (i * 3), i > 4], args)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         dk.assert_bit_equal(g, w)
 
 
@@ -125,7 +125,7 @@ def test_multi_output_fused_nodes_are_split_by_the_inputs_they_read(dk):
     outs = [nt.exp(x) * 2.0, y * s + 1.0, nt.exp(x) + y]
     f = nbgraph.function([x, y], outs, linker=dk.sync(3))
     args = [np.linspace(0, 1, 10), np.linspace(2, 3, 10)]
-    for g, w in zip(f(*args), dk.reference([x, y], outs, args)):
+    for g, w in zip(f(*args), dk.reference([x, y], outs, args), strict=True):
         dk.assert_close_ulps(g, w)
     # no node left computes outputs that read different inputs
     assert split_multi_output_nodes(f.fgraph) == 0
@@ -161,5 +161,5 @@ def test_a_multi_output_kernel_runs_once_per_block_for_all_its_outputs(dk):
     lazy = f(*args)
     layers = set(lazy[0].__dask_graph__().layers) | set(lazy[1].__dask_graph__().layers)
     assert sum(name.startswith("nbgraph_elemwise_all") for name in layers) == 1
-    for g, w in zip([v.compute() for v in lazy], dk.reference([x, y], outs, args)):
+    for g, w in zip([v.compute() for v in lazy], dk.reference([x, y], outs, args), strict=True):
         dk.assert_close_ulps(g, w)

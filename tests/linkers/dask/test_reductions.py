@@ -52,7 +52,7 @@ def test_reductions_over_every_axis_set_match_the_c_linker(dk, compiled, kind):
     terms = [np.abs(a), np.nan_to_num((a - b) ** 2, nan=0.0)]
     for f, split in ((uneven, (0, 2)), (one_axis_split, (1,))):
         got = f(a, b)
-        for k, (g, w, axes) in enumerate(zip(got, want, axes_list)):
+        for k, (g, w, axes) in enumerate(zip(got, want, axes_list, strict=True)):
             if not set(axes) & set(split):
                 dk.assert_bit_equal(g, w)  # every reduced axis is one block
             else:
@@ -72,18 +72,19 @@ def test_mean_and_integer_sums(dk):
     got = dk.run_dask([x, i], outs, [a, iv], dk.sync((4, 3)))
     want = dk.reference([x, i], outs, [a, iv])
     dk.assert_bit_equal(got[1], want[1])
-    for g, w in zip(got[2:], want[2:]):
+    for g, w in zip(got[2:], want[2:], strict=True):
         dk.assert_bit_equal(g, w)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-14)
 
 
 def test_dot_matches_the_c_linker(dk):
     A, B, v = nt.dmatrix("A"), nt.dmatrix("B"), nt.dvector("v")
-    outs = [nt.dot(A, B), nt.dot(A, v), nt.dot(v, B), nt.dot(B.T, v), nt.dot(v, v), nt.dot(A, B).sum()]
+    outs = [nt.dot(A, B), nt.dot(A, v), nt.dot(v, B), nt.dot(B.T, v), nt.dot(v, v),
+            nt.dot(A, B).sum()]
     rng = np.random.default_rng(3)
     args = [rng.standard_normal((11, 8)), rng.standard_normal((8, 5)), rng.standard_normal(8)]
     got = dk.run_dask([A, B, v], outs, args, dk.sync((4, 3)))
     want = dk.reference([A, B, v], outs, args)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)

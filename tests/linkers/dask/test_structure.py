@@ -20,7 +20,7 @@ def test_views_joins_and_fills_match_the_c_linker(dk):
     args = [rng.standard_normal((8, 6)), rng.standard_normal((8, 6)), rng.standard_normal(6)]
     got = dk.run_dask([x, y, v], outs, args, dk.sync((3, 4)))
     want = dk.reference([x, y, v], outs, args)
-    for k, (g, w) in enumerate(zip(got, want)):
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
         if k == 5:
             np.testing.assert_allclose(g, w, rtol=1e-14)
         else:
@@ -59,7 +59,7 @@ def test_logistic_regression_gradient_and_sgd_updates_match_the_c_linker(dk):
         trace = [step(X, t) for _ in range(3)]
         results.append((trace, w.get_value(), b.get_value()))
     (dtrace, dw, db), (ctrace, cw, cb) = results
-    for (dc, dg), (cc, cg) in zip(dtrace, ctrace):
+    for (dc, dg), (cc, cg) in zip(dtrace, ctrace, strict=True):
         np.testing.assert_allclose(dc, cc, rtol=1e-12)
         np.testing.assert_allclose(dg, cg, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(dw, cw, rtol=1e-12)
@@ -127,7 +127,7 @@ def test_chunk_kernels_pickle_by_reference_and_task_names_are_salted(dk):
 def test_diagram_kinds_mark_chunked_kernels(dk):
     x = nt.dmatrix("x")
     f = nbgraph.function([x], (nt.exp(x) * x.T).sum(axis=0), linker=dk.sync(3))
-    kinds = dict(zip(f.program.nodes, f.program.kinds))
+    kinds = dict(zip(f.program.nodes, f.program.kinds, strict=True))
     assert "chunked" in kinds.values() and "dask" in kinds.values()
     assert "<DaskFunction" in repr(f)
 
