@@ -352,15 +352,7 @@ def Rop(f, wrt, eval_points, disconnected_outputs="raise"):
     ``wrt`` variable ("ignore" gives zeros).
     """
     fs, single = _as_list(f, "Rop: f")
-    xs, _ = _as_list(wrt, "Rop: wrt")
-    vs, _ = _as_list(eval_points, "Rop: eval_points")
-    if len(xs) != len(vs):
-        raise ValueError("Rop: %d wrt variables but %d eval_points" % (len(xs), len(vs)))
-    for x, v in zip(xs, vs, strict=True):
-        if isinstance(v, Variable) and getattr(v.type, "ndim", None) != getattr(
-                x.type, "ndim", None):
-            raise TypeError("Rop: eval point %r (%r) must be shaped like %r (%r)" % (
-                v, v.type, x, x.type))
+    xs, vs = _rop_points(wrt, eval_points)
     stand_ins = [fi.type() for fi in fs]
     for u, fi in zip(stand_ins, fs, strict=True):
         u.name = "u_%s" % fi.name if fi.name else None
@@ -377,6 +369,20 @@ def Rop(f, wrt, eval_points, disconnected_outputs="raise"):
                         for u, fi in zip(stand_ins, fs, strict=True)]
         results = clone_replace(results, replacements)
     return results[0] if single else results
+
+
+def _rop_points(wrt, eval_points):
+    """``wrt`` and ``eval_points`` as lists of one length, each point shaped like its ``wrt``."""
+    xs, _ = _as_list(wrt, "Rop: wrt")
+    vs, _ = _as_list(eval_points, "Rop: eval_points")
+    if len(xs) != len(vs):
+        raise ValueError("Rop: %d wrt variables but %d eval_points" % (len(xs), len(vs)))
+    for x, v in zip(xs, vs, strict=True):
+        if isinstance(v, Variable) and getattr(v.type, "ndim", None) != getattr(
+                x.type, "ndim", None):
+            raise TypeError("Rop: eval point %r (%r) must be shaped like %r (%r)" % (
+                v, v.type, x, x.type))
+    return xs, vs
 
 
 def _depends_on(var, roots):

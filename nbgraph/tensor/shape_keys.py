@@ -105,7 +105,7 @@ def shape_keys(fgraph, var):
         if owner is None or None not in v.type.shape:
             shapes[v] = _fallback(v)
         else:
-            for out, keys in zip(owner.outputs, _node_keys(fgraph, memo, owner)):
+            for out, keys in zip(owner.outputs, _node_keys(fgraph, memo, owner), strict=True):
                 shapes[out] = keys
     return shapes[var]
 
@@ -154,52 +154,59 @@ def _is_elemwise(op):
 
 
 def _node_keys(fgraph, memo, node):
-    """Keys of each output of ``node``, its tensor inputs' keys being memoised."""
+    """Keys of each output of ``node``, its tensor inputs' keys being memoised: the
+    rule for the node's Op (below), else its ``infer_shape`` read back as keys."""
     from nbgraph.tensor.basic import Alloc, SpecifyShape
     from nbgraph.tensor.elemwise import DimShuffle, Elemwise, SumToShape
 
-    shapes = memo.shapes
     op = node.op
-    outs = node.outputs
     if isinstance(op, Elemwise):
-        keys = []
-        for d, size in enumerate(outs[0].type.shape):
-            if size is not None:
-                keys.append(size)
-                continue
-            cands = []
-            for inp in node.inputs:
-                if inp.type.shape[d] != 1:
-                    k = shapes[inp][d]
-                    if k not in cands:
-                        cands.append(k)
-            keys.append(_broadcast_key(cands, outs[0], d))
-        return [tuple(keys)] * len(outs)
+        return _elemwise_keys(memo.shapes, node)
     if isinstance(op, DimShuffle):
-        inner = shapes[node.inputs[0]]
+        inner = memo.shapes[node.inputs[0]]
         return [tuple(1 if e == "x" else inner[e] for e in op.new_order)]
     if isinstance(op, SpecifyShape):
-        inner = shapes[node.inputs[0]]
-        return [tuple(s if s is not None else inner[d]
-                      for d, s in enumerate(outs[0].type.shape))]
+        return [_merge_static(node.outputs[0], memo.shapes[node.inputs[0]])]
     if isinstance(op, SumToShape) and op.takes_template(node):
-        return [_merge_static(outs[0], shapes[node.inputs[1]])]
+        return [_merge_static(node.outputs[0], memo.shapes[node.inputs[1]])]
     if isinstance(op, (Alloc, SumToShape)):
-        return [_merge_static(outs[0], tuple(value_key(fgraph, e, 0, memo)
-                                             for e in node.inputs[1:]))]
-    # any other op: its infer_shape, read back as keys
+        return [_merge_static(node.outputs[0], tuple(value_key(fgraph, e, 0, memo)
+                                                     for e in node.inputs[1:]))]
+    return _inferred_keys(fgraph, memo, node)
+
+
+def _elemwise_keys(shapes, node):
+    """An Elemwise output's size: static, else the broadcast of the inputs' sizes
+    (inputs statically 1 there do not count)."""
+    out = node.outputs[0]
+    keys = []
+    for d, size in enumerate(out.type.shape):
+        if size is not None:
+            keys.append(size)
+            continue
+        cands = []
+        for inp in node.inputs:
+            if inp.type.shape[d] != 1 and shapes[inp][d] not in cands:
+                cands.append(shapes[inp][d])
+        keys.append(_broadcast_key(cands, out, d))
+    return [tuple(keys)] * len(node.outputs)
+
+
+def _inferred_keys(fgraph, memo, node):
+    """Keys from ``node.op.infer_shape`` (fresh keys where it has none)."""
     from nbgraph.tensor.basic import shape_i
 
+    outs = node.outputs
     if not all(_is_tensor(o) for o in outs):
         return [_fallback(o) if _is_tensor(o) else () for o in outs]
     in_shapes = [tuple(shape_i(i, d) for d in range(i.ndim)) if _is_tensor(i) else None
                  for i in node.inputs]
     try:
-        out_shapes = op.infer_shape(node, in_shapes)
+        out_shapes = node.op.infer_shape(node, in_shapes)
     except (MethodNotDefined, NotImplementedError, TypeError, ValueError, AttributeError):
         return [_fallback(o) for o in outs]
     result = []
-    for o, shp in zip(outs, out_shapes):
+    for o, shp in zip(outs, out_shapes, strict=False):
         if shp is None or len(shp) != o.ndim:
             result.append(_fallback(o))
             continue
@@ -224,4 +231,4 @@ def _broadcast_key(cands, out, d):
 
 def _merge_static(var, keys):
     """``keys`` with the statically known sizes of ``var`` put in."""
-    return tuple(s if s is not None else k for s, k in zip(var.type.shape, keys))
+    return tuple(s if s is not None else k for s, k in zip(var.type.shape, keys, strict=True))
