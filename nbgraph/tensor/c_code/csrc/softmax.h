@@ -39,34 +39,53 @@ static ${T} nbg_pwsum_${S}(const ${T} *a, int64_t n) {
     }
 }
 
-/* The maximum of a[0..n) (n >= 1), NaN when any value is NaN. */
+/* The maximum of a[0..n) (n >= 1), NaN when any value is NaN.  Long rows run
+   four vectors of accumulators (compare and select, NaN noted apart). */
+typedef ${T} nbg_sv_${S} __attribute__((vector_size(32)));
+typedef ${IT} nbg_si_${S} __attribute__((vector_size(32)));
+#define NBG_SVL_${S} ((int64_t)(32 / sizeof(${T})))
+static inline nbg_sv_${S} nbg_sv_ld_${S}(const ${T} *p) {
+    nbg_sv_${S} v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline nbg_sv_${S} nbg_sv_max_${S}(nbg_sv_${S} m, nbg_sv_${S} v, nbg_si_${S} *nan) {
+    const nbg_si_${S} gt = v > m;
+    nbg_si_${S} mi, vi;
+    memcpy(&mi, &m, sizeof m);
+    memcpy(&vi, &v, sizeof v);
+    mi = (mi & ~gt) | (vi & gt);
+    *nan |= v != v;
+    memcpy(&m, &mi, sizeof m);
+    return m;
+}
 static ${T} nbg_rowmax_${S}(const ${T} *restrict a, int64_t n) {
-    ${T} m[8];
-    int nan = 0, j;
+    ${T} best = a[0];
+    int nan = 0;
     int64_t i = 0;
-    if (n < 32) {  /* short rows: one accumulator */
-        ${T} best = a[0];
-        for (i = 0; i < n; i++) {
-            const ${T} v = a[i];
-            best = v > best ? v : best;
-            nan |= v != v;
+    if (n >= 8 * NBG_SVL_${S}) {
+        const int64_t L = NBG_SVL_${S};
+        nbg_sv_${S} m0 = nbg_sv_ld_${S}(a), m1 = m0, m2 = m0, m3 = m0;
+        nbg_si_${S} nv = m0 != m0;
+        int l;
+        for (; i + 4 * L <= n; i += 4 * L) {
+            m0 = nbg_sv_max_${S}(m0, nbg_sv_ld_${S}(a + i), &nv);
+            m1 = nbg_sv_max_${S}(m1, nbg_sv_ld_${S}(a + i + L), &nv);
+            m2 = nbg_sv_max_${S}(m2, nbg_sv_ld_${S}(a + i + 2 * L), &nv);
+            m3 = nbg_sv_max_${S}(m3, nbg_sv_ld_${S}(a + i + 3 * L), &nv);
         }
-        return nan ? (${T})NAN : best;
+        m0 = nbg_sv_max_${S}(nbg_sv_max_${S}(m0, m1, &nv), nbg_sv_max_${S}(m2, m3, &nv), &nv);
+        for (l = 0; l < L; l++) {
+            nan |= nv[l] != 0;
+            best = m0[l] > best ? m0[l] : best;
+        }
     }
-    for (j = 0; j < 8; j++) m[j] = a[0];
-    for (; i + 8 <= n; i += 8)
-        for (j = 0; j < 8; j++) {
-            const ${T} v = a[i + j];
-            m[j] = v > m[j] ? v : m[j];
-            nan |= v != v;
-        }
     for (; i < n; i++) {
         const ${T} v = a[i];
-        m[0] = v > m[0] ? v : m[0];
+        best = v > best ? v : best;
         nan |= v != v;
     }
-    for (j = 1; j < 8; j++) m[0] = m[j] > m[0] ? m[j] : m[0];
-    return nan ? (${T})NAN : m[0];
+    return nan ? (${T})NAN : best;
 }
 
 /* The index of the first maximum of a[0..n) (n >= 1), or of the first NaN (np.argmax). */
