@@ -1,5 +1,7 @@
 """Computing dask values with dask's progress bar, for the scheduler in use."""
 
+import re
+
 __all__ = ["compute_with_progress"]
 
 
@@ -30,13 +32,29 @@ def compute_with_progress(values, scheduler=None):
 
         futures = client.compute(list(values))
         bar = progress(futures)  # text: blocks until done; notebook: a widget to show
-        if bar is not None and hasattr(bar, "_ipython_display_"):
-            from IPython.display import display
+        if bar is None or not hasattr(bar, "_ipython_display_"):
+            return client.gather(futures)
+        from IPython.display import HTML, display
 
-            display(bar)
-        return client.gather(futures)
+        display(bar)
+        results = client.gather(futures)
+        display(HTML(_final_state(bar, len(futures))))
+        return results
     from dask.diagnostics import ProgressBar
 
     kwargs = {} if scheduler is None else {"scheduler": scheduler}
     with ProgressBar():
         return list(dask.compute(*values, **kwargs))
+
+
+def _final_state(bar, n):
+    """A static picture of the finished bar, after the live widget: what a notebook
+    shows where widgets do not run (an exported page).  Its class follows the
+    display layer's snapshot convention (``nbgraph-snapshot-<model id>``)."""
+    model = re.sub(r"[^A-Za-z0-9_-]", "", str(getattr(getattr(bar, "widget", None),
+                                                      "model_id", "") or ""))
+    svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="240" height="14">'
+           '<rect width="240" height="14" rx="3" fill="#2e7d32"/></svg>')
+    return ('<div class="nbgraph-snapshot nbgraph-snapshot-%s">%s '
+            '<span>dask: %d result%s computed</span></div>' % (model, svg, n,
+                                                                "" if n == 1 else "s"))
