@@ -153,7 +153,7 @@ class DebugLinker:
                 del keepalive[:]
             values = [c[0] for c in in_cells]
             results = run_checked(node, values, runner, keepalive, perform)
-            for cell, value in zip(out_cells, results):
+            for cell, value in zip(out_cells, results, strict=True):
                 cell[0] = value
         return thunk
 
@@ -172,18 +172,18 @@ def _check_outputs(node, impl, inputs, before, outputs):
     destroyed = set()
     for ins in (op.destroy_map or {}).values():
         destroyed.update(ins)
-    for j, (var, value) in enumerate(zip(node.outputs, outputs)):
+    for j, (var, value) in enumerate(zip(node.outputs, outputs, strict=True)):
         if not var.type.is_valid_value(value):
             raise BadOutputType("%s (%s) returned a bad value for output %d: %s" % (
                 op, impl, j, var.type.value_validity_msg(value)))
-    for i, (value, snap) in enumerate(zip(inputs, before)):
+    for i, (value, snap) in enumerate(zip(inputs, before, strict=True)):
         if i in destroyed:
             continue
         if not _same(value, snap):
             raise BadDestroyMap("%s (%s) modified its input %d (%r) without declaring it in "
                                 "destroy_map (%r)" % (op, impl, i, node.inputs[i],
                                                       op.destroy_map))
-    for j, (var, value) in enumerate(zip(node.outputs, outputs)):
+    for j, (var, value) in enumerate(zip(node.outputs, outputs, strict=True)):
         allowed = set(op.view_map.get(j, [])) | set(op.destroy_map.get(j, []))
         for i, inp in enumerate(inputs):
             if i in allowed:
@@ -229,7 +229,7 @@ def run_checked(node, values, runner, keepalive=None, perform=None):
     _check_outputs(node, "C", c_inputs, c_before, c_out)
     if py_out is None:
         return c_out
-    for j, (var, a, b) in enumerate(zip(node.outputs, py_out, c_out)):
+    for j, (var, a, b) in enumerate(zip(node.outputs, py_out, c_out, strict=True)):
         try:
             equal = var.type.values_eq_approx(a, b)
         except Exception as exc:  # a Type that cannot compare these values

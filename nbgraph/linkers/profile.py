@@ -106,7 +106,7 @@ class ProfileStats:
     def _grouped(self, key):
         total = self.total_time or 1.0
         groups = {}
-        for node, seconds in zip(self.nodes, self.node_time):
+        for node, seconds in zip(self.nodes, self.node_time, strict=True):
             entry = groups.setdefault(key(node), [0.0, 0])
             entry[0] += seconds
             entry[1] += 1

@@ -35,14 +35,15 @@ class KernelView:
         if not self.lifted:
             return storage, pointer_cells
         node, knode = self.node, self.knode
-        pairs = list(zip(knode.inputs, node.inputs)) + list(zip(knode.outputs, node.outputs))
+        pairs = (list(zip(knode.inputs, node.inputs, strict=True))
+                 + list(zip(knode.outputs, node.outputs, strict=True)))
         new = dict(storage)
         cells = None if pointer_cells is None else dict(pointer_cells)
         for kvar, var in pairs:
             new[kvar] = storage[var]
             if cells is not None:
                 cells[kvar] = pointer_cells.setdefault(var, [None, None])
-        for kvar, value in zip(knode.inputs[len(node.inputs):], self.extra):
+        for kvar, value in zip(knode.inputs[len(node.inputs):], self.extra, strict=True):
             new[kvar] = [value]
             if cells is not None:
                 cells[kvar] = [None, None]

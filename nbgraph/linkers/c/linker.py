@@ -198,7 +198,7 @@ class CProgram(Program):
         """Switch the planned nodes to the kernels of ``module``."""
         plan = self._plan
         module.freefunc_names = plan.freefuncs
-        kernel_of = dict(zip(plan.nodes, plan.kernels(module)))
+        kernel_of = dict(zip(plan.nodes, plan.kernels(module), strict=True))
         kinds = list(self.kinds)
         cells = {var: [None, None] for var in self.storage}
         results = set(self.fgraph.outputs)
@@ -332,7 +332,7 @@ class CLinker:
                     "linker='c' runs every node as C, but node %s cannot: %s. Use "
                     "linker='cvm' to run such nodes in Python." % (_node_text(node), why))
             chosen.append(use_c)
-        c_nodes = [node for node, use_c in zip(order, chosen) if use_c]
+        c_nodes = [node for node, use_c in zip(order, chosen, strict=True) if use_c]
         # The Python linker lays out storage, thunks and the release schedule;
         # the C nodes' thunks are then swapped for kernel calls.
         base = PythonLinker(inner=self).link(fgraph, keep=keep)
@@ -378,7 +378,7 @@ def compile_runners(nodes):
         return None, {}
     return module, {node: _runner(plan.views[node], make_c_runner(plan.views[node].knode,
                                                                   kernel, module))
-                    for node, kernel in zip(nodes, kernels)}
+                    for node, kernel in zip(nodes, kernels, strict=True)}
 
 
 def _runner(view, runner):

@@ -37,7 +37,7 @@ def broadcast_shape(shapes, what="operands"):
         return first
     out = list(first)
     for shape in shapes[1:]:
-        for d, (a, b) in enumerate(zip(out, shape)):
+        for d, (a, b) in enumerate(zip(out, shape, strict=True)):
             if a == b or b == 1:
                 continue
             if a == 1:
@@ -115,7 +115,7 @@ def make_prepare(node):
                   for v in node.outputs]
 
         def prepare(inputs):
-            return [None if s is None else empty(s, d) for s, d in zip(shapes, dtypes)]
+            return [None if s is None else empty(s, d) for s, d in zip(shapes, dtypes, strict=True)]
     elif rule.kind == "drop_axes":
         axes = set(rule.axes)
         what = "operands of %s" % op
@@ -143,7 +143,7 @@ def _broadcast_prepare(node, rule, dtypes):
                 shape = broadcast_shape([x.shape for x in inputs], what)
                 break
         outs = []
-        for k, dtype in zip(targets, dtypes):
+        for k, dtype in zip(targets, dtypes, strict=True):
             if k < 0:
                 outs.append(empty(shape, dtype))
                 continue
@@ -171,7 +171,7 @@ def fastcall_options(node):
         return {"drop": sum(1 << d for d in rule.axes)}, None
     if rule.kind == "broadcast":
         dtypes_ok = all(k < 0 or node.inputs[k].type.numpy_dtype == out.type.numpy_dtype
-                        for k, out in zip(rule.targets, node.outputs))
+                        for k, out in zip(rule.targets, node.outputs, strict=True))
         if not dtypes_ok:
             return {}, make_prepare(node)
         if rule.in_place:

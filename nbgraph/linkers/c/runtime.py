@@ -86,10 +86,10 @@ class NodeCall:
         self.out_kinds = [kind for _, role, kind, _ in layout if role == "out"]
         self.in_checks = [
             _tensor_checker(v, node, "input", i) if k == "tensor" else None
-            for i, (v, k) in enumerate(zip(node.inputs, self.in_kinds))]
+            for i, (v, k) in enumerate(zip(node.inputs, self.in_kinds, strict=True))]
         self.out_checks = [
             _tensor_checker(v, node, "output", i) if k == "tensor" else None
-            for i, (v, k) in enumerate(zip(node.outputs, self.out_kinds))]
+            for i, (v, k) in enumerate(zip(node.outputs, self.out_kinds, strict=True))]
         self.prepare = make_prepare(node)
         self.freefns = []
         names = getattr(module, "freefunc_names", [])
@@ -101,7 +101,7 @@ class NodeCall:
         fb = self.ffi.from_buffer
         cast = self.ffi.cast
         out = []
-        for v, chk, kind in zip(values, checks, kinds):
+        for v, chk, kind in zip(values, checks, kinds, strict=True):
             if kind == "tensor":
                 dtype, ndim, slow = chk
                 if type(v) is _ndarray and v.dtype is dtype and v.ndim == ndim:
@@ -137,7 +137,7 @@ class NodeCall:
                 cell = self.ffi.new("void *[1]")
                 cells.append(cell)
                 outs[j] = cell
-        for o, chk, kind in zip(outs, self.out_checks, self.out_kinds):
+        for o, chk, kind in zip(outs, self.out_checks, self.out_kinds, strict=True):
             if kind == "tensor":
                 self.pack([o], [chk], ["tensor"], ptrs, dims)
             else:
@@ -405,7 +405,7 @@ def make_c_thunk(node, kernel, module, storage, pointer_cells=None):
     else:
         def thunk():
             outs = call([c[0] for c in in_cells])
-            for cell, value in zip(out_cells, outs):
+            for cell, value in zip(out_cells, outs, strict=True):
                 cell[0] = value
     thunk.call = call
     return thunk
