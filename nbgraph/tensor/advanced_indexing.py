@@ -85,12 +85,12 @@ def _parse(x, index):
         raise IndexError("an index can only have a single ellipsis ('...')")
     arrays = [_index_array(e, i) if _is_array_like(e) else None for i, e in enumerate(entries)]
     consumed = sum(a.ndim if a is not None and a.dtype == "bool" else 0 if e is None or
-                   e is Ellipsis else 1 for e, a in zip(entries, arrays))
+                   e is Ellipsis else 1 for e, a in zip(entries, arrays, strict=True))
     if consumed > x.ndim:
         raise IndexError("too many indices for %r: it has %d dimensions but %d were indexed"
                          % (x, x.ndim, consumed))
     idx_list, inputs = [], []
-    for position, (entry, array) in enumerate(zip(entries, arrays)):
+    for position, (entry, array) in enumerate(zip(entries, arrays, strict=True)):
         if entry is Ellipsis:
             idx_list.extend([slice(None)] * (x.ndim - consumed))
         elif entry is None:
@@ -147,7 +147,7 @@ def _layout(idx_list, x, inputs, where):
             if static[2] is not None and int(static[2]) == 0:
                 raise ValueError("%s: slice step cannot be zero" % where)
             size = x.type.shape[dim]
-            known = all(p is None or s is not None for p, s in zip(parts, static))
+            known = all(p is None or s is not None for p, s in zip(parts, static, strict=True))
             if size is not None and known:
                 bounds = [None if s is None else int(s) for s in static]
                 pieces.append((len(range(*slice(*bounds).indices(size))),))
@@ -241,7 +241,8 @@ def _symbolic_shape(idx_list, node, input_shapes):
         shape.extend(piece)
     shape.extend(x_shape[dim:])
     static = node.outputs[0].type.shape
-    return tuple(constant_shape_entry(s) if s is not None else e for s, e in zip(static, shape))
+    return tuple(constant_shape_entry(s) if s is not None else e
+                 for s, e in zip(static, shape, strict=True))
 
 
 def _check_static_bounds(array, size, dim, where):
@@ -389,7 +390,7 @@ class AdvancedIncSubtensor(Op):
         if y.ndim > view.ndim:
             raise ValueError("cannot write %d-d %r into the %d-d selection %s of %r" % (
                 y.ndim, y, view.ndim, _describe(self.idx_list), x))
-        for have, want in zip(y.type.shape[::-1], view.type.shape[::-1]):
+        for have, want in zip(y.type.shape[::-1], view.type.shape[::-1], strict=False):
             if have not in (None, 1) and want is not None and have != want:
                 raise ValueError("cannot broadcast %r of static shape %s into the selection of "
                                  "%r of static shape %s" % (y, y.type.shape, x, view.type.shape))

@@ -94,7 +94,7 @@ def jacobian(expression, wrt: Wrt, consider_constant=None, disconnected_inputs="
     else:
         rows = _scan_rows(expression, xs, consider_constant, disconnected_inputs)
     results = []
-    for x, r in zip(xs, rows):
+    for x, r in zip(xs, rows, strict=True):
         if expression.ndim != 1:
             shape = tuple(expression.type.shape) + tuple(x.shape[i] for i in range(x.ndim))
             r = r.reshape(shape)
@@ -125,7 +125,7 @@ def _vectorized_rows(expression, xs, consider_constant, disconnected_inputs):
     n = flat.shape[0]
     identity = eye(n, dtype=flat.dtype)
     rows = []
-    for x, g in zip(xs, vjps):
+    for x, g in zip(xs, vjps, strict=True):
         if u in set(ancestors([g])):
             rows.append(vectorize_graph(g, {u: identity}))
         else:  # no row depends on u: g is the zero gradient, the same for every row

@@ -239,7 +239,7 @@ def build_composite(order, exports):
             outs = Apply(sop, args, [_scalar_type(o.type.dtype)() for o in node.outputs]).outputs
         else:
             outs = sop.make_node(*args).outputs
-        for tensor_out, scalar_out in zip(node.outputs, outs):
+        for tensor_out, scalar_out in zip(node.outputs, outs, strict=True):
             if scalar_out.type.dtype != tensor_out.type.dtype:
                 return None
             scalar_of[tensor_out] = scalar_out
@@ -258,8 +258,8 @@ def _scalar_type(dtype):
 
 
 def _inline_composite(comp, args):
-    env = dict(zip(comp.inputs, args))
+    env = dict(zip(comp.inputs, args, strict=True))
     for inner in io_toposort(comp.inputs, comp.outputs):
         new = inner.op.make_node(*[env.get(v, v) for v in inner.inputs])
-        env.update(zip(inner.outputs, new.outputs))
+        env.update(zip(inner.outputs, new.outputs, strict=True))
     return [env.get(v, v) for v in comp.outputs]

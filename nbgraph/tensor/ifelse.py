@@ -72,14 +72,15 @@ class IfElse(Op):
         thens = [as_tensor_variable(v) for v in branches[:n]]
         elses = [as_tensor_variable(v) for v in branches[n:]]
         outputs = []
-        for i, (t, e) in enumerate(zip(thens, elses)):
+        for i, (t, e) in enumerate(zip(thens, elses, strict=True)):
             t, e = _match_constant(t, e), _match_constant(e, t)
             thens[i], elses[i] = t, e
             if t.type.dtype != e.type.dtype or t.type.ndim != e.type.ndim:
                 raise TypeError(
                     "ifelse: then_branch[%d] (%r, %r) and else_branch[%d] (%r, %r) must have "
                     "the same dtype and number of dimensions" % (i, t, t.type, i, e, e.type))
-            shape = tuple(a if a == b else None for a, b in zip(t.type.shape, e.type.shape))
+            shape = tuple(a if a == b else None
+                          for a, b in zip(t.type.shape, e.type.shape, strict=True))
             outputs.append(TensorType(t.type.dtype, shape)())
         return Apply(self, [cond] + thens + elses, outputs)
 
@@ -93,7 +94,7 @@ class IfElse(Op):
     def perform(self, node, inputs, output_storage):
         n = self.n_outs
         chosen = inputs[1:1 + n] if inputs[0] else inputs[1 + n:]
-        for cell, value, out in zip(output_storage, chosen, node.outputs):
+        for cell, value, out in zip(output_storage, chosen, node.outputs, strict=True):
             if value is None:  # pragma: no cover - a scheduler that ignored needed_inputs
                 raise ValueError("ifelse: the taken branch was not computed")
             if self.as_view and value.dtype == out.type.dtype:
@@ -118,7 +119,7 @@ class IfElse(Op):
         n = self.n_outs
         cond, thens, elses = inputs[0], inputs[1:1 + n], inputs[1 + n:]
         gs = []
-        for g, t in zip(output_grads, thens):
+        for g, t in zip(output_grads, thens, strict=True):
             if t.type.dtype not in FLOAT_DTYPES:
                 gs.append(None)
             else:
@@ -133,7 +134,7 @@ class IfElse(Op):
             g_sel = [gs[i] for i in idx]
             gt = _as_list(IfElse(k)(cond, *(g_sel + zeros_t)))
             ge = _as_list(IfElse(k)(cond, *(zeros_e + g_sel)))
-            for i, a, b in zip(idx, gt, ge):
+            for i, a, b in zip(idx, gt, ge, strict=True):
                 then_grads[i], else_grads[i] = a, b
         # the condition picks a branch: piecewise constant, a zero gradient (as in Theano)
         return [zero_gradient(cond)] + then_grads + else_grads
@@ -144,14 +145,14 @@ class IfElse(Op):
         then_shapes, else_shapes = input_shapes[1:1 + n], input_shapes[1 + n:]
         pending = []  # (output, dim, then entry, else entry)
         result = [list(s) for s in then_shapes]
-        for j, (ts, es, out) in enumerate(zip(then_shapes, else_shapes, node.outputs)):
-            for d, (a, b) in enumerate(zip(ts, es)):
+        for j, (ts, es, out) in enumerate(zip(then_shapes, else_shapes, node.outputs, strict=True)):
+            for d, (a, b) in enumerate(zip(ts, es, strict=True)):
                 if out.type.shape[d] is None and a is not b:
                     pending.append((j, d, a, b))
         if pending:
             chosen = _as_list(IfElse(len(pending))(
                 cond, *[p[2] for p in pending], *[p[3] for p in pending]))
-            for (j, d, _, _), entry in zip(pending, chosen):
+            for (j, d, _, _), entry in zip(pending, chosen, strict=True):
                 result[j][d] = entry
         return [tuple(s) for s in result]
 
@@ -240,7 +241,7 @@ class IfElseView(GraphRewriter):
                 continue
             new = Apply(IfElse(op.n_outs, as_view=True), list(node.inputs),
                         [o.type() for o in node.outputs])
-            for old, out in zip(node.outputs, new.outputs):
+            for old, out in zip(node.outputs, new.outputs, strict=True):
                 out.name = old.name
                 if old in fgraph.variables:
                     fgraph.replace(old, out, reason=self.name)

@@ -116,7 +116,7 @@ class InplaceElemwise(GraphRewriter):
             j, i = choice
             new_op = Elemwise(op.scalar_op, {j: i})
             new = Apply(new_op, list(node.inputs), [o.type() for o in node.outputs])
-            for old, out in zip(node.outputs, new.outputs):
+            for old, out in zip(node.outputs, new.outputs, strict=True):
                 out.name = old.name
                 if old in fgraph.variables:
                     fgraph.replace(old, out, reason=self.name)

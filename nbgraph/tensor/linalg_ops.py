@@ -349,7 +349,7 @@ class SVD(_LinalgOp):
                                compute_uv=self.compute_uv)
         if not self.compute_uv:
             result = (result,)
-        for cell, value, out in zip(output_storage, result, node.outputs):
+        for cell, value, out in zip(output_storage, result, node.outputs, strict=True):
             cell[0] = np.asarray(value, dtype=out.type.numpy_dtype)
 
 
@@ -377,7 +377,7 @@ class QR(_LinalgOp):
         result = np.linalg.qr(inputs[0], mode=self.mode)
         if self.mode == "r":
             result = (result,)
-        for cell, value, out in zip(output_storage, result, node.outputs):
+        for cell, value, out in zip(output_storage, result, node.outputs, strict=True):
             cell[0] = np.asarray(value, dtype=out.type.numpy_dtype)
 
 
@@ -400,7 +400,7 @@ class Lstsq(_LinalgOp):
 
     def perform(self, node, inputs, output_storage):
         result = np.linalg.lstsq(inputs[0], inputs[1], rcond=self.rcond)
-        for cell, value, out in zip(output_storage, result, node.outputs):
+        for cell, value, out in zip(output_storage, result, node.outputs, strict=True):
             cell[0] = np.asarray(value, dtype=out.type.numpy_dtype)
 
 

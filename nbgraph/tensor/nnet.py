@@ -265,7 +265,8 @@ class PickLabels(PickLabelsC, Op):
         if x.ndim != labels.ndim + 1:
             raise ValueError("pick_labels: x (%d-d) must have one dimension more than labels "
                              "(%d-d)" % (x.ndim, labels.ndim))
-        shape = [a if a is not None else b for a, b in zip(x.type.shape[:-1], labels.type.shape)]
+        shape = [a if a is not None else b
+                 for a, b in zip(x.type.shape[:-1], labels.type.shape, strict=True)]
         return Apply(self, [x, labels], [TensorType(x.dtype, tuple(shape))()])
 
     def perform(self, node, inputs, output_storage):

@@ -152,7 +152,7 @@ class Pool2d(_PoolBase):
             raise TypeError("pool_2d(mode=%r): input %r must be float, got %s" % (
                 self.mode, x, x.dtype))
         sizes = [pool_output_size(s, w, st, p, self.ignore_border) for s, w, st, p in zip(
-            x.type.shape[-2:], self.ws, self.stride, self.pad)]
+            x.type.shape[-2:], self.ws, self.stride, self.pad, strict=True)]
         return Apply(self, [x], [TensorType(x.dtype, x.type.shape[:-2] + tuple(sizes))()])
 
     def perform(self, node, inputs, output_storage):

@@ -87,7 +87,7 @@ def fold_constants(fgraph, node):
     except Exception:  # leave errors for run time, where they name the inputs
         return None
     out = []
-    for var, value in zip(node.outputs, values):
+    for var, value in zip(node.outputs, values, strict=True):
         if not isinstance(var.type, TensorType):
             return None
         value = np.asarray(value)
@@ -267,7 +267,7 @@ def alloc_to_broadcast(fgraph, node):
         new_inputs = list(inputs)
         new_inputs[i] = new_value
         new_outs = node.op.make_node(*new_inputs).outputs
-        if any(a.type != b.type for a, b in zip(new_outs, node.outputs)):
+        if any(a.type != b.type for a, b in zip(new_outs, node.outputs, strict=True)):
             continue
         return new_outs
     return None

@@ -170,7 +170,7 @@ class Clip(BuiltinScalarOp):
     nfunc = np.clip
 
     def c_expr(self, in_dtypes, out_dtype, args):
-        a, lo, hi = [c_cast(x, d, out_dtype) for x, d in zip(args, in_dtypes)]
+        a, lo, hi = [c_cast(x, d, out_dtype) for x, d in zip(args, in_dtypes, strict=True)]
         if _kind(out_dtype) == "f":
             raised = "(isnan(%s) ? %s : (%s > %s ? %s : %s))" % (a, a, a, lo, a, lo)
             return "nbg_clip_min_%s(%s, %s)" % (out_dtype, raised, hi)

@@ -120,7 +120,7 @@ def moveaxis(x: TensorLike, source: Axes, destination: Axes) -> TensorVariable:
         raise ValueError("moveaxis: `source` and `destination` arguments must have the same "
                          "number of elements")
     order = [i for i in range(x.ndim) if i not in src]
-    for d, s in sorted(zip(dst, src)):
+    for d, s in sorted(zip(dst, src, strict=True)):
         order.insert(d, s)
     return x.dimshuffle(*order)
 
@@ -142,7 +142,7 @@ def broadcast_to(x: TensorLike, shape: ShapeLike) -> TensorVariable:
     out = alloc(x, *entries)
     lead = len(entries) - x.ndim
     known = tuple(o if o is not None else (s if s not in (None, 1) else None)
-                  for o, s in zip(out.type.shape, (None,) * lead + x.type.shape))
+                  for o, s in zip(out.type.shape, (None,) * lead + x.type.shape, strict=True))
     return specify_shape(out, known)
 
 
@@ -168,8 +168,8 @@ def tile(x: TensorLike, reps: ShapeLike) -> TensorVariable:
         return x
     interleaved = x.dimshuffle(*[e for i in range(ndim) for e in ("x", i)])
     sizes = [shape_i(x, i) for i in range(ndim)]
-    big = alloc(interleaved, *[e for r, s in zip(reps, sizes) for e in (r, s)])
-    return reshape(big, [shape_product([r, s]) for r, s in zip(reps, sizes)])
+    big = alloc(interleaved, *[e for r, s in zip(reps, sizes, strict=True) for e in (r, s)])
+    return reshape(big, [shape_product([r, s]) for r, s in zip(reps, sizes, strict=True)])
 
 
 class Repeat(Op):
@@ -300,7 +300,7 @@ class Split(Op):
             raise ValueError("split: array split does not result in an equal division (sizes "
                              "%s for an axis of size %d)" % (sizes, x.shape[self.axis]))
         start = 0
-        for cell, s in zip(output_storage, sizes):
+        for cell, s in zip(output_storage, sizes, strict=True):
             index = [slice(None)] * x.ndim
             index[self.axis] = slice(start, start + s)
             cell[0] = x[tuple(index)].copy()
@@ -347,7 +347,7 @@ def split(x: TensorLike, indices_or_sections: int | Sequence[IntLike],
             for i in as_int_tuple_or_vars(indices_or_sections)]
     bounds = [None] + cuts + [None]
     pieces = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         index = [slice(None)] * x.ndim
         index[axis] = slice(lo, hi)
         pieces.append(getitem(x, tuple(index)))
@@ -422,6 +422,6 @@ def roll(x: TensorLike, shift: IntLike | Sequence[IntLike],
     if len(shifts) != len(axes):
         raise ValueError("roll: 'shift' and 'axis' should be scalars or 1D sequences of the "
                          "same length")
-    for a, s in zip(axes, shifts):
+    for a, s in zip(axes, shifts, strict=True):
         x = Roll(a)(x, s)
     return x

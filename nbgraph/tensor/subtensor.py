@@ -156,7 +156,7 @@ class Subtensor(Op):
                 static = [_static(p) if p is not None else None for p in parts]
                 if static[2] == 0:
                     raise ValueError("slice step cannot be zero (dimension %d of %r)" % (dim, x))
-                known = all(p is None or s is not None for p, s in zip(parts, static))
+                known = all(p is None or s is not None for p, s in zip(parts, static, strict=True))
                 if size is not None and known:
                     shape.append(len(range(*slice(*static).indices(size))))
                 else:
@@ -210,7 +210,7 @@ class Subtensor(Op):
                 next(values)
         shape.extend(x_shape[len(self.idx_list):])
         out = []
-        for static, entry in zip(node.outputs[0].type.shape, shape):
+        for static, entry in zip(node.outputs[0].type.shape, shape, strict=True):
             if static is not None:
                 out.append(constant_shape_entry(static))
             elif isinstance(entry, tuple):
@@ -252,7 +252,7 @@ class IncSubtensor(Op):
         if y.ndim > view.ndim:
             raise ValueError("cannot write %d-d %r into a %d-d region of %r" % (
                 y.ndim, y, view.ndim, x))
-        for have, want in zip(y.type.shape[::-1], view.type.shape[::-1]):
+        for have, want in zip(y.type.shape[::-1], view.type.shape[::-1], strict=False):
             if have not in (None, 1) and want is not None and have != want:
                 raise ValueError("cannot broadcast %r of static shape %s into the region of "
                                  "%r of static shape %s" % (y, y.type.shape, x, view.type.shape))

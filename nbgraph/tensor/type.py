@@ -283,7 +283,7 @@ class TensorType(TensorTypeC, Type):
         """Same dtype and ndim, and every static dim of self is None or equal in ``otype``."""
         return (isinstance(otype, TensorType) and otype.dtype == self.dtype
                 and otype.ndim == self.ndim
-                and all(s is None or s == o for s, o in zip(self.shape, otype.shape)))
+                and all(s is None or s == o for s, o in zip(self.shape, otype.shape, strict=True)))
 
     def incompatibility(self, otype):
         """Why ``otype`` cannot stand for self, in words (None if it can)."""
@@ -293,7 +293,7 @@ class TensorType(TensorTypeC, Type):
             return "dtype %s differs from %s" % (otype.dtype, self.dtype)
         if otype.ndim != self.ndim:
             return "ndim %d instead of %d" % (otype.ndim, self.ndim)
-        for i, (s, o) in enumerate(zip(self.shape, otype.shape)):
+        for i, (s, o) in enumerate(zip(self.shape, otype.shape, strict=True)):
             if s is not None and o is not None and s != o:
                 return "dimension %d has static size %d, not %d" % (i, o, s)
         return None
@@ -311,7 +311,7 @@ class TensorType(TensorTypeC, Type):
         trace.add("same class (broadcast pattern)?",
                   "yes" if self.in_same_class(otype) else "no",
                   "%s vs %s" % (self.broadcastable, otype.broadcastable))
-        for i, (s, o) in enumerate(zip(self.shape, otype.shape)):
+        for i, (s, o) in enumerate(zip(self.shape, otype.shape, strict=True)):
             if s == o:
                 verdict = "equal"
             elif s is None:

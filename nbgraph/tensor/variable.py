@@ -473,7 +473,7 @@ def tensor(*args, name=None, dtype=None, shape=None, broadcastable=None):
         raise TypeError("tensor() takes at most 3 positional arguments (dtype, shape, name), "
                         "got %d" % len(args))
     if args and dtype is None and _is_dtype_name(args[0]):
-        given = dict(zip(("dtype", "shape", "name"), args))
+        given = dict(zip(("dtype", "shape", "name"), args, strict=False))
     elif args and (args[0] is None or isinstance(args[0], str)):
         if len(args) > 1:
             raise TypeError("tensor(name, *, dtype=None, shape=None): pass dtype and shape "

@@ -72,7 +72,7 @@ class Blockwise(Op):
                                                             len(inputs)))
         inputs = [as_tensor_variable(v) for v in inputs]
         batch = []
-        for i, (v, t) in enumerate(zip(inputs, self.core_types)):
+        for i, (v, t) in enumerate(zip(inputs, self.core_types, strict=True)):
             extra = v.ndim - t.ndim
             if extra < 0 or v.dtype != t.dtype:
                 raise TypeError("%s: input %d (%r) must be a batch of %r, got %r" % (
@@ -90,14 +90,15 @@ class Blockwise(Op):
         return Apply(self, inputs, outs)
 
     def perform(self, node, inputs, output_storage):
-        extras = [v.ndim - t.ndim for v, t in zip(inputs, self.core_types)]
+        extras = [v.ndim - t.ndim for v, t in zip(inputs, self.core_types, strict=True)]
         nb = len(node.outputs[0].type.shape) - self.core_node.outputs[0].ndim
-        padded = [v.reshape((1,) * (nb - e) + v.shape) for v, e in zip(inputs, extras)]
+        padded = [v.reshape((1,) * (nb - e) + v.shape) for v, e in zip(inputs, extras, strict=True)]
         batch_shape = np.broadcast_shapes(*[p.shape[:nb] for p in padded])
         results = [None] * len(node.outputs)
         for index in np.ndindex(*batch_shape):
-            core_values = [p[tuple(i if s != 1 else 0 for i, s in zip(index, p.shape[:nb]))]
-                           for p in padded]
+            core_values = [
+                p[tuple(i if s != 1 else 0 for i, s in zip(index, p.shape[:nb], strict=True))]
+                for p in padded]
             outs = run_node(self.core_node, core_values)
             for k, value in enumerate(outs):
                 value = np.asarray(value)
@@ -135,7 +136,7 @@ def _vectorize_node(node, new_inputs):
     from nbgraph.tensor.reduction import Reduce
 
     op = node.op
-    nbs = [_batch_ndim(n, o) for n, o in zip(new_inputs, node.inputs)]
+    nbs = [_batch_ndim(n, o) for n, o in zip(new_inputs, node.inputs, strict=True)]
     nb = max(nbs)
     if isinstance(op, Elemwise):
         out = op(*new_inputs)
@@ -168,13 +169,13 @@ def vectorize_graph(outputs, replace: dict):
         memo[old] = new
     for node in io_toposort(list(memo), outs):
         new_inputs = [memo.get(v, v) for v in node.inputs]
-        if all(n is o for n, o in zip(new_inputs, node.inputs)):
+        if all(n is o for n, o in zip(new_inputs, node.inputs, strict=True)):
             continue
-        if all(_batch_ndim(n, o) == 0 for n, o in zip(new_inputs, node.inputs)):
+        if all(_batch_ndim(n, o) == 0 for n, o in zip(new_inputs, node.inputs, strict=True)):
             new_outs = node.clone_with_new_inputs(new_inputs, strict=False).outputs
         else:
             new_outs = _vectorize_node(node, new_inputs)
-        for old, new in zip(node.outputs, new_outs):
+        for old, new in zip(node.outputs, new_outs, strict=True):
             memo[old] = new
     result = [memo.get(o, o) for o in outs]
     return result[0] if single else result

@@ -61,7 +61,7 @@ def _lift_from_composite(composite):
     if not lifted:
         return None
     fresh = [var.type() for var in lifted]
-    outputs = clone_replace(list(composite.outputs), dict(zip(lifted, fresh)))
+    outputs = clone_replace(list(composite.outputs), dict(zip(lifted, fresh, strict=True)))
     return Composite(list(composite.inputs) + fresh, outputs), [v.data for v in lifted]
 
 
@@ -94,7 +94,7 @@ def lift_constants(op, node):
         composite, values = found
         nd = node.inputs[0].type.ndim if node.inputs else node.outputs[0].type.ndim
         new_op = op.with_scalar_op(composite)
-        for value, var in zip(values, composite.inputs[len(node.inputs):]):
+        for value, var in zip(values, composite.inputs[len(node.inputs):], strict=True):
             extra.append(np.full((1,) * nd, value, dtype=var.type.dtype))
             inputs.append(TensorType(var.type.dtype, (1,) * nd)())
         changed = True

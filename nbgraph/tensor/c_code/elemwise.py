@@ -216,12 +216,12 @@ class ElemwiseC(ScalarKernelC):
         snode = scalar_node(self, node)
         nd = node.outputs[0].type.ndim
         loop_inputs = []
-        for cname, var in zip(inputs, node.inputs):
+        for cname, var in zip(inputs, node.inputs, strict=True):
             literal = _literal_of(var)
             scalar = literal is not None or all(s == 1 for s in var.type.shape)
             loop_inputs.append(LoopInput(cname, C_TYPES[var.type.dtype], literal, scalar))
         loop_outputs = [(cname, C_TYPES[var.type.dtype]) for cname, var in
-                        zip(outputs, node.outputs)]
+                        zip(outputs, node.outputs, strict=True)]
         element = scalar_element(self.scalar_op, snode, name, sub)
         restrict = not self.inplace_pattern
         return broadcast_loop(nd, loop_inputs, loop_outputs, element, restrict=restrict,
@@ -238,7 +238,7 @@ def scalar_element(scalar_op, snode, name, sub):
     def element(in_exprs, out_lvalues):
         lines = ["{"]
         names = []
-        for k, (expr, ct) in enumerate(zip(in_exprs, in_types)):
+        for k, (expr, ct) in enumerate(zip(in_exprs, in_types, strict=True)):
             lines.append("const %s nbg_a%d = %s;" % (ct, k, expr))
             names.append("nbg_a%d" % k)
         results = []
@@ -248,7 +248,7 @@ def scalar_element(scalar_op, snode, name, sub):
         lines.append("{")
         lines.append(element_code(scalar_op, snode, name + "_s", names, results, scalar_sub))
         lines.append("}")
-        for lv, r in zip(out_lvalues, results):
+        for lv, r in zip(out_lvalues, results, strict=True):
             lines.append("%s = %s;" % (lv, r))
         lines.append("}")
         return "\n".join(lines)
