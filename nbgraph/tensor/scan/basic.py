@@ -214,7 +214,8 @@ def _safe_cast(out, state_type, what):
 
 def _joined_type(a, b):
     """The most specific type both ``a``'s and ``b``'s values fit (same dtype and ndim)."""
-    return TensorType(a.dtype, tuple(x if x == y else None for x, y in zip(a.shape, b.shape)))
+    return TensorType(a.dtype, tuple(x if x == y else None
+                                     for x, y in zip(a.shape, b.shape, strict=True)))
 
 
 def _free_variables(outputs, placeholders):
@@ -352,7 +353,7 @@ class _State:
 
 def _call_step(fn, seq_inner, states, row_types, non_seqs):
     args = list(seq_inner)
-    for state, row in zip(states, row_types):
+    for state, row in zip(states, row_types, strict=True):
         args.extend(state.placeholders(row))
     args.extend(non_seqs)
     return _split_result(fn(*args))
@@ -403,10 +404,10 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     if not outs_info:
         outs_info = [(None, None)] * len(outs)
     state_outs = []
-    for state, row in zip(states, row_types):
+    for state, row in zip(states, row_types, strict=True):
         out = outs[state.index]
         state_outs.append(_fit_state(out, row, state.index))
-    nit_outs = [o for o, (init, _) in zip(outs, outs_info) if init is None]
+    nit_outs = [o for o, (init, _) in zip(outs, outs_info, strict=True) if init is None]
 
     # shared variables updated inside the loop: states whose initial value is the variable
     shared_states, shared_outs = [], []
@@ -439,7 +440,7 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
         _check_strict(free, non_seqs)
     free_inner = [v.type(name=v.name) for v in free]
     if free:
-        inner_outs = clone_replace(inner_outs, list(zip(free, free_inner)))
+        inner_outs = clone_replace(inner_outs, list(zip(free, free_inner, strict=True)))
     fgraph = FunctionGraph(placeholders + free_inner, inner_outs, clone=True, name=name)
     n_states = len(all_states)
     store = ["all"] * len(states) + ["final"] * len(shared_states) + ["all"] * len(nit_outs)
@@ -465,7 +466,7 @@ def _generalize(states, row_types, outs, outs_info):
         return None  # reported by the caller
     changed = False
     new = list(row_types)
-    for k, (state, row) in enumerate(zip(states, row_types)):
+    for k, (state, row) in enumerate(zip(states, row_types, strict=True)):
         out = outs[state.index]
         otype = out.type
         if not isinstance(otype, TensorType) or otype.ndim != row.ndim:

@@ -141,7 +141,7 @@ def scan_grad(op, inputs, output_grads):
         pos += len(float_ns)
         w_in = list(args[pos:])
         outs = clone_replace(op.fgraph.outputs,
-                             list(zip(op.fgraph.inputs, s_in + taps_in + w_in)))
+                             list(zip(op.fgraph.inputs, s_in + taps_in + w_in, strict=True)))
         fs, vs = [], []
         for q, i in enumerate(float_states):
             fs.append(outs[i])
@@ -173,7 +173,7 @@ def scan_grad(op, inputs, output_grads):
             rows = []
             for r in range(lag):
                 row = pend[q][r + 1] if r + 1 < lag else None
-                for tap, g in zip(op.state_taps[i], g_taps):
+                for tap, g in zip(op.state_taps[i], g_taps, strict=True):
                     if -tap - 1 == r:
                         row = g if row is None else row + g
                 if row is None:
@@ -181,7 +181,7 @@ def scan_grad(op, inputs, output_grads):
                 rows.append(_cast(row, pend[q][r]))
             new_pend += rows
         g_w = grads[pos:]
-        new_acc = [_cast(a + g, a) for a, g in zip(acc, g_w)]
+        new_acc = [_cast(a + g, a) for a, g in zip(acc, g_w, strict=True)]
         return new_pend + new_acc + list(g_seq)
 
     if not outputs_info:
@@ -245,7 +245,7 @@ def _reuse_stored(grads, outs, stored):
     computed at all.
     """
     store_of = {}
-    for o, v in zip(outs, stored):
+    for o, v in zip(outs, stored, strict=True):
         if o.owner is not None and not isinstance(o, Constant) and o not in store_of:
             store_of[o] = v
     if not store_of:
@@ -264,7 +264,7 @@ def _reuse_stored(grads, outs, stored):
             continue
         if twin is None or twin is node:
             continue
-        for o, fo in zip(node.outputs, twin.outputs):
+        for o, fo in zip(node.outputs, twin.outputs, strict=True):
             if fo in store_of and o.type == fo.type:
                 replace[o] = store_of[fo]
     return clone_replace(grads, list(replace.items()))

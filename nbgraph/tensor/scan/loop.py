@@ -79,11 +79,11 @@ def _describe(value):
 def _check_inputs(op, node, n, seqs, inits):
     if n < 0:
         raise ValueError("%s: n_steps must be >= 0, got %d" % (op, n))
-    for k, (var, seq) in enumerate(zip(op.outer_seqs(node), seqs)):
+    for k, (var, seq) in enumerate(zip(op.outer_seqs(node), seqs, strict=True)):
         if seq.shape[0] < n:
             raise ValueError("%s: sequence %d (%r) has %d rows but the loop runs %d steps" % (
                 op, k, var, seq.shape[0], n))
-    for i, (var, init, lag) in enumerate(zip(op.outer_inits(node), inits, op.lags())):
+    for i, (var, init, lag) in enumerate(zip(op.outer_inits(node), inits, op.lags(), strict=True)):
         if op.is_opaque_state(i):
             continue
         if init.shape[0] < lag:
@@ -201,10 +201,10 @@ def run_loop(op, node, program, inputs, output_storage):
     in_cells = program.input_cells
     out_cells = program.output_cells
     n_taps = sum(len(t) for t in op.state_taps)
-    for cell, value in zip(in_cells[ns + n_taps:], non_seqs):
+    for cell, value in zip(in_cells[ns + n_taps:], non_seqs, strict=True):
         cell[0] = value
     bufs, hists = [], []
-    for i, (init, lag) in enumerate(zip(inits, lags)):
+    for i, (init, lag) in enumerate(zip(inits, lags, strict=True)):
         if op.is_opaque_state(i):
             bufs.append(None)
             hists.append([init])
@@ -274,7 +274,7 @@ def _zero_step_row(op, node, inputs, j):
         program = cache[key] = _zero_row_program(op, node, j)
     if program is None:
         return fallback
-    for cell, value in zip(program.input_cells, inputs):
+    for cell, value in zip(program.input_cells, inputs, strict=True):
         cell[0] = value
     try:
         program.run()

@@ -174,7 +174,7 @@ class Scan(Op):
             return True
         a, b = self.fgraph, other.fgraph
         if len(a.inputs) != len(b.inputs) or any(
-                x.type != y.type for x, y in zip(a.inputs, b.inputs)):
+                x.type != y.type for x, y in zip(a.inputs, b.inputs, strict=True)):
             return False
         return equal_computations(a.outputs, b.outputs, a.inputs, b.inputs)
 
@@ -221,7 +221,8 @@ class Scan(Op):
                                                            len(inputs)))
         inputs = list(inputs)
         checked = []
-        for k, (outer, inner) in enumerate(zip(inputs[:self.n_seqs], self.inner_seqs())):
+        for k, (outer, inner) in enumerate(
+                zip(inputs[:self.n_seqs], self.inner_seqs(), strict=True)):
             checked.append(self._check_stacked(outer, inner.type, "sequence %d" % k))
         for i, taps in enumerate(self.inner_state_taps()):
             outer = inputs[self.n_seqs + i]
@@ -231,7 +232,7 @@ class Scan(Op):
             checked.append(self._check_stacked(outer, taps[0].type,
                                                "initial buffer of state %d" % i))
         for k, (outer, inner) in enumerate(zip(inputs[self.n_seqs + self.n_states:],
-                                               self.inner_non_seqs())):
+                                               self.inner_non_seqs(), strict=True)):
             if not isinstance(outer, Variable):
                 outer = as_tensor_variable(outer)
             try:
@@ -251,7 +252,7 @@ class Scan(Op):
             raise TypeError("%s of %s: expected a %s tensor with %d dimensions (rows of type "
                             "%r), got %r of type %r" % (what, self, want.dtype, want.ndim,
                                                         row_type, outer, outer.type))
-        for d, (s, w) in enumerate(zip(outer.type.shape[1:], row_type.shape)):
+        for d, (s, w) in enumerate(zip(outer.type.shape[1:], row_type.shape, strict=True)):
             if s is not None and w is not None and s != w:
                 raise TypeError("%s of %s: rows of %r have static size %d in dimension %d, "
                                 "the inner graph expects %d" % (what, self, outer, s, d, w))
@@ -265,7 +266,7 @@ class Scan(Op):
     def inner_inputs_outer(self, node):
         """For each inner input, the outer Variable it stands for (display help)."""
         out = list(self.outer_seqs(node))
-        for init, taps in zip(self.outer_inits(node), self.state_taps):
+        for init, taps in zip(self.outer_inits(node), self.state_taps, strict=True):
             out.extend([init] * len(taps))
         out.extend(self.outer_non_seqs(node))
         return out

@@ -63,8 +63,8 @@ def scan_push_out_seq(fgraph, node):
         return None
     inner = op.fgraph
     n = node.inputs[0]
-    full = {v: s[:n] for v, s in zip(op.inner_seqs(), op.outer_seqs(node))}
-    outer_ns = dict(zip(op.inner_non_seqs(), op.outer_non_seqs(node)))
+    full = {v: s[:n] for v, s in zip(op.inner_seqs(), op.outer_seqs(node), strict=True)}
+    outer_ns = dict(zip(op.inner_non_seqs(), op.outer_non_seqs(node), strict=True))
     pushed = []
     for inner_node in inner.toposort():
         ins = inner_node.inputs
@@ -75,11 +75,11 @@ def scan_push_out_seq(fgraph, node):
         outs = _push(inner_node, full, outer_ns)
         if outs is None:
             continue
-        for old, new in zip(inner_node.outputs, outs):
+        for old, new in zip(inner_node.outputs, outs, strict=True):
             if new.type.dtype != old.type.dtype or new.type.ndim != old.type.ndim + 1:
                 break
         else:
-            for old, new in zip(inner_node.outputs, outs):
+            for old, new in zip(inner_node.outputs, outs, strict=True):
                 full[old] = new
             pushed.append(inner_node)
     if not pushed:
@@ -92,7 +92,7 @@ def scan_push_out_seq(fgraph, node):
     if not frontier:
         return None
     rows = [v.type(name=v.name) for v in frontier]
-    outs = clone_replace(list(inner.outputs), list(zip(frontier, rows)))
+    outs = clone_replace(list(inner.outputs), list(zip(frontier, rows, strict=True)))
     taps = [v for g in op.inner_state_taps() for v in g]
     new_op = rebuild(op, list(op.inner_seqs()) + rows + taps + list(op.inner_non_seqs()),
                      outs, op.n_seqs + len(rows), op.state_taps, op.n_nit_sot, op.store)
@@ -153,7 +153,7 @@ def scan_push_out_sum(fgraph, node):
         return None
     n = node.inputs[0]
     inner = op.fgraph
-    seq_full = {v: s[:n] for v, s in zip(op.inner_seqs(), op.outer_seqs(node))}
+    seq_full = {v: s[:n] for v, s in zip(op.inner_seqs(), op.outer_seqs(node), strict=True)}
     dropped = {i for i, _ in found}
     keep = [i for i in range(op.n_states) if i not in dropped]
     new_nit = []          # inner variables stored per step

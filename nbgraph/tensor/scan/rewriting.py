@@ -85,7 +85,7 @@ def scan_last_step(fgraph, node):
                   store=store, truncate_gradient=op.truncate_gradient, name=op.name)
     new_outs = new_op.make_node(*node.inputs).outputs
     result = {}
-    for j, (old, new) in enumerate(zip(node.outputs, new_outs)):
+    for j, (old, new) in enumerate(zip(node.outputs, new_outs, strict=True)):
         if j in replace:
             for sub in replace[j]:
                 result[sub] = new
@@ -157,10 +157,10 @@ def scan_hoist_invariants(fgraph, node):
             frontier.append(var)
     if not frontier:
         return None
-    outer_map = list(zip(op.inner_non_seqs(), op.outer_non_seqs(node)))
+    outer_map = list(zip(op.inner_non_seqs(), op.outer_non_seqs(node), strict=True))
     outer_values = clone_replace(frontier, outer_map)
     placeholders = [v.type(name=v.name) for v in frontier]
-    new_outs = clone_replace(list(inner.outputs), list(zip(frontier, placeholders)))
+    new_outs = clone_replace(list(inner.outputs), list(zip(frontier, placeholders, strict=True)))
     new_op = rebuild(op, list(inner.inputs) + placeholders, new_outs, op.n_seqs, op.state_taps,
                      op.n_nit_sot, op.store)
     return new_op.make_node(*(list(node.inputs) + list(outer_values))).outputs
@@ -212,14 +212,15 @@ def dedupe_inputs(node):
     replace = []
     keep_seq, keep_ns = [], []
     first = {}
-    for k, (outer, var) in enumerate(zip(op.outer_seqs(node), op.inner_seqs())):
+    for k, (outer, var) in enumerate(zip(op.outer_seqs(node), op.inner_seqs(), strict=True)):
         key = ("seq", outer)
         if key in first:
             replace.append((var, first[key]))
         else:
             first[key] = var
             keep_seq.append(k)
-    for k, (outer, var) in enumerate(zip(op.outer_non_seqs(node), op.inner_non_seqs())):
+    for k, (outer, var) in enumerate(
+            zip(op.outer_non_seqs(node), op.inner_non_seqs(), strict=True)):
         key = ("ns", outer)
         if key in first and first[key].type == var.type:
             replace.append((var, first[key]))
@@ -252,13 +253,15 @@ class ScanMerge(GraphRewriter):
                 return changes
             a, b = pair
             out_a, out_b = merge_scan_nodes(a, b)
-            for old, new in list(zip(a.outputs, out_a)) + list(zip(b.outputs, out_b)):
+            pairs = (list(zip(a.outputs, out_a, strict=True))
+                     + list(zip(b.outputs, out_b, strict=True)))
+            for old, new in pairs:
                 if old in fgraph.variables:
                     fgraph.replace(old, new, reason=self.name)
             node = out_a[0].owner if out_a else out_b[0].owner
             deduped = dedupe_inputs(node)
             if deduped is not None:
-                for old, new in zip(node.outputs, deduped):
+                for old, new in zip(node.outputs, deduped, strict=True):
                     if old in fgraph.variables:
                         fgraph.replace(old, new, reason=self.name)
             changes += 1

@@ -26,12 +26,12 @@ def _inner_shapes(op, node, input_shapes):
 
     ns, nst = op.n_seqs, op.n_states
     shapes = {}
-    for var, shp in zip(op.inner_seqs(), input_shapes[1:1 + ns]):
+    for var, shp in zip(op.inner_seqs(), input_shapes[1:1 + ns], strict=True):
         shapes[var] = tuple(shp[1:])
-    for taps, shp in zip(op.inner_state_taps(), input_shapes[1 + ns:1 + ns + nst]):
+    for taps, shp in zip(op.inner_state_taps(), input_shapes[1 + ns:1 + ns + nst], strict=True):
         for var in taps:
             shapes[var] = tuple(shp[1:])
-    for var, shp in zip(op.inner_non_seqs(), input_shapes[1 + ns + nst:]):
+    for var, shp in zip(op.inner_non_seqs(), input_shapes[1 + ns + nst:], strict=True):
         shapes[var] = shp
     for inner in op.fgraph.toposort():
         in_shapes = []
@@ -48,7 +48,7 @@ def _inner_shapes(op, node, input_shapes):
             outs = inner.op.infer_shape(inner, in_shapes)
         except (MethodNotDefined, NotImplementedError, TypeError):
             outs = [None] * len(inner.outputs)
-        for var, shp in zip(inner.outputs, outs):
+        for var, shp in zip(inner.outputs, outs, strict=True):
             shapes[var] = tuple(shp) if shp is not None else None
     return shapes
 
@@ -71,7 +71,7 @@ def scan_infer_shape(op, node, input_shapes):
                 raise NotImplementedError("the shape of output %d of %s depends on values "
                                           "computed inside the loop" % (j, op))
         row = tuple(_entry(s) if s is not None else e
-                    for s, e in zip(out.type.shape[-len(row):] if row else (), row))
+                    for s, e in zip(out.type.shape[-len(row):] if row else (), row, strict=True))
         if op.store[j] == "all":
             if op.until:
                 raise NotImplementedError("%s stops on a condition: its number of steps is "
