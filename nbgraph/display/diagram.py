@@ -48,7 +48,7 @@ import graphviz
 from nbgraph.core.fgraph import FunctionGraph
 from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.display.names import output_labels, type_notation
-from nbgraph.display.text import _outputs_of
+from nbgraph.display.text import outputs_of
 
 __all__ = ["diagram", "STYLES", "COLORS", "LINKER_NAMES"]
 
@@ -231,7 +231,7 @@ class _GraphSource:
                 kinds = {node: kind for node, kind in zip(nodes, node_kinds, strict=True)}
             return cls(list(fgraph.outputs), list(fgraph.inputs), kinds, fgraph,
                        output_labels(obj))
-        return cls(_outputs_of(obj, who="diagram", expected=_EXPECTED), None)
+        return cls(outputs_of(obj, who="diagram", expected=_EXPECTED), None)
 
 
 class _Walk:

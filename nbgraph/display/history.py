@@ -72,7 +72,7 @@ class RewriteStep:
             return "step 0: the graph before rewriting"
         rec = self.record
         return "step %d: %s: %s -> %s" % (self.number, rec.reason or "no reason given",
-                                          _text(rec.old), _text(rec.new))
+                                          safe_repr(rec.old), safe_repr(rec.new))
 
     def __repr__(self):
         return "<RewriteStep %s>" % self.describe()
@@ -228,7 +228,7 @@ def replay_rewrites(obj, pipeline=None):
             raise
         return RewriteReplay(compiled.clone(),
                              note="the rewrites cannot be replayed from the function's "
-                                  "inputs (%s); showing the compiled graph" % _one_line(exc))
+                                  "inputs (%s); showing the compiled graph" % one_line(exc))
     if pipeline is None:
         from nbgraph.tensor.rewriting import fast_pipeline
 
@@ -242,12 +242,14 @@ def replay_rewrites(obj, pipeline=None):
     return replay
 
 
-def _text(obj):
+def safe_repr(obj):
+    """``repr(obj)``, or ``<TypeName>`` when that repr raises."""
     try:
         return repr(obj)
     except Exception:
         return "<%s>" % type(obj).__name__
 
 
-def _one_line(exc):
+def one_line(exc):
+    """An exception's message on one line (its type name when the message is empty)."""
     return " ".join(str(exc).split()) or type(exc).__name__

@@ -344,11 +344,11 @@ def alt_text(obj, what="compact"):
     """A one-sentence description of a diagram of ``obj``, for ``alt`` and ``title``."""
     from nbgraph.core.graph import Constant, io_toposort
     from nbgraph.display.names import plural
-    from nbgraph.display.text import _outputs_of
+    from nbgraph.display.text import outputs_of
 
     try:
         fgraph = getattr(obj, "fgraph", None) if not hasattr(obj, "apply_nodes") else obj
-        outputs = _outputs_of(obj)
+        outputs = outputs_of(obj)
         if fgraph is not None:
             n = len(fgraph.apply_nodes)
             inputs = list(fgraph.inputs)

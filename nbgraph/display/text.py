@@ -104,7 +104,7 @@ def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nest
     >>> print(dprint(total, print_type=True, depth=1, file="str"), end="")
     Add [id A] <Generic> ''
     """
-    outputs = _outputs_of(obj)
+    outputs = outputs_of(obj)
     if depth is not None:
         if isinstance(depth, bool) or not isinstance(depth, int):
             raise TypeError("depth must be a positive int or None, got %s %r" % (
@@ -168,7 +168,7 @@ def dprint_text(obj, **kwargs):
 # helpers
 
 
-def _outputs_of(obj, who="dprint", expected=_EXPECTED):
+def outputs_of(obj, who="dprint", expected=_EXPECTED):
     """The Variables to show for ``obj``, in order, or a TypeError.
 
     Shared with :mod:`nbgraph.display.diagram`; ``who`` and ``expected`` word

@@ -44,7 +44,7 @@ import time
 
 import numpy as np
 
-from nbgraph.display.history import _one_line, _text, graph_of, replay_rewrites
+from nbgraph.display.history import one_line, safe_repr, graph_of, replay_rewrites
 from nbgraph.display.picture import img_html
 from nbgraph.display.snapshot import LiveSnapshot
 
@@ -219,12 +219,12 @@ class _ExplorerPanel:
             rec = step.record
             parts.append("<b>step %d of %d</b>: <b>%s</b> replaced <code>%s</code> by "
                          "<code>%s</code>" % (k, total, _h(rec.reason or "no reason given"),
-                                              _h(_text(rec.old)), _h(_text(rec.new))))
+                                              _h(safe_repr(rec.old)), _h(safe_repr(rec.new))))
             if rec.trace is not None:
                 try:
                     parts.append(trace_html(rec.trace, diagrams=False))
                 except Exception as exc:  # never let a callback raise
-                    parts.append("<i>(narrowing trace unavailable: %s)</i>" % _h(_one_line(exc)))
+                    parts.append("<i>(narrowing trace unavailable: %s)</i>" % _h(one_line(exc)))
         self.step_info.value = "\n".join(parts)
 
     def _draw(self):
@@ -239,11 +239,11 @@ class _ExplorerPanel:
                                   max_nodes=self.max_nodes, highlight=step.changed or None)
         except Exception as exc:  # DiagramUnavailable (no dot) or anything else
             hint = str(exc) if isinstance(exc, rich.DiagramUnavailable) \
-                else "(diagram unavailable: %s)" % _one_line(exc)
+                else "(diagram unavailable: %s)" % one_line(exc)
             try:
                 text = dprint_text(step.graph, print_type=show_types)
             except Exception as text_exc:
-                text = "(text unavailable: %s)" % _one_line(text_exc)
+                text = "(text unavailable: %s)" % one_line(text_exc)
             self.diagram_text = text
             self.diagram.value = (
                 '<pre class="nbgraph-explorer-text" style="margin:0.3em 0">%s</pre>'
@@ -323,7 +323,7 @@ class _ExplorerPanel:
         except Exception as exc:  # shown in the panel, never raised from the callback
             self.result_value = None
             self.result_error = exc
-            self.result_text = "error: %s: %s" % (type(exc).__name__, _one_line(exc))
+            self.result_text = "error: %s: %s" % (type(exc).__name__, one_line(exc))
             self.result.value = '<pre style="color:%s;margin:0.3em 0">%s</pre>' % (
                 _ERROR_COLOR, _h(self.result_text))
             self.timing.value = ""
@@ -404,7 +404,7 @@ def _summarize(box, summary, var):
         _write_summary(box, summary, var)
     except Exception as exc:  # never let a callback raise
         summary.value = '<span style="color:%s">&#10007; %s</span>' % (
-            _ERROR_COLOR, _h(_one_line(exc)))
+            _ERROR_COLOR, _h(one_line(exc)))
 
 
 def _write_summary(box, summary, var):
@@ -430,7 +430,7 @@ def _write_summary(box, summary, var):
                     value = var.type.filter(ast.literal_eval(tree))
                 except Exception as exc:
                     parts.append('<span style="color:%s">&#10007; %s</span>' % (
-                        _ERROR_COLOR, _h(_one_line(exc))))
+                        _ERROR_COLOR, _h(one_line(exc))))
                 else:
                     shape = getattr(value, "shape", None)
                     got = "shape %s" % (shape,) if shape is not None else type(value).__name__
@@ -471,7 +471,7 @@ def _value_of(box, var, i):
     except Exception as exc:
         raise ValueError("the value of %s could not be read (%s: %s); enter a Python or "
                          "NumPy literal such as %s" % (
-                             var.name or "input %d" % i, type(exc).__name__, _one_line(exc),
+                             var.name or "input %d" % i, type(exc).__name__, one_line(exc),
                              _EXAMPLES.get(getattr(var.type, "ndim", None), "[1, 2, 3]"))) \
             from None
 
@@ -482,7 +482,7 @@ def _result_text(fn, result):
         return repr(result)
     lines = []
     for i, value in enumerate(result):
-        name = _text(outputs[i]) if i < len(outputs) else "output %d" % i
+        name = safe_repr(outputs[i]) if i < len(outputs) else "output %d" % i
         lines.append("%s = %r" % (name, value))
     return "\n".join(lines)
 
