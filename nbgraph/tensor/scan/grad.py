@@ -245,7 +245,8 @@ def _reuse_stored(grads, outs, stored):
     computed at all.
     """
     store_of = {}
-    for o, v in zip(outs, stored, strict=True):
+    # an until-loop's last output (its condition) is not stored: shorter wins
+    for o, v in zip(outs, stored, strict=False):
         if o.owner is not None and not isinstance(o, Constant) and o not in store_of:
             store_of[o] = v
     if not store_of:
