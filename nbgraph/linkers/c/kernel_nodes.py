@@ -35,7 +35,8 @@ class KernelView:
         if not self.lifted:
             return storage, pointer_cells
         node, knode = self.node, self.knode
-        pairs = (list(zip(knode.inputs, node.inputs, strict=True))
+        # the kernel node's inputs are the node's then the lifted constants (below)
+        pairs = (list(zip(knode.inputs, node.inputs, strict=False))
                  + list(zip(knode.outputs, node.outputs, strict=True)))
         new = dict(storage)
         cells = None if pointer_cells is None else dict(pointer_cells)
