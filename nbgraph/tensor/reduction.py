@@ -157,7 +157,7 @@ def _exclusive_products(flat):
     return left, right
 
 
-def _linear_scan(a, b):
+def linear_scan(a, b):
     """``s[j] = a[j] * s[j-1] + b[j]`` along the last axis (``s[-1] = 0``).
 
     A log-depth parallel prefix over the affine maps ``s -> a*s + b``: every
@@ -242,9 +242,9 @@ class ProdWithoutSelfGrad(Op):
             output_storage[0][0] = restore(flat.copy())
             return
         # before[j] = sum over i < j of gz[i] * prod(x[k] for k < j, k != i)
-        before = _linear_scan(flat, gflat * left)
+        before = linear_scan(flat, gflat * left)
         before = np.concatenate([np.zeros_like(before[..., :1]), before[..., :-1]], axis=-1)
-        after = _linear_scan(flat[..., ::-1], (gflat * right)[..., ::-1])[..., ::-1]
+        after = linear_scan(flat[..., ::-1], (gflat * right)[..., ::-1])[..., ::-1]
         after = np.concatenate([after[..., 1:], np.zeros_like(after[..., :1])], axis=-1)
         output_storage[0][0] = restore(before * right + after * left)
 

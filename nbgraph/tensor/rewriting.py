@@ -57,7 +57,9 @@ def _constant_value(var):
     return None
 
 
-def _is_all(var, value):
+def is_all(var, value):
+    """True when ``var`` is a non-empty constant whose every element equals ``value``
+    (for 0, only +0.0: a -0.0 is not all-zero for the exactness guards)."""
     data = _constant_value(var)
     if data is None or data.size == 0:
         return False
@@ -103,7 +105,7 @@ def mul_by_one(fgraph, node):
     """``x * 1 -> x`` (exact for every value, NaN and inf included)."""
     if node.op.scalar_op != ps.mul or len(node.inputs) < 2:
         return None
-    rest = [i for i in node.inputs if not _is_all(i, 1)]
+    rest = [i for i in node.inputs if not is_all(i, 1)]
     if len(rest) == 1 and _same_result(node, rest[0]):
         return [rest[0]]
     return None
@@ -115,10 +117,10 @@ def add_zero(fgraph, node):
     """``x + 0 -> x`` and ``x - 0 -> x`` where exact (integers; ``x - 0.0`` for floats)."""
     op = node.op.scalar_op
     if op == ps.add:
-        rest = [i for i in node.inputs if not _is_all(i, 0)]
+        rest = [i for i in node.inputs if not is_all(i, 0)]
         if len(rest) == 1 and rest[0].dtype not in FLOAT_DTYPES and _same_result(node, rest[0]):
             return [rest[0]]
-    elif op == ps.sub and _is_all(node.inputs[1], 0) and _same_result(node, node.inputs[0]):
+    elif op == ps.sub and is_all(node.inputs[1], 0) and _same_result(node, node.inputs[0]):
         return [node.inputs[0]]
     return None
 

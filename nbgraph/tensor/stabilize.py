@@ -34,7 +34,7 @@ from nbgraph.tensor import scalar as ps
 from nbgraph.tensor.basic import Alloc
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise
 from nbgraph.tensor.reduction import Reduce
-from nbgraph.tensor.rewriting import _is_all, register_rewrite
+from nbgraph.tensor.rewriting import is_all, register_rewrite
 from nbgraph.core.graph import equal_computations
 from nbgraph.core.rewriting import node_rewriter
 
@@ -74,9 +74,9 @@ def _one_and_other(inputs):
     if len(inputs) != 2:
         return None
     a, b = inputs
-    if _is_all(a, 1):
+    if is_all(a, 1):
         return b
-    if _is_all(b, 1):
+    if is_all(b, 1):
         return a
     return None
 
@@ -91,7 +91,7 @@ def _stabilize(name, tracks, position=40):
 @_stabilize("hand_written_sigmoid", [Elemwise], position=30)
 def hand_written_sigmoid(fgraph, node):
     """``1 / (1 + exp(e)) -> sigmoid(-e)``: no overflow of exp, no 1/inf."""
-    if node.op.scalar_op != ps.true_div or not _is_all(node.inputs[0], 1):
+    if node.op.scalar_op != ps.true_div or not is_all(node.inputs[0], 1):
         return None
     terms = _op_inputs(node.inputs[1], ps.add)
     if terms is None:
@@ -122,7 +122,7 @@ def log_sigmoid(fgraph, node):
         out = tm.neg(tm.softplus(negated))
     else:
         diff = _op_inputs(arg, ps.sub)
-        if diff is None or not _is_all(diff[0], 1):
+        if diff is None or not is_all(diff[0], 1):
             return None
         s = _op_inputs(diff[1], ps.sigmoid)
         if s is None:
@@ -263,7 +263,7 @@ def log_one_plus(fgraph, node):
 @_stabilize("expm1", [Elemwise])
 def exp_minus_one(fgraph, node):
     """``exp(x) - 1 -> expm1(x)`` for float ``x`` of the output's shape."""
-    if node.op.scalar_op != ps.sub or not _is_all(node.inputs[1], 1):
+    if node.op.scalar_op != ps.sub or not is_all(node.inputs[1], 1):
         return None
     e = _op_inputs(node.inputs[0], ps.exp)
     if e is None or e[0].dtype not in ("float32", "float64"):
@@ -319,7 +319,7 @@ def _sigmoid_like(var):
     if _op_inputs(var, ps.sigmoid) is not None:
         return True
     diff = _op_inputs(var, ps.sub)
-    return diff is not None and _is_all(diff[0], 1) and \
+    return diff is not None and is_all(diff[0], 1) and \
         _op_inputs(diff[1], ps.sigmoid) is not None
 
 

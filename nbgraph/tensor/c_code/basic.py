@@ -14,7 +14,7 @@ is not contiguous; Alloc fills its output in C.
 import numpy as np
 
 from nbgraph.core.c_interface import CLinkerOp, OutputRule
-from nbgraph.tensor.c_code.elemwise import LoopInput, _literal_of, broadcast_loop
+from nbgraph.tensor.c_code.elemwise import LoopInput, literal_of, broadcast_loop
 from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
 
 __all__ = ["ShapeC", "ShapeIC", "SpecifyShapeC", "DimShuffleC", "ReshapeC", "AllocC"]
@@ -210,7 +210,7 @@ class AllocC(CLinkerOp):
         ct = _C_TYPES[value.type.dtype]
         out = outputs[0]
         lines = ["{"]
-        literal = _literal_of(value)
+        literal = literal_of(value)
         if nd:
             lines.append("int64_t nbg_val_dims[%d], nbg_val_strides[%d];" % (nd, nd))
             lines.append("const %s *nbg_val = %s;" % (ct, inputs[0]))

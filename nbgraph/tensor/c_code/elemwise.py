@@ -103,7 +103,7 @@ def c_str(text):
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
 
 
-def _literal_of(var):
+def literal_of(var):
     """A C literal for a size-1 constant input, else None."""
     if not isinstance(var, Constant):
         return None
@@ -217,7 +217,7 @@ class ElemwiseC(ScalarKernelC):
         nd = node.outputs[0].type.ndim
         loop_inputs = []
         for cname, var in zip(inputs, node.inputs, strict=True):
-            literal = _literal_of(var)
+            literal = literal_of(var)
             scalar = literal is not None or all(s == 1 for s in var.type.shape)
             loop_inputs.append(LoopInput(cname, C_TYPES[var.type.dtype], literal, scalar))
         loop_outputs = [(cname, C_TYPES[var.type.dtype]) for cname, var in

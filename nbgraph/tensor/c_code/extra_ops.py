@@ -7,8 +7,8 @@ thread pool like every reduction.
 """
 
 from nbgraph.core.c_interface import CLinkerOp, OutputRule
-from nbgraph.tensor.c_code.elemwise import LoopInput, _literal_of
-from nbgraph.tensor.c_code.reduction import _what, reduction_loop
+from nbgraph.tensor.c_code.elemwise import LoopInput, literal_of
+from nbgraph.tensor.c_code.reduction import c_op_name, reduction_loop
 from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
 
 __all__ = ["BoolReduceC"]
@@ -29,7 +29,7 @@ class BoolReduceC(CLinkerOp):
 
     def c_code(self, node, name, inputs, outputs, sub):
         (x,) = node.inputs
-        literal = _literal_of(x)
+        literal = literal_of(x)
         inp = LoopInput(inputs[0], _C_TYPES[x.type.dtype], literal,
                         literal is not None or all(s == 1 for s in x.type.shape))
 
@@ -38,4 +38,4 @@ class BoolReduceC(CLinkerOp):
 
         kind = "sum" if self.kind == "any" else "prod"
         return reduction_loop(x.type.ndim, self.axis, [inp], outputs[0], kind, "bool", element,
-                              _what(self), sub)
+                              c_op_name(self), sub)
