@@ -12,12 +12,20 @@ nodes need no recursion.
 (True, True, 'x')
 """
 
+from __future__ import annotations
+
 import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Union
 
 from nbgraph.config import config
 from nbgraph.core import type as _type
 from nbgraph.core.scope import current_scope
 from nbgraph.core.trace import creation_site
+
+if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.core.op import Op
+    from nbgraph.core.type import Type
 
 __all__ = [
     "Scratchpad",
@@ -44,29 +52,36 @@ _next_auto_id = itertools.count()
 # clone=False); compiled-function caches compare it to detect stale graphs.
 _graph_version = [0]
 
+#: One Variable or a list/tuple of them (walks and clones accept both).
+Variables = Union["Variable", Sequence["Variable"]]
 
-def graph_version():
+
+def graph_version() -> int:
     """A counter that changes whenever any Apply's inputs are edited in place."""
     return _graph_version[0]
 
 
-def _bump_graph_version():
+def _bump_graph_version() -> None:
     _graph_version[0] += 1
 
 
 class Scratchpad:
     """A free attribute bag (``var.tag``) for notes attached to graph nodes."""
 
-    def __repr__(self):
+    if TYPE_CHECKING:  # any attribute may be set on it
+        def __getattr__(self, name: str) -> Any: ...
+        def __setattr__(self, name: str, value: Any) -> None: ...
+
+    def __repr__(self) -> str:
         items = ", ".join("%s=%r" % kv for kv in sorted(vars(self).items()))
         return "Scratchpad(%s)" % items
 
-    def update(self, other):
+    def update(self, other: Scratchpad) -> Scratchpad:
         """Copy every attribute of ``other`` onto self."""
         vars(self).update(vars(other))
         return self
 
-    def copy(self):
+    def copy(self) -> Scratchpad:
         """A shallow copy of the bag."""
         return Scratchpad().update(self)
 
@@ -81,7 +96,8 @@ class Variable:
 
     __array_priority__ = 1000  # let NumPy defer to our operators
 
-    def __init__(self, type, owner=None, index=None, name=None):
+    def __init__(self, type: Type, owner: Apply | None = None, index: int | None = None,
+                 name: str | None = None) -> None:
         if not isinstance(type, _type.Type):
             raise TypeError("Variable needs a Type as its type, got %r" % (type,))
         if owner is not None and not isinstance(owner, Apply):
@@ -90,23 +106,23 @@ class Variable:
             raise TypeError("index must be an int or None, got %r" % (index,))
         if name is not None and not isinstance(name, str):
             raise TypeError("name must be a str or None, got %r" % (name,))
-        self.type = type
-        self.owner = owner
+        self.type: Any = type  # a Type (Any: subclasses' types add attributes, ndim...)
+        self.owner: Apply | None = owner
         self.index = index
         self.name = name
         self.tag = Scratchpad()
         self.auto_name = "auto_%d" % next(_next_auto_id)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self.name is not None:
             return self.name
         if self.owner is not None:
-            return "%s.%d" % (self.owner.op, self.index)
+            return "%s.%s" % (self.owner.op, self.index)
         return "<%r>" % (self.type,)
 
     __str__ = __repr__
 
-    def clone(self, name=None):
+    def clone(self, name: str | None = None) -> Variable:
         """A new root Variable with the same type, name (or ``name``) and a copy of the tag.
 
         A plain Variable of a Type that prefers a richer class (a TensorType
@@ -114,16 +130,16 @@ class Variable:
         long way, with ``Variable(type=...)``, get the tensor methods the
         rewrites rely on.
         """
-        new = _clone_class(self, Variable, "variable_type")(
+        new: Variable = _clone_class(self, Variable, "variable_type")(
             self.type, None, None, self.name if name is None else name)
         new.tag = self.tag.copy()
         return new
 
-    def get_parents(self):
+    def get_parents(self) -> list[Apply]:
         """The Apply owning this variable, as a list (empty for roots)."""
         return [self.owner] if self.owner is not None else []
 
-    def eval(self, inputs_to_values=None, linker=None):
+    def eval(self, inputs_to_values: Mapping[Any, Any] | None = None, linker: Any = None) -> Any:
         """Compute this variable's value, compiling once and reusing the result.
 
         ``inputs_to_values`` maps input Variables (or their names) to values;
@@ -146,18 +162,19 @@ class Constant(Variable):
     duplicates (``==`` itself stays identity, so constants can key dicts).
     """
 
-    def __init__(self, type, data, name=None):
+    def __init__(self, type: Type, data: Any, name: str | None = None) -> None:
         super().__init__(type, None, None, name)
-        self._data = _UNSET
+        self._data: Any = _UNSET
+        self._signature: tuple[Any, Any] | None = None
         self.data = data
 
     @property
-    def data(self):
+    def data(self) -> Any:
         """The constant's value (read-only)."""
         return self._data
 
     @data.setter
-    def data(self, value):
+    def data(self, value: Any) -> None:
         if self._data is not _UNSET:
             raise AttributeError("Constant %r already holds data; it cannot be changed" % self)
         value = self.type.filter(value)
@@ -165,30 +182,30 @@ class Constant(Variable):
         self._signature = None
 
     @property
-    def value(self):
+    def value(self) -> Any:
         """Alias of :attr:`data`."""
         return self._data
 
-    def signature(self):
+    def signature(self) -> tuple[Any, Any]:
         """A hashable key equal for constants of equal type and data."""
         if self._signature is None:
             self._signature = (self.type, self.type.data_signature(self._data))
         return self._signature
 
-    def equals(self, other):
+    def equals(self, other: object) -> bool:
         """True when ``other`` is a Constant of the same type with equal data."""
         return (isinstance(other, Constant) and self.type == other.type
                 and self.signature() == other.signature()
-                and self.type.values_eq(self._data, other._data))
+                and bool(self.type.values_eq(self._data, other._data)))
 
-    def clone(self, name=None):
+    def clone(self, name: str | None = None) -> Constant:
         """A new Constant sharing the (read-only) data."""
-        new = _clone_class(self, Constant, "constant_type")(
+        new: Constant = _clone_class(self, Constant, "constant_type")(
             self.type, self._data, self.name if name is None else name)
         new.tag = self.tag.copy()
         return new
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self.name is not None:
             return self.name
         return _short_value(self._data)
@@ -196,11 +213,12 @@ class Constant(Variable):
     __str__ = __repr__
 
     @property
-    def owner(self):
+    def owner(self) -> None:
+        """Always None."""
         return None
 
     @owner.setter
-    def owner(self, value):
+    def owner(self, value: Apply | None) -> None:
         if value is not None:
             raise ValueError("a Constant cannot have an owner (tried to set %r)" % (value,))
 
@@ -208,7 +226,7 @@ class Constant(Variable):
 _UNSET = object()
 
 
-def _clone_class(var, base, attr):
+def _clone_class(var: Variable, base: type[Variable], attr: str) -> type[Any]:
     """The class a clone of ``var`` gets: its own, or its Type's richer one."""
     cls = type(var)
     preferred = getattr(var.type, attr, None)
@@ -217,7 +235,7 @@ def _clone_class(var, base, attr):
     return cls
 
 
-def _freeze(value):
+def _freeze(value: Any) -> Any:
     flags = getattr(value, "flags", None)
     if flags is None or not hasattr(value, "setflags"):
         return value
@@ -227,7 +245,7 @@ def _freeze(value):
     return value
 
 
-def _writable_base(value):
+def _writable_base(value: Any) -> bool:
     """True when ``value`` is a view of memory someone could still write to."""
     base = getattr(value, "base", None)
     while base is not None:
@@ -238,7 +256,7 @@ def _writable_base(value):
     return False
 
 
-def _short_value(data, limit=60):
+def _short_value(data: Any, limit: int = 60) -> str:
     if hasattr(data, "tolist") and getattr(data, "size", 2) <= 10:
         text = str(data.tolist()) if getattr(data, "ndim", 0) else str(data.item())
     else:  # (numpy's repr is slow: dprint of a big graph spent most of its time here)
@@ -258,15 +276,19 @@ class Apply:
     """
 
     __slots__ = ("op", "inputs", "outputs", "tag", "__weakref__")
+    op: Op
+    inputs: list[Variable]
+    outputs: list[Variable]
+    tag: Scratchpad
 
-    def __init__(self, op, inputs, outputs):
+    def __init__(self, op: Op, inputs: Iterable[Variable], outputs: Iterable[Variable]) -> None:
         inputs = list(inputs)
         outputs = list(outputs)
         for i, inp in enumerate(inputs):
             if not isinstance(inp, Variable):
                 raise TypeError("input %d of Apply(%s) must be a Variable, got %s %r" % (
                     i, op, type(inp).__name__, inp))
-        seen = set()
+        seen: set[int] = set()
         for i, out in enumerate(outputs):
             if not isinstance(out, Variable):
                 raise TypeError("output %d of Apply(%s) must be a Variable, got %s %r" % (
@@ -295,17 +317,17 @@ class Apply:
                 out.tag.scope = path  # the open `with scope(...)` blocks (nbgraph.core.scope)
 
     @property
-    def nin(self):
+    def nin(self) -> int:
         """Number of inputs."""
         return len(self.inputs)
 
     @property
-    def nout(self):
+    def nout(self) -> int:
         """Number of outputs."""
         return len(self.outputs)
 
     @property
-    def default_output(self):
+    def default_output(self) -> Variable:
         """The output ``op(...)`` returns: ``op.default_output`` or the only output."""
         do = getattr(self.op, "default_output", None)
         if do is None:
@@ -316,22 +338,23 @@ class Apply:
         if not 0 <= do < len(self.outputs):
             raise ValueError("%s.default_output=%r is out of range for %d outputs" % (
                 self.op, do, len(self.outputs)))
-        return self.outputs[do]
+        index: int = do
+        return self.outputs[index]
 
     @property
-    def out(self):
+    def out(self) -> Variable:
         """Alias of :attr:`default_output`."""
         return self.default_output
 
-    def get_parents(self):
+    def get_parents(self) -> list[Variable]:
         """The input Variables."""
         return list(self.inputs)
 
-    def clone(self):
+    def clone(self) -> Apply:
         """A new Apply with the same op and inputs and fresh output Variables."""
         return Apply(self.op, self.inputs, [out.clone() for out in self.outputs])
 
-    def clone_with_new_inputs(self, inputs, strict=True):
+    def clone_with_new_inputs(self, inputs: Iterable[Variable], strict: bool = True) -> Apply:
         """A copy of this node reading ``inputs`` instead.
 
         Each new input goes through the old input's ``filter_variable``, so a
@@ -357,10 +380,11 @@ class Apply:
                 checked.append(new)
                 remake = True
         if remake:
-            return self.op.make_node(*checked)
+            remade: Apply = self.op.make_node(*checked)
+            return remade
         return Apply(self.op, checked, [out.clone() for out in self.outputs])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "%s(%s)" % (self.op, ", ".join(repr(i) for i in self.inputs))
 
     __str__ = __repr__
@@ -370,19 +394,20 @@ class Apply:
 # walks
 
 
-def _as_list(x):
+def _as_list(x: Any) -> list[Any]:
     if isinstance(x, (list, tuple)):
         return list(x)
     return [x]
 
 
-def ancestors(outputs, blockers=None):
+def ancestors(outputs: Variables, blockers: Iterable[Variable] | None = None,
+              ) -> Iterator[Variable]:
     """Every Variable ``outputs`` depend on (themselves included), depth first.
 
     The walk stops at ``blockers`` (they are yielded but not expanded).
     """
-    blockers = set(blockers or ())
-    seen = set()
+    blocked = set(blockers or ())
+    seen: set[Variable] = set()
     stack = list(reversed(_as_list(outputs)))
     while stack:
         var = stack.pop()
@@ -390,17 +415,18 @@ def ancestors(outputs, blockers=None):
             continue
         seen.add(var)
         yield var
-        if var.owner is not None and var not in blockers:
+        if var.owner is not None and var not in blocked:
             stack.extend(reversed(var.owner.inputs))
 
 
-def graph_inputs(outputs, blockers=None):
+def graph_inputs(outputs: Variables, blockers: Iterable[Variable] | None = None,
+                 ) -> list[Variable]:
     """The root Variables (no owner, or in ``blockers``) that ``outputs`` depend on."""
-    blockers = set(blockers or ())
-    return [v for v in ancestors(outputs, blockers) if v.owner is None or v in blockers]
+    blocked = set(blockers or ())
+    return [v for v in ancestors(outputs, blocked) if v.owner is None or v in blocked]
 
 
-def is_in_ancestors(node, candidate):
+def is_in_ancestors(node: Apply, candidate: Apply) -> bool:
     """True when Apply ``candidate`` is ``node`` or one of its ancestors."""
     for var in ancestors(node.inputs):
         if var.owner is candidate:
@@ -408,19 +434,19 @@ def is_in_ancestors(node, candidate):
     return node is candidate
 
 
-def io_toposort(inputs, outputs):
+def io_toposort(inputs: Iterable[Variable], outputs: Variables) -> list[Apply]:
     """Apply nodes between ``inputs`` and ``outputs``, each after the nodes it needs.
 
     Iterative depth-first post-order; ties keep the order in which each
     node's inputs are listed, so the result is deterministic.
     """
     inputs = set(inputs)
-    order = []
-    state = {}  # node -> _VISITING while on the current path, _DONE after
+    order: list[Apply] = []
+    state: dict[Apply, str] = {}  # node -> _VISITING while on the current path, _DONE after
     for out in _as_list(outputs):
         if out in inputs or out.owner is None:
             continue
-        stack = [(out.owner, False)]
+        stack: list[tuple[Apply, bool]] = [(out.owner, False)]
         while stack:
             node, finished = stack.pop()
             if finished:
@@ -450,22 +476,22 @@ _VISITING = "visiting"
 _DONE = "done"
 
 
-def toposort(outputs):
+def toposort(outputs: Variables) -> list[Apply]:
     """Apply nodes computing ``outputs`` from their roots, in dependency order."""
     return io_toposort([], outputs)
 
 
-def applys_between(inputs, outputs):
+def applys_between(inputs: Iterable[Variable], outputs: Variables) -> list[Apply]:
     """Apply nodes on a path from ``inputs`` to ``outputs`` (unordered walk)."""
     return io_toposort(inputs, outputs)
 
 
-def variables_between(inputs, outputs):
+def variables_between(inputs: Variables, outputs: Variables) -> list[Variable]:
     """Every Variable used or produced between ``inputs`` and ``outputs``."""
-    seen = {}
+    seen: dict[Variable, None] = {}
     for var in _as_list(inputs):
         seen[var] = None
-    for node in io_toposort(inputs, outputs):
+    for node in io_toposort(_as_list(inputs), outputs):
         for var in node.inputs:
             seen.setdefault(var, None)
         for var in node.outputs:
@@ -475,7 +501,8 @@ def variables_between(inputs, outputs):
     return list(seen)
 
 
-def clone_get_equiv(inputs, outputs, copy_inputs=True, memo=None):
+def clone_get_equiv(inputs: Variables, outputs: Variables, copy_inputs: bool = True,
+                    memo: dict[Any, Any] | None = None) -> dict[Any, Any]:
     """Clone the graph between ``inputs`` and ``outputs``; return the old->new map.
 
     Inputs are cloned when ``copy_inputs`` (otherwise kept); constants are
@@ -506,13 +533,17 @@ def clone_get_equiv(inputs, outputs, copy_inputs=True, memo=None):
     return equiv
 
 
-def clone(inputs, outputs, copy_inputs=True):
+def clone(inputs: Variables, outputs: Variables, copy_inputs: bool = True,
+          ) -> tuple[list[Variable], list[Variable]]:
     """Copy of the graph: returns ``(new_inputs, new_outputs)``."""
     equiv = clone_get_equiv(inputs, outputs, copy_inputs)
     return [equiv[i] for i in _as_list(inputs)], [equiv[o] for o in _as_list(outputs)]
 
 
-def clone_replace(outputs, replace=None):
+def clone_replace(
+    outputs: Variables,
+    replace: Mapping[Variable, Variable] | Iterable[tuple[Variable, Variable]] | None = None,
+) -> Any:
     """Copy ``outputs``' graph with the variables in ``replace`` substituted.
 
     ``replace`` maps old Variables to new ones (a dict or pairs).  Each new
@@ -522,8 +553,8 @@ def clone_replace(outputs, replace=None):
     """
     single = not isinstance(outputs, (list, tuple))
     outs = _as_list(outputs)
-    pairs = list(replace.items()) if isinstance(replace, dict) else list(replace or ())
-    memo = {}
+    pairs = list(replace.items()) if isinstance(replace, Mapping) else list(replace or ())
+    memo: dict[Any, Any] = {}
     for old, new in pairs:
         if not isinstance(old, Variable):
             raise TypeError("clone_replace keys must be Variables, got %r" % (old,))
@@ -533,7 +564,8 @@ def clone_replace(outputs, replace=None):
     return result[0] if single else result
 
 
-def equal_computations(xs, ys, in_xs=None, in_ys=None):
+def equal_computations(xs: Variables, ys: Variables, in_xs: Sequence[Variable] | None = None,
+                       in_ys: Sequence[Variable] | None = None) -> bool:
     """True when ``xs`` and ``ys`` compute the same thing.
 
     Nodes match when ops are equal and inputs match pairwise; roots match
@@ -544,7 +576,7 @@ def equal_computations(xs, ys, in_xs=None, in_ys=None):
     if len(xs) != len(ys):
         return False
     pairs = dict(zip(in_xs or (), in_ys or (), strict=True))
-    matched = {}
+    matched: dict[Variable, Variable] = {}
     stack = list(zip(xs, ys, strict=True))
     while stack:
         x, y = stack.pop()
@@ -579,7 +611,7 @@ def equal_computations(xs, ys, in_xs=None, in_ys=None):
     return True
 
 
-def _link_types():
+def _link_types() -> None:
     _type.Type.variable_type = Variable
     _type.Type.constant_type = Constant
 

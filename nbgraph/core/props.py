@@ -5,6 +5,10 @@ parameters must compare equal (so the merge rewriter can fold them) and hash
 alike.  Listing the parameters once in ``__props__`` gives all three.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 __all__ = ["PropsMixin"]
 
 
@@ -18,31 +22,31 @@ class PropsMixin:
     leaves ``__props__`` as None keeps identity semantics.
     """
 
-    __props__ = None
+    __props__: tuple[str, ...] | None = None
 
-    def _props(self):
-        return tuple(getattr(self, name) for name in self.__props__)
+    def _props(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__props__ or ())
 
-    def _props_dict(self):
+    def _props_dict(self) -> dict[str, Any]:
         """The parameters as a dict (``{}`` for identity-compared classes)."""
         if self.__props__ is None:
             return {}
         return {name: getattr(self, name) for name in self.__props__}
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if self.__props__ is None:
             return self is other
         return type(self) is type(other) and self._props() == other._props()
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         return not self == other
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         if self.__props__ is None:
             return object.__hash__(self)
         return hash((type(self), self._props()))
 
-    def __str__(self):
+    def __str__(self) -> str:
         name = type(self).__name__
         if not self.__props__:
             return name

@@ -20,20 +20,26 @@ line 3, in f``).  The source line is read only then, through ``linecache``,
 which IPython fills with every cell it runs.
 """
 
+from __future__ import annotations
+
 import linecache
 import os
 import sys
 import types
+from typing import Any
 
-__all__ = ["creation_site", "site_of", "describe_site", "is_internal", "user_traceback"]
+#: Where a node was built: ``(filename, lineno, function)``.
+Site = tuple[str, int, str]
+
+__all__ = ["Site", "creation_site", "site_of", "describe_site", "is_internal", "user_traceback"]
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
-def creation_site(skip=1):
+def creation_site(skip: int = 1) -> Site | None:
     """``(filename, lineno, function)`` of the nearest frame outside nbgraph, or None."""
     try:
-        frame = sys._getframe(skip + 1)
+        frame: types.FrameType | None = sys._getframe(skip + 1)
     except ValueError:
         return None
     package = _PACKAGE
@@ -47,12 +53,12 @@ def creation_site(skip=1):
     return None
 
 
-def is_internal(filename):
+def is_internal(filename: str) -> bool:
     """True for nbgraph's own source files and generated code."""
     return filename.startswith(_PACKAGE) or filename.startswith("<nbgraph")
 
 
-def user_traceback(tb):
+def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
     """``tb`` without the entries of nbgraph's own frames (a new traceback chain)."""
     kept = []
     while tb is not None:
@@ -65,7 +71,7 @@ def user_traceback(tb):
     return new
 
 
-def site_of(var_or_node):
+def site_of(var_or_node: Any) -> Site | None:
     """The creation site recorded for a Variable or an Apply (its first output), or None."""
     outputs = getattr(var_or_node, "outputs", None)
     var = outputs[0] if outputs else var_or_node
@@ -73,7 +79,7 @@ def site_of(var_or_node):
     return getattr(tag, "trace", None)
 
 
-def _cell_name(filename):
+def _cell_name(filename: str) -> str | None:
     """IPython's name for a cell's file ("Cell In[10]"), or None outside a notebook."""
     ipython = sys.modules.get("IPython")
     if ipython is None:
@@ -86,7 +92,7 @@ def _cell_name(filename):
     return None if number is None else "Cell In[%s]" % number
 
 
-def describe_site(site, what="This node"):
+def describe_site(site: Site | None, what: str = "This node") -> str | None:
     """``"This node was built at Cell In[10], line 11:\\n    h = ..."`` (None without a site)."""
     if not site:
         return None

@@ -10,12 +10,23 @@ value on ``target`` (possibly ``var`` itself), or None when it cannot.
 True
 """
 
-__all__ = ["register_transfer", "transfer", "transfer_functions"]
+from __future__ import annotations
 
-transfer_functions = []
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.core.graph import Variable
+
+__all__ = ["register_transfer", "transfer", "transfer_functions", "TransferFunction"]
+
+#: ``fn(var, target)``: ``var`` on ``target``, or None when it cannot move it.
+TransferFunction = Callable[["Variable", Any], "Variable | None"]
+
+transfer_functions: list[TransferFunction] = []
 
 
-def register_transfer(fn):
+def register_transfer(fn: TransferFunction) -> TransferFunction:
     """Register ``fn(var, target)``; registering the same function twice keeps one."""
     if not callable(fn):
         raise TypeError("register_transfer needs a callable, got %r" % (fn,))
@@ -25,7 +36,7 @@ def register_transfer(fn):
     return fn
 
 
-def transfer(var, target):
+def transfer(var: Variable, target: Any) -> Variable:
     """``var`` moved to ``target``; ValueError when no function can do it."""
     for fn in transfer_functions:
         result = fn(var, target)
@@ -35,7 +46,7 @@ def transfer(var, target):
         var, target, [getattr(f, "__name__", repr(f)) for f in transfer_functions] or "none"))
 
 
-def _stay_on_cpu(var, target):
+def _stay_on_cpu(var: Variable, target: Any) -> Variable | None:
     if target in ("cpu", None):
         return var
     return None

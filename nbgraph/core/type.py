@@ -14,10 +14,17 @@ method has a usable default.
 True
 """
 
+from __future__ import annotations
+
 import copy
 import numbers
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from nbgraph.core.props import PropsMixin
+
+if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.core.graph import Constant, Variable
 
 __all__ = [
     "Type",
@@ -40,7 +47,8 @@ class DowncastError(TypeError):
     unless ``allow_downcast=True``).  ``reason`` says what would be lost,
     without advice; the message adds the advice for ``filter``'s callers."""
 
-    def __init__(self, reason, advice="cast it first or pass allow_downcast=True"):
+    def __init__(self, reason: str,
+                 advice: str = "cast it first or pass allow_downcast=True") -> None:
         super().__init__("%s; %s" % (reason, advice))
         self.reason = reason
 
@@ -54,12 +62,12 @@ class NarrowingStep:
 
     __slots__ = ("question", "answer", "detail")
 
-    def __init__(self, question, answer, detail=""):
+    def __init__(self, question: str, answer: str, detail: str = "") -> None:
         self.question = question
         self.answer = answer
         self.detail = detail
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         text = "%s %s" % (self.question, self.answer)
         return text + (" (%s)" % self.detail if self.detail else "")
 
@@ -73,25 +81,25 @@ class NarrowingTrace:
     traces as numbered text or HTML; the core only records them.
     """
 
-    def __init__(self, target_type, variable):
+    def __init__(self, target_type: Type, variable: Any) -> None:
         self.target_type = target_type
         self.variable = variable
-        self.steps = []
-        self.result = None
-        self.error = None
+        self.steps: list[NarrowingStep] = []
+        self.result: Variable | None = None
+        self.error: BaseException | None = None
 
-    def add(self, question, answer, detail=""):
+    def add(self, question: str, answer: str, detail: str = "") -> NarrowingStep:
         """Append a step and return it."""
         step = NarrowingStep(question, answer, detail)
         self.steps.append(step)
         return step
 
     @property
-    def accepted(self):
+    def accepted(self) -> bool:
         """True when the variable was accepted (possibly after conversion)."""
         return self.error is None and self.result is not None
 
-    def __str__(self):
+    def __str__(self) -> str:
         lines = ["narrowing %s to %r" % (_var_text(self.variable), self.target_type)]
         for i, step in enumerate(self.steps, 1):
             line = "%d. %s -> %s" % (i, step.question, step.answer)
@@ -106,7 +114,7 @@ class NarrowingTrace:
             lines.append("no decision recorded yet")
         return "\n".join(lines)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self.error is not None:
             outcome = "refused"
         else:
@@ -120,14 +128,15 @@ class _NoTrace:
 
     __slots__ = ()
 
-    def add(self, question, answer, detail=""):
+    def add(self, question: str, answer: str, detail: str = "") -> None:
+        """Record nothing."""
         return None
 
 
 _NO_TRACE = _NoTrace()
 
 
-def _var_text(var):
+def _var_text(var: Any) -> str:
     return repr(var) if var is not None else "None"
 
 
@@ -140,12 +149,12 @@ class Type(PropsMixin):
     """
 
     #: Class used by make_variable; set to nbgraph.core.graph.Variable below.
-    variable_type = None
+    variable_type: type[Variable] | None = None
     #: Class used by make_constant; set to nbgraph.core.graph.Constant below.
-    constant_type = None
+    constant_type: type[Constant] | None = None
 
     # -- values ----------------------------------------------------------
-    def filter(self, data, strict=False, allow_downcast=None):
+    def filter(self, data: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
         """Return ``data`` converted to a legal value of this Type, or raise TypeError.
 
         ``strict=True``: return ``data`` itself or raise.  Otherwise upcasts
@@ -154,14 +163,15 @@ class Type(PropsMixin):
         """
         raise MethodNotDefined("%s must implement filter()" % type(self).__name__)
 
-    def filter_inplace(self, value, storage, strict=False, allow_downcast=None):
+    def filter_inplace(self, value: Any, storage: Any, strict: bool = False,
+                       allow_downcast: bool | None = None) -> Any:
         """Like :meth:`filter`, but may reuse ``storage`` (the old value).
 
         The default ignores ``storage`` and calls :meth:`filter`.
         """
         return self.filter(value, strict=strict, allow_downcast=allow_downcast)
 
-    def is_valid_value(self, data):
+    def is_valid_value(self, data: Any) -> bool:
         """True when ``filter(data, strict=True)`` accepts ``data`` as it is."""
         try:
             self.filter(data, strict=True)
@@ -169,7 +179,7 @@ class Type(PropsMixin):
         except (TypeError, ValueError):
             return False
 
-    def value_validity_msg(self, data):
+    def value_validity_msg(self, data: Any) -> str:
         """A sentence explaining :meth:`is_valid_value`'s answer for ``data``."""
         try:
             self.filter(data, strict=True)
@@ -177,18 +187,18 @@ class Type(PropsMixin):
             return str(exc)
         return "%r is a valid value of %r" % (type(data).__name__, self)
 
-    def values_eq(self, a, b):
+    def values_eq(self, a: Any, b: Any) -> bool:
         """True when ``a`` and ``b`` are exactly equal values of this Type."""
         return bool(a == b)
 
-    def values_eq_approx(self, a, b):
+    def values_eq_approx(self, a: Any, b: Any) -> bool:
         """True when ``a`` and ``b`` are equal up to the Type's tolerance.
 
         The default is exact equality (:meth:`values_eq`).
         """
         return self.values_eq(a, b)
 
-    def data_signature(self, data):
+    def data_signature(self, data: Any) -> Any:
         """A hashable key such that equal keys mean equal constants."""
         try:
             hash(data)
@@ -199,28 +209,28 @@ class Type(PropsMixin):
             return (type(data).__name__, data, repr(data))
         return (type(data).__name__, data)
 
-    def may_share_memory(self, a, b):
+    def may_share_memory(self, a: Any, b: Any) -> bool:
         """True when values ``a`` and ``b`` might share memory (default: ``a is b``)."""
         return a is b
 
-    def get_shape_info(self, obj):
+    def get_shape_info(self, obj: Any) -> Any:
         """What :meth:`get_size` needs to size ``obj`` (called while a function runs)."""
         return obj
 
-    def get_size(self, shape_info):
+    def get_size(self, shape_info: Any) -> int:
         """Bytes taken by the value described by ``shape_info``."""
         raise MethodNotDefined("%r cannot report value sizes" % self)
 
     # -- differentiation hooks (used by nbgraph.core.gradient) -----------
-    def grad_ones_like(self, var):
+    def grad_ones_like(self, var: Variable) -> Variable:
         """The gradient seed d(var)/d(var) for a cost of this Type."""
         raise TypeError("cannot differentiate a cost of type %r" % self)
 
-    def grad_zeros_like(self, var):
+    def grad_zeros_like(self, var: Variable) -> Variable:
         """A zero gradient shaped like ``var``."""
         raise TypeError("variables of type %r have no gradient" % self)
 
-    def grad_sum(self, terms):
+    def grad_sum(self, terms: Sequence[Variable]) -> Variable:
         """The sum of several gradient contributions to one variable."""
         raise TypeError("gradients of type %r cannot be added" % self)
 
@@ -241,19 +251,25 @@ class Type(PropsMixin):
         return False
 
     # -- variables -------------------------------------------------------
-    def make_variable(self, name=None):
+    def make_variable(self, name: str | None = None) -> Any:
         """A new Variable of this Type, with no owner."""
-        return self.variable_type(self, None, name=name)
+        cls = self.variable_type
+        if cls is None:  # set when nbgraph.core.graph is imported
+            raise TypeError("%r has no Variable class: import nbgraph.core.graph" % self)
+        return cls(self, None, name=name)
 
-    def make_constant(self, value, name=None):
+    def make_constant(self, value: Any, name: str | None = None) -> Any:
         """A Constant of this Type holding ``filter(value)``."""
-        return self.constant_type(self, value, name=name)
+        cls = self.constant_type
+        if cls is None:  # set when nbgraph.core.graph is imported
+            raise TypeError("%r has no Constant class: import nbgraph.core.graph" % self)
+        return cls(self, value, name=name)
 
-    def __call__(self, name=None):
+    def __call__(self, name: str | None = None) -> Any:
         """Shortcut for :meth:`make_variable`."""
         return self.make_variable(name)
 
-    def clone(self, **changes):
+    def clone(self, **changes: Any) -> Type:
         """A copy of this Type with some parameters changed.
 
         Types with ``__props__`` are rebuilt from them; others are copied.
@@ -272,14 +288,14 @@ class Type(PropsMixin):
         return new
 
     # -- relations between types ----------------------------------------
-    def in_same_class(self, otype):
+    def in_same_class(self, otype: Type) -> bool:
         """True when ``otype`` belongs to the same class of types as self.
 
         Default: each class holds a single type, so this is ``self == otype``.
         """
         return self == otype
 
-    def is_super(self, otype):
+    def is_super(self, otype: Type) -> bool | None:
         """True when self's set of values contains ``otype``'s (``self >= otype``).
 
         Returns None when the relation cannot be decided.  Default: only a
@@ -289,7 +305,7 @@ class Type(PropsMixin):
             return True
         return None
 
-    def convert_variable(self, var):
+    def convert_variable(self, var: Variable) -> Variable | None:
         """Return ``var`` patched so its Type matches self, or None.
 
         A variable whose type equals self needs no patch and is returned as it
@@ -299,14 +315,15 @@ class Type(PropsMixin):
             return var
         return None
 
-    def explain_relation(self, otype, trace):
+    def explain_relation(self, otype: Type, trace: NarrowingTrace | _NoTrace) -> None:
         """Record in ``trace`` how self and ``otype`` relate (hook for subclasses)."""
         trace.add("same class of types?", _yes_no(self.in_same_class(otype)),
                   "%r vs %r" % (self, otype))
         trace.add("is the target a supertype?", _yes_no(self.is_super(otype)))
         trace.add("is the variable's type a supertype?", _yes_no(otype.is_super(self)))
 
-    def filter_variable(self, other, allow_convert=True, trace=None):
+    def filter_variable(self, other: Any, allow_convert: bool = True,
+                        trace: NarrowingTrace | None = None) -> Any:
         """Return a Variable of this Type (or a subtype) standing for ``other``.
 
         ``other`` itself is returned when its Type equals self or is more
@@ -315,9 +332,9 @@ class Type(PropsMixin):
         TypeError naming the variable and both types.  Pass a
         :class:`NarrowingTrace` as ``trace`` to record each decision.
         """
-        trace = _NO_TRACE if trace is None else trace
+        recorder: NarrowingTrace | _NoTrace = _NO_TRACE if trace is None else trace
         try:
-            result = self._filter_variable(other, allow_convert, trace)
+            result = self._filter_variable(other, allow_convert, recorder)
         except (TypeError, ValueError) as exc:
             if isinstance(trace, NarrowingTrace):
                 trace.error = exc
@@ -326,7 +343,8 @@ class Type(PropsMixin):
             trace.result = result
         return result
 
-    def _filter_variable(self, other, allow_convert, trace):
+    def _filter_variable(self, other: Any, allow_convert: bool,
+                         trace: NarrowingTrace | _NoTrace) -> Any:
         from nbgraph.core.graph import Variable
 
         if isinstance(other, Type):
@@ -363,11 +381,11 @@ class Type(PropsMixin):
             "Cannot use variable %r of type %r where type %r is expected%s" % (
                 other, other.type, self, _incompat_hint(self, other.type)))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return str(self)
 
 
-def _incompat_hint(target, other):
+def _incompat_hint(target: Type, other: Type) -> str:
     hint = getattr(target, "incompatibility", None)
     if hint is None:
         return ""
@@ -375,13 +393,13 @@ def _incompat_hint(target, other):
     return ": " + reason if reason else ""
 
 
-def _describe_conversion(var):
+def _describe_conversion(var: Variable) -> str:
     if var.owner is None:
         return repr(var)
     return str(var.owner.op)
 
 
-def _yes_no(flag):
+def _yes_no(flag: bool | None) -> str:
     if flag is None:
         return "undecided"
     return "yes" if flag else "no"
@@ -392,10 +410,10 @@ class SingletonType(Type):
 
     __props__ = ()
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return type(self) is type(other)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(type(self))
 
 
@@ -406,10 +424,10 @@ class Generic(SingletonType):
     an Op with Generic inputs runs in Python.
     """
 
-    def filter(self, data, strict=False, allow_downcast=None):
+    def filter(self, data: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
         return data
 
-    def values_eq(self, a, b):
+    def values_eq(self, a: Any, b: Any) -> bool:
         if a is b:
             return True
         try:
@@ -417,7 +435,7 @@ class Generic(SingletonType):
         except (TypeError, ValueError):
             return False
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "Generic"
 
 
