@@ -1,6 +1,7 @@
 # nbgraph: set-up and everyday commands.
 #
-#   make test    create .venv, install nbgraph[test] (+ graphviz's dot), run every test
+#   make test    create .venv, install nbgraph[test] (+ graphviz's dot), `make check`, every test
+#   make check   the linter (ruff, rules in pyproject.toml) and the private-import check
 #   make lab     same set-up plus JupyterLab, then open the tutorials
 #   make bench   run the benchmark suite
 #   make clean   remove the virtual environment and every generated file
@@ -28,7 +29,7 @@ SANITIZE_CFG := $(wildcard notebooks/sanitize.cfg)
 PYTEST_ARGS  ?=
 LAB_ARGS     ?=
 
-.PHONY: setup system-deps bytecode test lab bench bench-dask clean
+.PHONY: setup system-deps bytecode check test lab bench bench-dask clean
 
 setup: system-deps $(STAMP)
 
@@ -91,8 +92,13 @@ $(BENCH_STAMP): $(STAMP)
 SIMD_TESTS := tests/tensor/test_scalar.py tests/tensor/test_scalar_c.py \
               tests/tensor/test_elemwise.py tests/tensor/test_reduction.py
 
-test: setup
-	$(VPY) -m pytest tests $(PYTEST_ARGS)
+# Static checks, before any test runs: a lint finding fails CI as a test would.
+check: setup
+	$(VENV)/bin/ruff check nbgraph
+	$(VPY) tools/check_private_imports.py nbgraph
+
+test: setup check
+	$(VPY) -m pytest tests nbgraph README.md $(PYTEST_ARGS)
 	@features="$$($(VPY) tests/numpy_dispatch.py)" || exit 1; \
 	echo "==> again with NumPy's SIMD dispatch narrowed: NPY_DISABLE_CPU_FEATURES=\"$$features\""; \
 	NPY_DISABLE_CPU_FEATURES="$$features" $(VPY) -m pytest -p no:cacheprovider $(SIMD_TESTS) $(PYTEST_ARGS)

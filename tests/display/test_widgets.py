@@ -6,7 +6,6 @@ at what the panel shows.  ``dot`` present or absent (PATH pointing at an empty
 directory) is covered both ways.
 """
 
-import doctest
 import html
 import re
 import subprocess
@@ -20,7 +19,6 @@ import nbgraph
 import nbgraph.tensor as nt
 from nbgraph.core.fgraph import FunctionGraph
 from nbgraph.display import GraphExplorer, dprint_text, rich
-from nbgraph.display import history as history_module
 from nbgraph.display import widgets as widgets_module
 from nbgraph.display.history import replay_rewrites
 from nbgraph.display.picture import svgs_in, unwrap_pictures
@@ -162,11 +160,6 @@ class TestReplay:
             replay_rewrites([])
         with pytest.raises(IndexError):
             replay_rewrites(nt.dvector("x") * 2).graph_at(5)
-
-    def test_docstring_examples(self):
-        for module in (history_module, widgets_module):
-            result = doctest.testmod(module)
-            assert result.attempted > 0 and result.failed == 0, module
 
 
 # ---------------------------------------------------------------------------

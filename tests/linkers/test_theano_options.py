@@ -276,15 +276,6 @@ def test_typed_constructors_compare_as_types():
     assert nt.ivector("i").type.filter([1, 2]).dtype == np.int32
 
 
-@pytest.mark.parametrize("name", ["nbgraph.linkers.io", "nbgraph.linkers.mode"])
-def test_module_examples_run(name):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0
-
-
 def test_copy_gives_random_streams_their_own_state():
     from nbgraph.tensor.random import RandomStream
 

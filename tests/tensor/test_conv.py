@@ -225,12 +225,3 @@ def test_debug_linker_agrees():
     value = g(x, f)[0]
     np.testing.assert_allclose(value, ref_pool(np.tanh(ref_conv2d(x, f)), (2, 2), True, None,
                                                 (0, 0), "max").sum())
-
-
-@pytest.mark.parametrize("name", ["nbgraph.tensor.conv", "nbgraph.tensor.pool"])
-def test_module_examples_run(name):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0

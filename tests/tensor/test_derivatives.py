@@ -252,15 +252,6 @@ def test_scan_and_unrolled_jacobians_agree():
     np.testing.assert_allclose(a, b, rtol=1e-14)
 
 
-def test_module_example_runs():
-    import doctest
-    import importlib
-
-    module = importlib.import_module("nbgraph.tensor.derivatives")
-    result = doctest.testmod(module, verbose=False)
-    assert result.attempted > 0 and result.failed == 0
-
-
 @pytest.mark.parametrize("linker", ["py", "cvm"])
 def test_vectorized_jacobian_and_hessian(linker):
     W, x = nt.dmatrix("W"), nt.dvector("x")

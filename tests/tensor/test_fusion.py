@@ -744,13 +744,3 @@ def test_random_graphs_fused_equal_unfused(seed):
         got, ref = np.asarray(got), np.asarray(ref)
         assert got.dtype == ref.dtype and got.shape == ref.shape
         np.testing.assert_allclose(got, ref, rtol=1e-6, equal_nan=True)
-
-
-def test_module_examples():
-    import doctest
-
-    from nbgraph.tensor import fused_ops, fusion
-
-    for module in (fusion, fused_ops):
-        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-        assert result.attempted > 0 and result.failed == 0, module.__name__

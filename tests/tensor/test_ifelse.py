@@ -238,16 +238,6 @@ def test_profiled_lazy_function_records_the_nodes_that_ran():
     assert f.profile.calls == 1
 
 
-def test_module_example_runs():
-    import doctest
-    import importlib
-
-    # (nbgraph.tensor.ifelse, the attribute, is the function)
-    module = importlib.import_module("nbgraph.tensor.ifelse")
-    result = doctest.testmod(module, verbose=False)
-    assert result.attempted > 0 and result.failed == 0
-
-
 # -- properties over dtypes and shapes ------------------------------------------
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402

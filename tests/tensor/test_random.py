@@ -359,12 +359,3 @@ def test_the_random_numbers_tutorial_in_short():
     u_state, n_state = rv_u.rng.get_value(), rv_n.rng.get_value()
     assert u_state.bit_generator.state == n_state.bit_generator.state
     assert rv_n.rng.container[0] is not rv_u.rng.container[0]
-
-
-def test_module_example_runs():
-    import doctest
-    import importlib
-
-    module = importlib.import_module("nbgraph.tensor.random")
-    result = doctest.testmod(module, verbose=False)
-    assert result.attempted > 0 and result.failed == 0

@@ -74,12 +74,3 @@ def test_bad_replacements_and_graph_replace():
     with pytest.raises(ValueError, match="not in the graph"):
         graph_replace(x * 2, {y: x})
     assert graph_replace(x * 2, {y: x}, strict=False).owner.inputs[0] is x
-
-
-def test_module_examples_run():
-    import doctest
-
-    import nbgraph.tensor.vectorize as module
-
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and result.attempted > 0
