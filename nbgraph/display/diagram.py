@@ -166,7 +166,7 @@ def diagram(obj, style="auto", show_types=True, max_nodes=200, highlight=None,
         raise ValueError("max_nodes must be a positive int, got %r" % (max_nodes,))
     if rankdir not in ("TB", "LR", "BT", "RL"):
         raise ValueError("rankdir must be 'TB' or 'LR', got %r" % (rankdir,))
-    source = _GraphSource.of(obj)
+    source = GraphSource.of(obj)
     if labels:
         source.labels.update(labels)
     if style == "auto":
@@ -207,7 +207,7 @@ def _is_big_or_scoped(outputs):
 # what to draw
 
 
-class _GraphSource:
+class GraphSource:
     """Outputs, inputs and (for a compiled Function) the linker kind of each node."""
 
     def __init__(self, outputs, inputs, kinds=None, fgraph=None, labels=None):
@@ -499,7 +499,7 @@ class _Compact:
         return g
 
     def _draw_inner(self, fgraph, prefix):
-        source = _GraphSource.of(fgraph)
+        source = GraphSource.of(fgraph)
         walk = _Walk(source, len(self.walk.order) or 1)
         walk.names = {item: prefix + name for item, name in walk.names.items()}
         drawn = _Compact(source, walk, self.show_types, self.highlight, legend=False).build()

@@ -131,10 +131,10 @@ class _Navigator:
         import ipywidgets as w
 
         from nbgraph.display.dense import DenseLayout
-        from nbgraph.display.diagram import _GraphSource
+        from nbgraph.display.diagram import GraphSource
 
         self.obj = obj
-        self.source = _GraphSource.of(obj)
+        self.source = GraphSource.of(obj)
         self.values = values
         self.profile = profile
         self.max_nodes = max_nodes

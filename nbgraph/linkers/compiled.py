@@ -9,7 +9,6 @@ code rendered from it (:mod:`nbgraph.linkers.call_code`, shown by
 from __future__ import annotations
 
 import weakref
-from typing import Any
 
 from nbgraph.core.graph import Constant
 from nbgraph.linkers import call_code

@@ -402,7 +402,7 @@ def float32_twin(op, node):
                               for v in node.inputs])
     except (TypeError, ValueError):
         return None
-    for out, tout in zip(node.outputs, twin.outputs):
+    for out, tout in zip(node.outputs, twin.outputs, strict=True):
         want = "float32" if out.type.dtype == "float16" else out.type.dtype
         if tout.type.dtype != want:
             return None
@@ -425,7 +425,7 @@ def element_code(op, node, name, inputs, outputs, sub):
         raise TypeError("%s has no float32 computation for %s" % (op, node))
     lines = ["{"]
     wide_in = []
-    for k, (cname, var) in enumerate(zip(inputs, twin.inputs)):
+    for k, (cname, var) in enumerate(zip(inputs, twin.inputs, strict=True)):
         wide_in.append("%s_w%d" % (name, k))
         lines.append("const %s %s = (%s)(%s);" % (var.type.c_type, wide_in[-1],
                                                   var.type.c_type, cname))
@@ -434,7 +434,7 @@ def element_code(op, node, name, inputs, outputs, sub):
         wide_out.append("%s_o%d" % (name, j))
         lines.append("%s %s;" % (var.type.c_type, wide_out[-1]))
     lines.append("{\n%s\n}" % op.c_code(twin, name, wide_in, wide_out, sub))
-    for cname, wide, var in zip(outputs, wide_out, node.outputs):
+    for cname, wide, var in zip(outputs, wide_out, node.outputs, strict=True):
         lines.append("%s = (%s)%s;" % (cname, var.type.c_type, wide))
     lines.append("}")
     return "\n".join(lines)

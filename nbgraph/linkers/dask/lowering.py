@@ -103,9 +103,9 @@ class Lowering:
         arr = np.asarray(value, dtype=dtype)
         if arr.nbytes <= SMALL_BYTES:  # one block; dask rechunks it to its partner's
             return da.from_array(arr, chunks=arr.shape, name=False)
-        from nbgraph.linkers.dask.function import _chunks_for
+        from nbgraph.linkers.dask.function import chunks_for
 
-        return da.from_array(arr, chunks=_chunks_for(self.chunks, arr.shape), name=False)
+        return da.from_array(arr, chunks=chunks_for(self.chunks, arr.shape), name=False)
 
     def as_numpy(self, value):
         if isinstance(value, LazyFull):
@@ -283,9 +283,9 @@ def _already_reduced(x, axis=None, keepdims=True):
 
 
 def _kept(var):
-    from nbgraph.linkers.dask.kernels import _is_small_constant
+    from nbgraph.linkers.dask.kernels import is_small_constant
 
-    return _is_small_constant(var)
+    return is_small_constant(var)
 
 
 def _check_static(var, value):
