@@ -1,7 +1,7 @@
 # nbgraph: set-up and everyday commands.
 #
 #   make test    create .venv, install nbgraph[test] (+ graphviz's dot), `make check`, every test
-#   make check   the linter (ruff, rules in pyproject.toml) and the private-import check
+#   make check   ruff, mypy (strict on nbgraph/core) and the private-import check
 #   make lab     same set-up plus JupyterLab, then open the tutorials
 #   make bench   run the benchmark suite
 #   make clean   remove the virtual environment and every generated file
@@ -95,6 +95,7 @@ SIMD_TESTS := tests/tensor/test_scalar.py tests/tensor/test_scalar_c.py \
 # Static checks, before any test runs: a lint finding fails CI as a test would.
 check: setup
 	$(VENV)/bin/ruff check nbgraph
+	$(VENV)/bin/mypy
 	$(VPY) tools/check_private_imports.py nbgraph
 
 test: setup check
@@ -132,7 +133,7 @@ bench-dask: setup $(BENCH_STAMP) bytecode
 	NBGRAPH_SLOW_TESTS=1 $(VPY) -m pytest -q tests/linkers/dask/test_out_of_core.py
 
 clean:
-	rm -rf $(VENV) build dist .pytest_cache .hypothesis
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis .mypy_cache .ruff_cache
 	rm -rf *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 	find . -name .ipynb_checkpoints -type d -prune -exec rm -rf {} +
