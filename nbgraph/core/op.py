@@ -22,11 +22,25 @@ equality, hashing and ``str`` (``Name{p1, p2}``).
 >>> run_node(Pair(True).make_node(g("a"), g("b")), [1, 2])
 [(2, 1)]
 """
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
 
 from nbgraph.core.graph import Apply
 from nbgraph.core.gradient_types import DisconnectedGradient, NullGradient
 from nbgraph.core.props import PropsMixin
 from nbgraph.core.type import MethodNotDefined
+
+if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.core.chunks import ChunkSemantics
+    from nbgraph.core.fgraph import FunctionGraph
+    from nbgraph.core.graph import Variable
+    from nbgraph.core.type import Type
+
+#: Where ``perform`` stores its results: one one-element list per output.
+OutputStorage = list[list[Any]]
 
 __all__ = ["Op", "run_node", "NullGradient", "DisconnectedGradient", "FromFunctionOp", "as_op"]
 
@@ -45,16 +59,16 @@ class Op(PropsMixin):
     stay hidden).
     """
 
-    default_output = None
-    view_map = {}
-    destroy_map = {}
+    default_output: int | None = None
+    view_map: dict[int, list[int]] = {}
+    destroy_map: dict[int, list[int]] = {}
 
     #: Ops declared Theano's short way list their input and output Types here;
     #: the default :meth:`make_node` then checks and builds the node.
-    itypes = None
-    otypes = None
+    itypes: Sequence[Type] | None = None
+    otypes: Sequence[Type] | None = None
 
-    def make_node(self, *inputs):
+    def make_node(self, *inputs: Any) -> Apply:
         """Check and wrap ``inputs`` and return ``Apply(self, inputs, outputs)``.
 
         The default serves Ops that declare ``itypes``/``otypes``: each input
@@ -76,7 +90,7 @@ class Op(PropsMixin):
                 raise TypeError("%s: input %d: %s" % (self, i, exc)) from exc
         return Apply(self, checked, [otype() for otype in self.otypes])
 
-    def __call__(self, *inputs, **kwargs):
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
         """Build a node and return its default output (or all outputs)."""
         node = self.make_node(*inputs, **kwargs)
         if not isinstance(node, Apply):
@@ -87,7 +101,7 @@ class Op(PropsMixin):
             return node.outputs[0]
         return list(node.outputs)
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         """Compute the outputs' values from ``inputs`` (a list of values).
 
         ``output_storage[i]`` is a one-element list; store output ``i`` in
@@ -96,7 +110,7 @@ class Op(PropsMixin):
         """
         raise MethodNotDefined("%s has no Python implementation (perform)" % self)
 
-    def grad(self, inputs, output_grads):
+    def grad(self, inputs: Sequence[Variable], output_grads: Sequence[Variable]) -> list[Any]:
         """Symbolic gradients of a cost with respect to each input.
 
         ``output_grads[i]`` is d(cost)/d(outputs[i]).  Return one entry per
@@ -108,12 +122,13 @@ class Op(PropsMixin):
         """
         raise MethodNotDefined("%s does not implement grad()" % self)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         """Symbolic output shapes from the inputs' shapes (tuples of scalar Variables)."""
         raise MethodNotDefined("%s does not implement infer_shape()" % self)
 
     # -- laziness (honoured by every linker's scheduler) -------------------
-    def lazy_inputs(self, node):
+    def lazy_inputs(self, node: Apply) -> Sequence[int]:
         """Indices of the inputs this node may do without: empty for an eager Op.
 
         The linkers compute a lazy input, and the nodes only it needs, only
@@ -122,17 +137,17 @@ class Op(PropsMixin):
         """
         return ()
 
-    def needed_inputs(self, node, values):
+    def needed_inputs(self, node: Apply, values: Sequence[Any]) -> Sequence[int]:
         """The lazy inputs to compute, given ``values`` (one per input: the
         eager inputs' values, None for the lazy ones)."""
         return self.lazy_inputs(node)
 
-    def do_constant_folding(self, node):
+    def do_constant_folding(self, node: Apply) -> bool:
         """False to forbid folding this node when all its inputs are constant."""
         return True
 
     # -- chunked execution (the Dask linker) -----------------------------------
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics | None:
         """How ``node`` runs on blocks of its inputs: a
         :class:`~nbgraph.core.chunks.ChunkSemantics`, or None (the default: no
         chunked rule; a chunked linker refuses the node or runs it on gathered
@@ -140,11 +155,12 @@ class Op(PropsMixin):
         return None
 
     # -- inner graphs (loops, conditionals: Ops running graphs of their own) --
-    def inner_graphs(self):
+    def inner_graphs(self) -> list[FunctionGraph]:
         """The FunctionGraphs this Op runs inside itself (display shows them); none here."""
         return []
 
-    def link_inner_graphs(self, node, link):
+    def link_inner_graphs(self, node: Apply, link: Callable[[FunctionGraph], Any],
+                          ) -> Callable[[Apply, list[Any], OutputStorage], None] | None:
         """A perform for ``node`` whose inner graphs run as compiled by ``link``.
 
         Linkers call this once per node when they link a graph: ``link(fgraph)``
@@ -155,11 +171,12 @@ class Op(PropsMixin):
         """
         return None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return str(self)
 
 
-def run_node(node, input_values, output_storage=None, check=True):
+def run_node(node: Apply, input_values: Sequence[Any], output_storage: OutputStorage | None = None,
+             check: bool = True) -> list[Any]:
     """Run ``node.op.perform`` on values and return the list of output values.
 
     With ``check`` (the default), a perform that leaves an output unset,
@@ -197,18 +214,21 @@ class FromFunctionOp(Op):
     """An Op whose ``perform`` calls a plain Python function (made by :func:`as_op`)."""
 
     __props__ = ("fn", "itypes", "otypes", "infer_shape_fn")
+    itypes: tuple[Type, ...]
+    otypes: tuple[Type, ...]
 
-    def __init__(self, fn, itypes, otypes, infer_shape_fn=None):
+    def __init__(self, fn: Callable[..., Any], itypes: Sequence[Type], otypes: Sequence[Type],
+                 infer_shape_fn: Callable[..., Any] | None = None) -> None:
         self.fn = fn
         self.itypes = tuple(itypes)
         self.otypes = tuple(otypes)
         self.infer_shape_fn = infer_shape_fn
         self.__doc__ = getattr(fn, "__doc__", None)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "FromFunctionOp{%s}" % getattr(self.fn, "__name__", repr(self.fn))
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         results = self.fn(*inputs)
         if len(self.otypes) == 1:
             results = [results]
@@ -218,13 +238,17 @@ class FromFunctionOp(Op):
         for cell, otype, value in zip(output_storage, self.otypes, results, strict=True):
             cell[0] = otype.filter(value)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         if self.infer_shape_fn is None:
             raise MethodNotDefined("%s has no infer_shape (pass infer_shape= to as_op)" % self)
-        return self.infer_shape_fn(node, input_shapes)
+        shapes: list[tuple[Any, ...]] = self.infer_shape_fn(node, input_shapes)
+        return shapes
 
 
-def as_op(itypes, otypes, infer_shape=None):
+def as_op(itypes: Type | Sequence[Type], otypes: Type | Sequence[Type],
+          infer_shape: Callable[..., Any] | None = None,
+          ) -> Callable[[Callable[..., Any]], FromFunctionOp]:
     """Decorator making an Op of a Python function over values, Theano's ``as_op``.
 
     ``itypes``/``otypes`` are lists of Types; the decorated name becomes an
@@ -238,9 +262,14 @@ def as_op(itypes, otypes, infer_shape=None):
     >>> run_node(swap.make_node(Generic()("p")), [(1, 2)])
     [(2, 1)]
     """
-    itypes = list(itypes) if isinstance(itypes, (list, tuple)) else [itypes]
-    otypes = list(otypes) if isinstance(otypes, (list, tuple)) else [otypes]
+    in_types, out_types = _type_list(itypes), _type_list(otypes)
 
-    def make(fn):
-        return FromFunctionOp(fn, itypes, otypes, infer_shape)
+    def make(fn: Callable[..., Any]) -> FromFunctionOp:
+        return FromFunctionOp(fn, in_types, out_types, infer_shape)
     return make
+
+
+def _type_list(types: Type | Sequence[Type]) -> list[Type]:
+    if isinstance(types, (list, tuple)):
+        return list(types)
+    return [cast("Type", types)]

@@ -234,14 +234,14 @@ class Type(PropsMixin):
         """The sum of several gradient contributions to one variable."""
         raise TypeError("gradients of type %r cannot be added" % self)
 
-    def grad_flows_back(self):
+    def grad_flows_back(self) -> bool:
         """Whether a gradient arriving at a value of this Type flows back into the
         Op that computed it.  False for integer tensors: an Op whose outputs are
         all of such Types passes zeros to its inputs (Theano's rule).  Default True.
         """
         return True
 
-    def grad_is_zero(self, var):
+    def grad_is_zero(self, var: Variable) -> bool:
         """Whether the gradient ``var`` (of this Type) is known to be zero everywhere.
 
         ``grad`` neither adds nor propagates such a gradient.  The default,

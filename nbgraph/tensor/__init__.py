@@ -34,7 +34,8 @@ from nbgraph.tensor.shape_ops import *  # noqa: F403  (flatten, squeeze, tile, s
 from nbgraph.tensor.sorting import *  # noqa: F403  (sort, argsort)
 from nbgraph.tensor.complex_ops import real, imag, conj, conjugate, angle
 from nbgraph.tensor.scalar_tensor import (
-    ScalarFromTensor, ScalarReduce, TensorFromScalar, reduce, scalar_from_tensor, tensor_from_scalar,
+    ScalarFromTensor, ScalarReduce, TensorFromScalar, reduce, scalar_from_tensor,
+    tensor_from_scalar,
 )
 from nbgraph.tensor.nnet import (  # nt.softmax, ...; also nt.nnet.*
     binary_crossentropy, categorical_crossentropy, elu, gelu, log_softmax, logsumexp, one_hot,

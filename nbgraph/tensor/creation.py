@@ -134,7 +134,7 @@ class ARange(Op):
 def _arange_dtype(inputs):
     """The dtype NumPy's arange picks for arguments of these (symbolic or weak) types."""
     samples = []
-    for v, sample in zip(inputs, (0, 1, 1)):
+    for v, sample in zip(inputs, (0, 1, 1), strict=True):
         if getattr(v, "weak", False):
             samples.append(np.asarray(v.data).item())
         else:
@@ -180,7 +180,7 @@ class Eye(Op):
         where = self.kind
         inputs = [int_scalar_arg(v, where, w) for v, w in ((n, "N"), (m, "M"), (k, "k"))]
         shape = []
-        for v, w in zip(inputs[:2], ("N", "M")):
+        for v, w in zip(inputs[:2], ("N", "M"), strict=True):
             s = static_int(v)
             if s is not None and s < 0:
                 raise ValueError("%s: argument %s is negative (%d)" % (where, w, s))

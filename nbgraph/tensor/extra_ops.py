@@ -24,7 +24,7 @@ from nbgraph.core.op import Op
 from nbgraph.tensor.op_args import normalize_axis_index, normalize_axis_tuple, tensor_arg
 from nbgraph.tensor.c_code.extra_ops import BoolReduceC
 from nbgraph.tensor.c_code.nnet import ArgReduceC, MaxAndArgmaxC
-from nbgraph.tensor.reduction import _linear_scan
+from nbgraph.tensor.reduction import linear_scan
 from nbgraph.tensor.type import DISCRETE_DTYPES, FLOAT_DTYPES, TensorType
 from nbgraph.tensor.grad_rules import is_discrete, zero_gradient
 
@@ -370,7 +370,7 @@ class CumprodGrad(Op):
         before = np.concatenate([ones, np.cumprod(xs, axis=-1)[..., :-1]], axis=-1)
         # S[j] = g[j] + x[j+1] * S[j+1], run backwards as a forward scan
         a = np.concatenate([np.zeros_like(ones), xs[..., :0:-1]], axis=-1)
-        after = _linear_scan(a, gs[..., ::-1])[..., ::-1]
+        after = linear_scan(a, gs[..., ::-1])[..., ::-1]
         output_storage[0][0] = np.ascontiguousarray(np.moveaxis(before * after, -1, self.axis))
 
     def infer_shape(self, node, input_shapes):

@@ -16,7 +16,7 @@ import numpy as np
 from nbgraph.core.graph import Constant, Variable, clone, clone_replace, equal_computations
 from nbgraph.core.graph import graph_inputs, io_toposort
 from nbgraph.core.gradient_types import is_disconnected, null_reason
-from nbgraph.tensor.scalar_op import ScalarOp, _as_dtype, element_code
+from nbgraph.tensor.scalar_op import ScalarOp, as_dtype, element_code
 from nbgraph.tensor.scalar_type import (
     ScalarConstant,
     ScalarType,
@@ -123,7 +123,7 @@ class Composite(ScalarOp):
     def promote_inputs(self, inputs):
         """Weak constants take the inner input's dtype; other inputs must match it."""
         result = []
-        for i, (var, inner) in enumerate(zip(inputs, self.inputs)):
+        for i, (var, inner) in enumerate(zip(inputs, self.inputs, strict=True)):
             dtype = inner.type.dtype
             if isinstance(var, ScalarConstant) and var.weak:
                 check_weak_fits([var.python_value], dtype)
@@ -141,12 +141,12 @@ class Composite(ScalarOp):
     # -- running ---------------------------------------------------------
     def impl(self, *values):
         """Evaluate the inner graph on scalar values."""
-        env = {v: _as_dtype(x, v.type.dtype) for v, x in zip(self.inputs, values)}
+        env = {v: as_dtype(x, v.type.dtype) for v, x in zip(self.inputs, values, strict=True)}
         for node in self._order:
             args = [env[v] if v in env else v.data for v in node.inputs]
             storage = [[None] for _ in node.outputs]
             node.op.perform(node, args, storage)
-            for out, cell in zip(node.outputs, storage):
+            for out, cell in zip(node.outputs, storage, strict=True):
                 env[out] = cell[0]
         results = [env[v] if v in env else v.data for v in self.outputs]
         return results[0] if self.nout == 1 else tuple(results)
@@ -158,7 +158,7 @@ class Composite(ScalarOp):
 
     def _evaluate_arrays(self, *arrays, out=None):
         env = {}
-        for v, a in zip(self.inputs, arrays):
+        for v, a in zip(self.inputs, arrays, strict=True):
             env[v] = np.asarray(a).astype(v.type.dtype, copy=False)
         with np.errstate(all="ignore"):
             for node in self._order:
@@ -171,21 +171,21 @@ class Composite(ScalarOp):
                     results = np.vectorize(op.impl, otypes=dtypes)(*args)
                 if len(node.outputs) == 1:
                     results = (results,)
-                for v, r in zip(node.outputs, results):
+                for v, r in zip(node.outputs, results, strict=True):
                     env[v] = np.asarray(r).astype(v.type.dtype, copy=False)
         results = [env[v] if v in env else np.asarray(v.data) for v in self.outputs]
         if out is not None:
             targets = out if isinstance(out, tuple) else (out,)
-            for target, r in zip(targets, results):
+            for target, r in zip(targets, results, strict=True):
                 np.copyto(target, r, casting="unsafe")
             results = list(targets)
         return results[0] if self.nout == 1 else tuple(results)
 
     def grad(self, inputs, output_grads):
         """Reverse-mode gradients through the inner graph, rebuilt on ``inputs``."""
-        outputs = clone_replace(self.outputs, dict(zip(self.inputs, inputs)))
+        outputs = clone_replace(self.outputs, dict(zip(self.inputs, inputs, strict=True)))
         contributions, nulls = {}, {}
-        for out, g in zip(outputs, output_grads):
+        for out, g in zip(outputs, output_grads, strict=True):
             if g is not None:
                 contributions.setdefault(out, []).append(g)
         order = io_toposort(list(inputs), outputs)
@@ -194,15 +194,16 @@ class Composite(ScalarOp):
             if all(g is None for g in grads):
                 continue
             grads = [g if g is not None else out.type.grad_zeros_like(out)
-                     for g, out in zip(grads, node.outputs)]
-            for var, g in zip(node.inputs, node.op.grad(list(node.inputs), grads)):
+                     for g, out in zip(grads, node.outputs, strict=True)]
+            for var, g in zip(node.inputs, node.op.grad(list(node.inputs), grads), strict=True):
                 if null_reason(g) is not None:
                     nulls.setdefault(var, g)
                 elif (isinstance(g, Variable) and not is_disconnected(g)
                       and not g.type.grad_is_zero(g)):
                     contributions.setdefault(var, []).append(g)
         totals = [nulls.get(v) or _total(contributions, v) for v in inputs]
-        return [v.type.grad_zeros_like(v) if g is None else g for v, g in zip(inputs, totals)]
+        return [v.type.grad_zeros_like(v) if g is None else g
+                for v, g in zip(inputs, totals, strict=True)]
 
     # -- C ---------------------------------------------------------------
     @property
@@ -223,7 +224,7 @@ class Composite(ScalarOp):
 
     def c_code(self, node, name, inputs, outputs, sub):
         """The inner nodes' C code, inlined in order, on fresh local variables."""
-        names = dict(zip(self.inputs, inputs))
+        names = dict(zip(self.inputs, inputs, strict=True))
         lines = ["{"]
         for node_inner in self._order:
             for v in node_inner.inputs:
@@ -240,7 +241,7 @@ class Composite(ScalarOp):
             code = element_code(inner.op, inner, "%s_n%d" % (name, j),
                                 [names[v] for v in inner.inputs], out_names, sub)
             lines.append("{\n%s\n}" % code)
-        for var, out_name in zip(self.outputs, outputs):
+        for var, out_name in zip(self.outputs, outputs, strict=True):
             value = names[var] if var in names else var.type.c_literal(var.data)
             lines.append("%s = %s;" % (out_name, value))
         lines.append("}")

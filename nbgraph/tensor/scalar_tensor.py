@@ -124,10 +124,10 @@ class ScalarReduce(Op):
             if isinstance(ufunc, np.ufunc) and ufunc.nin == 2:
                 result = ufunc.reduce(x, axis=self.axis, dtype=dtype) if self.axis else x
             else:
-                result = self._fold(x)
+                result = self.fold_ufunc(x)
         output_storage[0][0] = np.asarray(result, dtype=dtype)
 
-    def _fold(self, x):
+    def fold_ufunc(self, x):
         """A left fold of ``nfunc`` over the reduced axes (moved to the front, flattened)."""
         kept = [i for i in range(x.ndim) if i not in self.axis]
         moved = np.transpose(x, list(self.axis) + kept)

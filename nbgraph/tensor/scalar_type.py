@@ -102,7 +102,7 @@ C_TYPES = {
 _DTYPE_NAMES = {}  # dtype-like -> canonical name (np.dtype(...).name is slow, and hot)
 
 
-def _dtype_name(dtype, what="dtype"):
+def dtype_name(dtype, what="dtype"):
     """The canonical name of a supported dtype, or TypeError."""
     try:
         return _DTYPE_NAMES[dtype]
@@ -128,7 +128,7 @@ def upcast(*dtypes):
     """
     if not dtypes:
         raise TypeError("upcast needs at least one dtype")
-    return _dtype_name(np.result_type(*[np.dtype(d) for d in dtypes]))
+    return dtype_name(np.result_type(*[np.dtype(d) for d in dtypes]))
 
 
 class ScalarType(CLinkerType, Type):
@@ -149,7 +149,7 @@ class ScalarType(CLinkerType, Type):
     __props__ = ("dtype",)
 
     def __init__(self, dtype):
-        self.dtype = _dtype_name(dtype)
+        self.dtype = dtype_name(dtype)
 
     @property
     def np_dtype(self):
@@ -432,7 +432,7 @@ _TYPES = {}
 
 def get_scalar_type(dtype):
     """The shared ScalarType instance of ``dtype``."""
-    name = _dtype_name(dtype)
+    name = dtype_name(dtype)
     found = _TYPES.get(name)
     if found is None:
         found = _TYPES[name] = ScalarType(name)
@@ -641,7 +641,7 @@ def weak_promotion_dtype(strong_dtypes, weak_values):
             ", ".join(d.name for d in strong) or "nothing", weak_values, exc)) from None
     if dtype.kind == "O":
         raise ValueError("the Python numbers %s do not fit any supported dtype" % (weak_values,))
-    dtype = _dtype_name(dtype)
+    dtype = dtype_name(dtype)
     check_weak_fits(weak_values, dtype)
     return dtype
 

@@ -30,7 +30,7 @@ from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.tensor.c_code.elemwise import (
     LoopInput,
     ScalarKernelC,
-    _literal_of,
+    literal_of,
     c_str,
     scalar_node,
 )
@@ -172,7 +172,8 @@ def reduction_loop(nd, axis, inputs, output, kind, acc_dtype, element, what, sub
     return "\n".join(L)
 
 
-def _what(op):
+def c_op_name(op):
+    """The Op's name as a C string literal (for error messages in generated C)."""
     return c_str(str(op))
 
 
@@ -203,12 +204,12 @@ class ReduceC(CLinkerOp):
     def c_code(self, node, name, inputs, outputs, sub):
         (x,) = node.inputs
         out = node.outputs[0]
-        literal = _literal_of(x)
+        literal = literal_of(x)
         inp = LoopInput(inputs[0], _C_TYPES[x.type.dtype], literal,
                         literal is not None or all(s == 1 for s in x.type.shape))
         return reduction_loop(x.type.ndim, self.axis, [inp], outputs[0], self.kind,
                               out.type.dtype, _cast_element(x.type.dtype, out.type.dtype),
-                              _what(self), sub)
+                              c_op_name(self), sub)
 
 
 # -- FusedReduce ------------------------------------------------------------------
@@ -236,8 +237,8 @@ class FusedReduceC(ScalarKernelC):
         nd = node.inputs[0].type.ndim if node.inputs else 0
         snode = scalar_node(self, node)
         loop_inputs = []
-        for cname, var in zip(inputs, node.inputs):
-            literal = _literal_of(var)
+        for cname, var in zip(inputs, node.inputs, strict=True):
+            literal = literal_of(var)
             loop_inputs.append(LoopInput(cname, _C_TYPES[var.type.dtype], literal,
                                          literal is not None or all(s == 1 for s in
                                                                     var.type.shape)))
@@ -250,7 +251,7 @@ class FusedReduceC(ScalarKernelC):
         def element(in_exprs, target):
             lines = ["{"]
             names = []
-            for k, (expr, ct) in enumerate(zip(in_exprs, in_types)):
+            for k, (expr, ct) in enumerate(zip(in_exprs, in_types, strict=True)):
                 lines.append("const %s nbg_a%d = %s;" % (ct, k, expr))
                 names.append("nbg_a%d" % k)
             lines.append("%s nbg_r0;" % vt)
@@ -263,7 +264,7 @@ class FusedReduceC(ScalarKernelC):
 
         element.cost = scalar_op.element_cost
         return reduction_loop(nd, self.axis, loop_inputs, outputs[0], self.kind, acc, element,
-                              _what(self), sub)
+                              c_op_name(self), sub)
 
 
 # -- SumToShape ----------------------------------------------------------------
@@ -298,7 +299,7 @@ class SumToShapeC(CLinkerOp):
         dtype = g.type.dtype
         ct = _C_TYPES[dtype]
         gname, oname = inputs[0], outputs[0]
-        what = _what(self)
+        what = c_op_name(self)
         if nd == 0:
             return "*%s = *%s;" % (oname, gname)
         add = lambda a, b: _combine("sum", dtype, a, b)  # noqa: E731

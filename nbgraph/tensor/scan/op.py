@@ -304,7 +304,7 @@ class Scan(Op):
         return [g if g is not None
                 else index_gradient() if i == 0 or not isinstance(x.type, TensorType)
                 else zero_gradient(x)
-                for i, (x, g) in enumerate(zip(inputs, grads))]
+                for i, (x, g) in enumerate(zip(inputs, grads, strict=True))]
 
 
 def is_scan(node):
