@@ -146,7 +146,7 @@ def shape_sum(entries):
 def _with_static(var, entries):
     """``entries`` with the dimensions ``var``'s type knows replaced by constants."""
     return tuple(constant_shape_entry(s) if s is not None else e
-                 for s, e in zip(var.type.shape, entries))
+                 for s, e in zip(var.type.shape, entries, strict=True))
 
 
 class SpecifyShape(SpecifyShapeC, Op):
@@ -172,7 +172,7 @@ class SpecifyShape(SpecifyShapeC, Op):
             raise ValueError("specify_shape: %r has %d dimensions but the shape %r has %d" % (
                 x, x.ndim, self.shape, len(self.shape)))
         merged = []
-        for i, (have, want) in enumerate(zip(x.type.shape, self.shape)):
+        for i, (have, want) in enumerate(zip(x.type.shape, self.shape, strict=True)):
             if have is not None and want is not None and have != want:
                 raise ValueError("specify_shape: dimension %d of %r has static size %d, which "
                                  "conflicts with the requested %d" % (i, x, have, want))
@@ -182,7 +182,8 @@ class SpecifyShape(SpecifyShapeC, Op):
     def perform(self, node, inputs, output_storage):
         (x,) = inputs
         if x.ndim != len(self.shape) or any(
-                want is not None and have != want for have, want in zip(x.shape, self.shape)):
+                want is not None and have != want
+                for have, want in zip(x.shape, self.shape, strict=True)):
             raise ValueError("SpecifyShape: expected shape %s, got %s" % (
                 _shape_text(self.shape), x.shape))
         output_storage[0][0] = x
@@ -195,7 +196,7 @@ class SpecifyShape(SpecifyShapeC, Op):
 
     def infer_shape(self, node, input_shapes):
         return [tuple(constant_shape_entry(w) if w is not None else s
-                      for w, s in zip(self.shape, input_shapes[0]))]
+                      for w, s in zip(self.shape, input_shapes[0], strict=True))]
 
     def grad(self, inputs, output_grads):
         return [output_grads[0]]
@@ -228,7 +229,7 @@ class Alloc(AllocC, Op):
                              "dimensions" % (len(entries), value.ndim))
         static = []
         vshape = (None,) * (len(entries) - value.ndim) + value.type.shape
-        for i, (e, vs) in enumerate(zip(entries, vshape)):
+        for i, (e, vs) in enumerate(zip(entries, vshape, strict=True)):
             s = known_int(e)
             if s is not None and s < 0:
                 raise ValueError("alloc: shape entry %d is negative (%d)" % (i, s))
@@ -453,10 +454,10 @@ class Reshape(ReshapeC, Op):
         # the size a -1 entry (static or at run time) stands for; the other
         # entries' product counts a -1 as 1
         given = shape_product([e if s is not None else switch(eq(e, -1), 1, e)
-                               for e, s in zip(entries, static) if s != -1])
+                               for e, s in zip(entries, static, strict=True) if s != -1])
         missing = shape_product(input_shapes[0]) // given
         shape = [missing if s == -1 else e if s is not None else switch(eq(e, -1), missing, e)
-                 for e, s in zip(entries, static)]
+                 for e, s in zip(entries, static, strict=True)]
         return [_with_static(out, shape)]
 
     def grad(self, inputs, output_grads):

@@ -41,7 +41,7 @@ def broadcast_shapes(*shapes, names=None):
     error; the reprs are only computed when there is an error.
     """
     out = []
-    for dim, sizes in enumerate(zip(*shapes)):
+    for dim, sizes in enumerate(zip(*shapes, strict=True)):
         known = {s for s in sizes if s is not None and s != 1}
         if len(known) > 1:
             who = ", ".join("%s has %s" % (repr(names[i]) if names else "input %d" % i, s)
@@ -75,11 +75,11 @@ def promote_weak_tensors(inputs, scalar_op=None):
     if not any(weak):
         return list(inputs)
     scalars = [ps.as_scalar(v if _is_python_number(v) else v.data.item()) if w
-               else ps.ScalarType(v.type.dtype)() for v, w in zip(inputs, weak)]
+               else ps.ScalarType(v.type.dtype)() for v, w in zip(inputs, weak, strict=True)]
     promote = ps.promote_weak if scalar_op is None else scalar_op.promote_inputs
     promoted = promote(scalars)
     out = []
-    for var, is_weak, scalar in zip(inputs, weak, promoted):
+    for var, is_weak, scalar in zip(inputs, weak, promoted, strict=True):
         if not is_weak:
             out.append(var)
             continue
@@ -204,7 +204,7 @@ class Elemwise(ElemwiseC, Op):
                     results = [results]
         else:
             results = self._vectorized(node, inputs)
-        for cell, out, value in zip(output_storage, node.outputs, results):
+        for cell, out, value in zip(output_storage, node.outputs, results, strict=True):
             dtype = out.type.numpy_dtype
             if type(value) is not np.ndarray or value.dtype != dtype:
                 value = np.asarray(value, dtype=dtype)
@@ -277,7 +277,7 @@ class Elemwise(ElemwiseC, Op):
             values = impl(*[a[index] for a in arrays])
             if len(outs) == 1:
                 values = (values,)
-            for o, v in zip(outs, values):
+            for o, v in zip(outs, values, strict=True):
                 o[index] = v
         return outs
 
@@ -297,7 +297,7 @@ class Elemwise(ElemwiseC, Op):
                 continue
             # Inputs whose size here may differ from 1; at run time any of them
             # may still be 1 and broadcast, so pick the first that is not 1.
-            candidates = [shp[dim] for inp, shp in zip(node.inputs, input_shapes)
+            candidates = [shp[dim] for inp, shp in zip(node.inputs, input_shapes, strict=True)
                           if inp.type.shape[dim] != 1]
             chosen = candidates[0]
             for other in candidates[1:]:
@@ -377,7 +377,7 @@ def _input_grad(sgrad, inp, inputs, lifted):
         g = alloc_like(g, inp)
     if _may_broadcast(inp, inputs):
         return input_gradient(sum_to_shape(g, inp), inp)
-    if any(s is not None and t is None for s, t in zip(inp.type.shape, g.type.shape)):
+    if any(s is not None and t is None for s, t in zip(inp.type.shape, g.type.shape, strict=True)):
         from nbgraph.tensor.basic import specify_shape
 
         g = specify_shape(g, inp.type.shape)  # keep the static sizes inp has
@@ -421,7 +421,7 @@ def _lift_scalar_graph(order, lifted):
                 raise ValueError("scalar gradient graph uses %r, which is not an input" % var)
         # the scalar node was built from these very dtypes: its outputs' are the node's
         outs = Elemwise(node.op).apply_to_tensors(args, [o.type.dtype for o in node.outputs])
-        lifted.update(zip(node.outputs, outs.outputs))
+        lifted.update(zip(node.outputs, outs.outputs, strict=True))
 
 
 class DimShuffle(DimShuffleC, Op):
@@ -554,7 +554,7 @@ class SumToShape(SumToShapeC, Op):
             raise TypeError("SumToShape needs equal ndim, got %d and %d" % (
                 g.ndim, len(entries)))
         static = tuple(known_int(e) for e in entries)
-        for d, (gs, s) in enumerate(zip(g.type.shape, static)):
+        for d, (gs, s) in enumerate(zip(g.type.shape, static, strict=True)):
             if gs is not None and s is not None and s != 1 and gs != s:
                 raise ValueError("SumToShape: dimension %d of size %d cannot be reduced to "
                                  "size %d" % (d, gs, s))
@@ -576,7 +576,8 @@ class SumToShape(SumToShapeC, Op):
     def perform(self, node, inputs, output_storage):
         g = inputs[0]
         target = self.target_shape(inputs)
-        axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, target)) if b == 1 and a != 1)
+        axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, target, strict=True))
+                     if b == 1 and a != 1)
         out = g.sum(axis=axes, keepdims=True, dtype=g.dtype) if axes else g
         if out.shape != target:
             raise ValueError("SumToShape: gradient of shape %s cannot be reduced to shape %s" % (

@@ -437,11 +437,11 @@ class FuseElemwise(GraphRewriter):
             return False
         composite, tensor_inputs = built
         new_outputs = Elemwise(composite).make_node(*tensor_inputs).outputs
-        for old, new in zip(exports, new_outputs):
+        for old, new in zip(exports, new_outputs, strict=True):
             if old.type != new.type and not (
                     old.type.dtype == new.type.dtype and old.type.is_super(new.type)):
                 return False
-        for old, new in zip(exports, new_outputs):
+        for old, new in zip(exports, new_outputs, strict=True):
             fgraph.replace(old, new, reason=self.name)
         return True
 

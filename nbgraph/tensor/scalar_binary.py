@@ -14,7 +14,7 @@ import numpy as np
 from nbgraph.tensor.scalar_logic import Bitwise
 from nbgraph.tensor.scalar_math import exp
 from nbgraph.tensor.scalar_op import (
-    BinaryScalarOp, _ct, input_gradients, _fsuffix, _kind, zero_gradients,
+    BinaryScalarOp, c_type_of, input_gradients, float_suffix, dtype_kind, zero_gradients,
 )
 from nbgraph.tensor.scalar_ops import mul, sqr
 from nbgraph.tensor.scalar_type import ScalarConstant
@@ -32,7 +32,7 @@ class _FloatBinary(BinaryScalarOp):
     element_cost = 5  # a libm call (see ScalarOp.element_cost)
 
     def c_float(self, a, b, dtype):
-        return "%s%s(%s, %s)" % (self.c_function, _fsuffix(dtype), a, b)
+        return "%s%s(%s, %s)" % (self.c_function, float_suffix(dtype), a, b)
 
 
 class ArcTan2(_FloatBinary):
@@ -155,7 +155,7 @@ class LeftShift(_Shift):
         bits = 8 * np.dtype(dtype).itemsize
         wide = "uint64_t" if bits == 64 else "uint32_t"
         return "((uint64_t)(%s) < %d ? (%s)((%s)(%s) << (%s)) : (%s)0)" % (
-            b, bits, _ct(dtype), wide, a, b, _ct(dtype))
+            b, bits, c_type_of(dtype), wide, a, b, c_type_of(dtype))
 
 
 class RightShift(_Shift):
@@ -167,10 +167,10 @@ class RightShift(_Shift):
 
     def c_int(self, a, b, dtype):
         bits = 8 * np.dtype(dtype).itemsize
-        beyond = "(%s)((%s) < 0 ? -1 : 0)" % (_ct(dtype), a) if _kind(dtype) == "i" \
-            else "(%s)0" % _ct(dtype)
+        beyond = "(%s)((%s) < 0 ? -1 : 0)" % (c_type_of(dtype), a) if dtype_kind(dtype) == "i" \
+            else "(%s)0" % c_type_of(dtype)
         return "((uint64_t)(%s) < %d ? (%s)((%s) >> (%s)) : %s)" % (
-            b, bits, _ct(dtype), a, b, beyond)
+            b, bits, c_type_of(dtype), a, b, beyond)
 
 
 arctan2 = ArcTan2()

@@ -148,7 +148,7 @@ class Conj(_ComplexPart):
         return a
 
     def grad(self, inputs, output_grads):
-        (x,), (gz,) = inputs, output_grads
+        (gz,) = output_grads
         return input_gradients([conj(gz) if is_complex(gz.type.dtype) else gz], inputs)
 
 

@@ -19,11 +19,11 @@ from nbgraph.tensor.scalar_math import UnaryMath, sqrt
 from nbgraph.tensor.scalar_op import (
     BuiltinScalarOp,
     UnaryScalarOp,
-    _ct,
+    c_type_of,
     input_gradients,
-    _fsuffix,
-    _is_float,
-    _kind,
+    float_suffix,
+    is_float_dtype,
+    dtype_kind,
     c_cast,
     with_out,
     zero_gradients,
@@ -45,7 +45,7 @@ __all__ = [
 
 def zero_gradient(inputs):
     """Zero gradients (of each float input's dtype) for a piecewise-constant op."""
-    return [ScalarConstant(x.type, 0) if _is_float(x.type.dtype) else None for x in inputs]
+    return [ScalarConstant(x.type, 0) if is_float_dtype(x.type.dtype) else None for x in inputs]
 
 
 class _Rounding(UnaryScalarOp):
@@ -57,8 +57,8 @@ class _Rounding(UnaryScalarOp):
     c_function = None
 
     def c_loop(self, a, dtype):
-        if _kind(dtype) == "f":
-            return "%s%s(%s)" % (self.c_function, _fsuffix(dtype), a)
+        if dtype_kind(dtype) == "f":
+            return "%s%s(%s)" % (self.c_function, float_suffix(dtype), a)
         return a
 
     def grad(self, inputs, output_grads):
@@ -124,7 +124,7 @@ class _Classify(UnaryScalarOp):
     integer_answer = 0
 
     def c_expr(self, in_dtypes, out_dtype, args):
-        if _kind(in_dtypes[0]) == "f":
+        if dtype_kind(in_dtypes[0]) == "f":
             return "((uint8_t)(%s(%s) != 0))" % (self.c_macro, args[0])
         return "((uint8_t)%d)" % self.integer_answer
 
@@ -171,7 +171,7 @@ class Clip(BuiltinScalarOp):
 
     def c_expr(self, in_dtypes, out_dtype, args):
         a, lo, hi = [c_cast(x, d, out_dtype) for x, d in zip(args, in_dtypes, strict=True)]
-        if _kind(out_dtype) == "f":
+        if dtype_kind(out_dtype) == "f":
             raised = "(isnan(%s) ? %s : (%s > %s ? %s : %s))" % (a, a, a, lo, a, lo)
             return "nbg_clip_min_%s(%s, %s)" % (out_dtype, raised, hi)
         raised = "(%s > %s ? %s : %s)" % (a, lo, a, lo)
@@ -181,8 +181,8 @@ class Clip(BuiltinScalarOp):
         lines = ["#ifndef NBG_CLIP_SUPPORT", "#define NBG_CLIP_SUPPORT"]
         for dtype in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                       "uint64", "float32", "float64"):
-            t = _ct(dtype)
-            test = "isnan(a) || a < b" if _kind(dtype) == "f" else "a < b"
+            t = c_type_of(dtype)
+            test = "isnan(a) || a < b" if dtype_kind(dtype) == "f" else "a < b"
             lines.append("static inline %s nbg_clip_min_%s(%s a, %s b) { return (%s) ? a : b; }"
                          % (t, dtype, t, t, test))
         lines.append("#endif")
@@ -212,8 +212,8 @@ class Reciprocal(UnaryScalarOp):
     nfunc = np.reciprocal
 
     def c_expr(self, in_dtypes, out_dtype, args):
-        if _kind(out_dtype) == "f":
-            return "((%s)1 / %s)" % (_ct(out_dtype), c_cast(args[0], in_dtypes[0], out_dtype))
+        if dtype_kind(out_dtype) == "f":
+            return "((%s)1 / %s)" % (c_type_of(out_dtype), c_cast(args[0], in_dtypes[0], out_dtype))
         quotient = "(1.0 / (double)%s)" % args[0]
         return Cast(out_dtype).c_expr(["float64"], out_dtype, [quotient])
 

@@ -17,17 +17,17 @@ from nbgraph.tensor.scalar_op import (
     BinaryScalarOp,
     BuiltinScalarOp,
     UnaryScalarOp,
-    _ct,
+    c_type_of,
     input_gradients,
-    _is_float,
-    _kind,
+    is_float_dtype,
+    dtype_kind,
     c_cast,
     with_out,
     zero_gradients,
 )
 from nbgraph.tensor.scalar_type import (
     ScalarConstant,
-    _dtype_name,
+    dtype_name,
     as_scalar,
     get_scalar_type,
     promote_weak,
@@ -77,13 +77,13 @@ class Comparison(BuiltinScalarOp):
     def c_expr(self, in_dtypes, out_dtype, args):
         a, b = args
         da, db = in_dtypes
-        if _kind(da) == "i" and db == "uint64":
+        if dtype_kind(da) == "i" and db == "uint64":
             return "((uint8_t)((%s < 0) ? %d : ((uint64_t)%s %s %s)))" % (
                 a, int(self.impl(-1, 1)), a, self.symbol, b)
-        if da == "uint64" and _kind(db) == "i":
+        if da == "uint64" and dtype_kind(db) == "i":
             return "((uint8_t)((%s < 0) ? %d : (%s %s (uint64_t)%s)))" % (
                 b, int(self.impl(1, -1)), a, self.symbol, b)
-        loop = _dtype_name(np.result_type(da, db))
+        loop = dtype_name(np.result_type(da, db))
         return "((uint8_t)(%s %s %s))" % (c_cast(a, da, loop), self.symbol,
                                            c_cast(b, db, loop))
 
@@ -146,7 +146,7 @@ class Bitwise(BinaryScalarOp):
         return "((uint8_t)(%s %s %s))" % (a, self.symbol, b)
 
     def c_int(self, a, b, dtype):
-        return "((%s)(%s %s %s))" % (_ct(dtype), a, self.symbol, b)
+        return "((%s)(%s %s %s))" % (c_type_of(dtype), a, self.symbol, b)
 
     def grad(self, inputs, output_grads):
         return zero_gradients(inputs)
@@ -186,7 +186,7 @@ class Invert(UnaryScalarOp):
     def c_loop(self, a, dtype):
         if dtype == "bool":
             return "((uint8_t)!(%s))" % a
-        return "((%s)~(%s))" % (_ct(dtype), a)
+        return "((%s)~(%s))" % (c_type_of(dtype), a)
 
     def grad(self, inputs, output_grads):
         return zero_gradients(inputs)
@@ -209,7 +209,7 @@ class Switch(BuiltinScalarOp):
         return promote_weak([cond]) + promote_weak([a, b])
 
     def output_dtypes(self, cond, a, b):
-        return [_dtype_name(np.result_type(a, b))]
+        return [dtype_name(np.result_type(a, b))]
 
     def c_expr(self, in_dtypes, out_dtype, args):
         return "((%s) ? %s : %s)" % (args[0], c_cast(args[1], in_dtypes[1], out_dtype),
@@ -282,7 +282,7 @@ class Cast(UnaryScalarOp):
     name = "cast"
 
     def __init__(self, dtype):
-        self.dtype = _dtype_name(dtype)
+        self.dtype = dtype_name(dtype)
 
     @property
     def nfunc(self):
@@ -305,20 +305,20 @@ class Cast(UnaryScalarOp):
 
     def c_expr(self, in_dtypes, out_dtype, args):
         src, a = in_dtypes[0], args[0]
-        if _kind(src) == "c" and _kind(out_dtype) not in "cb":
+        if dtype_kind(src) == "c" and dtype_kind(out_dtype) not in "cb":
             a = "creal%s(%s)" % ("f" if src == "complex64" else "", a)
             src = "float32" if src == "complex64" else "float64"
-            if _kind(out_dtype) == "f":
-                return "((%s)(%s))" % (_ct(out_dtype), a)
-        if _is_float(src) and _kind(out_dtype) in "iu":
-            return "((%s)%s((double)%s))" % (_ct(out_dtype), _FLOAT_TO_INT[out_dtype], a)
+            if dtype_kind(out_dtype) == "f":
+                return "((%s)(%s))" % (c_type_of(out_dtype), a)
+        if is_float_dtype(src) and dtype_kind(out_dtype) in "iu":
+            return "((%s)%s((double)%s))" % (c_type_of(out_dtype), _FLOAT_TO_INT[out_dtype], a)
         return c_cast(a, src, out_dtype)
 
     def c_support_code(self, node=None):
         return _CAST_SUPPORT
 
     def grad(self, inputs, output_grads):
-        if not _is_float(self.dtype):
+        if not is_float_dtype(self.dtype):
             return zero_gradients(inputs)
         return input_gradients([output_grads[0]], inputs)
 
@@ -326,7 +326,7 @@ class Cast(UnaryScalarOp):
 def cast(x, dtype):
     """``x`` converted to ``dtype`` (``x`` itself when it already has it)."""
     x = as_scalar(x)
-    dtype = _dtype_name(dtype)
+    dtype = dtype_name(dtype)
     if x.type.dtype == dtype and not (isinstance(x, ScalarConstant) and x.weak):
         return x
     return Cast(dtype)(x)

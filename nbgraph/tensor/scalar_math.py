@@ -9,7 +9,7 @@ math.h (``expf``), so float32 stays float32.
 
 import numpy as np
 
-from nbgraph.tensor.scalar_op import UnaryScalarOp, input_gradients, _fsuffix, with_out
+from nbgraph.tensor.scalar_op import UnaryScalarOp, input_gradients, float_suffix, with_out
 from nbgraph.tensor.scalar_ops import neg, sqr
 
 __all__ = [
@@ -27,7 +27,7 @@ class UnaryMath(UnaryScalarOp):
     element_cost = 5
 
     def c_loop(self, a, dtype):
-        return "%s%s(%s)" % (self.c_function, _fsuffix(dtype), a)
+        return "%s%s(%s)" % (self.c_function, float_suffix(dtype), a)
 
 
 class Exp(UnaryMath):
@@ -130,7 +130,7 @@ class Tanh(UnaryMath):
         return input_gradients([output_grads[0] * (1 - sqr(tanh(inputs[0])))], inputs)
 
 
-def _float_input(x):
+def float_input(x):
     """``x`` as the float array NumPy's exp would compute it in (float32 for float16)."""
     x = np.asarray(x)
     if x.dtype.kind in "biu":
@@ -142,7 +142,7 @@ def _float_input(x):
 @with_out
 def _sigmoid(x):
     """``1 / (1 + exp(-x))`` without overflow: exp only ever sees ``-|x|``."""
-    x = _float_input(x)
+    x = float_input(x)
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
@@ -150,7 +150,7 @@ def _sigmoid(x):
 @with_out
 def _softplus(x):
     """``log(1 + exp(x))`` as ``max(x, 0) + log1p(exp(-|x|))``: never overflows."""
-    x = _float_input(x)
+    x = float_input(x)
     return np.where(x > 0, x, 0) + np.log1p(np.exp(-np.abs(x)))
 
 

@@ -31,7 +31,7 @@ from nbgraph.core.type import MethodNotDefined
 from nbgraph.tensor.scalar_type import (
     C_TYPES,
     ScalarConstant,
-    _dtype_name,
+    dtype_name,
     as_scalar,
     get_scalar_type,
     promote_weak,
@@ -86,10 +86,10 @@ class _BoundArrayFunction:
             single = len(expected) == 1
             results = (result,) if single else tuple(result)
             results = tuple(np.asarray(r).astype(d, copy=False)
-                            for r, d in zip(results, expected))
+                            for r, d in zip(results, expected, strict=True))
             if out is not None:
                 targets = out if isinstance(out, tuple) else (out,)
-                for target, r in zip(targets, results):
+                for target, r in zip(targets, results, strict=True):
                     np.copyto(target, r, casting="unsafe")
                 results = targets
         return results[0] if single else results
@@ -205,7 +205,7 @@ class ScalarOp(CLinkerOp, Op):
         if len(out_dtypes) != self._nout():
             raise ValueError("%s.output_dtypes returned %d dtypes for %d outputs" % (
                 self, len(out_dtypes), self._nout()))
-        outputs = [get_scalar_type(_dtype_name(d, "output dtype"))() for d in out_dtypes]
+        outputs = [get_scalar_type(dtype_name(d, "output dtype"))() for d in out_dtypes]
         return Apply(self, variables, outputs)
 
     def _nout(self):
@@ -240,23 +240,24 @@ class ScalarOp(CLinkerOp, Op):
 
     def _promote_into_float_loop(self, inputs):
         weak = [isinstance(v, ScalarConstant) and v.weak for v in inputs]
-        strong = [v.type.dtype for v, w in zip(inputs, weak) if not w]
+        strong = [v.type.dtype for v, w in zip(inputs, weak, strict=True) if not w]
         try:
-            dtype = np.result_type(*strong, *[v.python_value for v, w in zip(inputs, weak)
-                                              if w]).name
+            dtype = np.result_type(*strong, *[
+                v.python_value for v, w in zip(inputs, weak, strict=True) if w]).name
             loop = self.output_dtypes(*[dtype if w else v.type.dtype
-                                        for v, w in zip(inputs, weak)])[0]
+                                        for v, w in zip(inputs, weak, strict=True)])[0]
         except (TypeError, ValueError, OverflowError):
             return None
         if np.dtype(dtype).kind not in "iu" or np.dtype(loop).kind != "f":
             return None
-        return [strong_constant(v, loop) if w else v for v, w in zip(inputs, weak)]
+        return [strong_constant(v, loop) if w else v for v, w in zip(inputs, weak, strict=True)]
 
     def output_dtypes(self, *dtypes):
         """Output dtype names for inputs of ``dtypes``.
 
         With an ``nfunc``: what NumPy gives (asked by running it on 0-d ones),
-        float16 replaced by float32 unless an input is float16.  Without: ``[np.result_type(*dtypes)] * nout``.
+        float16 replaced by float32 unless an input is float16.  Without:
+        ``[np.result_type(*dtypes)] * nout``.
         """
         cache = self.__dict__.setdefault("_dtype_cache", {})
         key = tuple(dtypes)
@@ -280,7 +281,7 @@ class ScalarOp(CLinkerOp, Op):
             raise TypeError("%s is not defined for complex inputs (dtypes %s): NumPy has no "
                             "such function on complex numbers" % (self, ", ".join(dtypes)))
         if raw is None:
-            return [_dtype_name(np.result_type(*dtypes), "output dtype")] * self._nout()
+            return [dtype_name(np.result_type(*dtypes), "output dtype")] * self._nout()
         try:
             natural = _natural_dtypes(raw, dtypes)
         except TypeError as exc:
@@ -291,7 +292,7 @@ class ScalarOp(CLinkerOp, Op):
         for d in natural:
             d = "float32" if d == "float16" and not half_in else d
             try:
-                out.append(_dtype_name(d, "output dtype"))
+                out.append(dtype_name(d, "output dtype"))
             except TypeError as exc:
                 raise TypeError("%s on (%s): %s" % (self, ", ".join(dtypes), exc)) from None
         return out
@@ -333,8 +334,8 @@ class ScalarOp(CLinkerOp, Op):
         elif not isinstance(results, (tuple, list)) or len(results) != len(node.outputs):
             raise ValueError("%s.impl must return %d values, got %r" % (
                 self, len(node.outputs), results))
-        for cell, out, value in zip(output_storage, node.outputs, results):
-            cell[0] = _as_dtype(value, out.type.dtype)
+        for cell, out, value in zip(output_storage, node.outputs, results, strict=True):
+            cell[0] = as_dtype(value, out.type.dtype)
 
     # -- C ---------------------------------------------------------------
     #: The cost of one element in C, in adds (data, not parsed from C): 1 for
@@ -440,7 +441,7 @@ def element_code(op, node, name, inputs, outputs, sub):
     return "\n".join(lines)
 
 
-def _as_dtype(value, dtype):
+def as_dtype(value, dtype):
     """``value`` as a NumPy scalar of ``dtype`` (NumPy's conversion rules, no warnings)."""
     if isinstance(value, np.generic) and value.dtype.name == dtype:
         return value
@@ -448,7 +449,7 @@ def _as_dtype(value, dtype):
         return np.asarray(value).astype(dtype)[()]
 
 
-def _is_float(dtype):
+def is_float_dtype(dtype):
     """True for the dtypes gradients flow through (floats of any width, complex)."""
     return dtype in ("float32", "float64", "float16", "complex64", "complex128")
 
@@ -468,27 +469,30 @@ def cast_gradient(g, x):
 # the built-in ops' shared machinery
 
 
-def _kind(dtype):
+def dtype_kind(dtype):
+    """NumPy's kind character of ``dtype`` (``"f"``, ``"i"``, ``"u"``, ``"b"``...)."""
     return np.dtype(dtype).kind
 
 
-def _ct(dtype):
+def c_type_of(dtype):
+    """The C type of ``dtype`` (from the one table, ``scalar_type.C_TYPES``)."""
     return C_TYPES[dtype]
 
 
-def _wide(dtype):
+def c_wide_uint(dtype):
     """The unsigned C type integer arithmetic of ``dtype`` wraps in (no UB, no int promotion)."""
     return "uint64_t" if np.dtype(dtype).itemsize == 8 else "uint32_t"
 
 
-def _fsuffix(dtype):
+def float_suffix(dtype):
+    """The libm suffix of ``dtype``: ``"f"`` for float32 (``sinf``), none for float64."""
     return "f" if dtype == "float32" else ""
 
 
 def input_gradients(grads, inputs):
     """The built-in ops' input gradients from ``grads`` (None: zero), by Theano's
     convention: see :func:`input_gradient`."""
-    return [input_gradient(g, x) for g, x in zip(grads, inputs)]
+    return [input_gradient(g, x) for g, x in zip(grads, inputs, strict=True)]
 
 
 def input_gradient(g, x):
@@ -497,9 +501,9 @@ def input_gradient(g, x):
     float dtype (float64 if ``g`` is an integer); zero where ``g`` is None."""
     if g is None:
         return x.type.grad_zeros_like(x)
-    if _is_float(x.type.dtype):
+    if is_float_dtype(x.type.dtype):
         return cast_gradient(g, x)
-    if not _is_float(g.type.dtype):
+    if not is_float_dtype(g.type.dtype):
         from nbgraph.tensor.scalar_logic import cast
 
         return cast(g, "float64")
@@ -552,7 +556,7 @@ class BinaryScalarOp(BuiltinScalarOp):
 
     def c_loop(self, a, b, dtype):
         """C expression of the op on ``a`` and ``b``, both of ``dtype``."""
-        kind = _kind(dtype)
+        kind = dtype_kind(dtype)
         if kind == "c":
             return self.c_cplx(a, b, dtype)
         if kind == "b":
@@ -590,14 +594,15 @@ class VariadicScalarOp(BinaryScalarOp):
                 lines.append("%s = %s;" % (outputs[0], expr))
             else:
                 acc = "%s_acc%d" % (name, k)
-                lines.append("%s %s = %s;" % (_ct(step_dtype), acc, expr))
+                lines.append("%s %s = %s;" % (c_type_of(step_dtype), acc, expr))
             acc_dtype = step_dtype
         if len(lines) == 1:
             return lines[0]
         return "{\n%s\n}" % "\n".join(lines)
 
 
-def _fold(ufunc):
+def fold_ufunc(ufunc):
+    """An n-ary ``fold(*arrays, out=None)`` applying the binary ``ufunc`` left to right."""
     def fold(*arrays, out=None):
         result = functools.reduce(ufunc, arrays[:-1])
         return ufunc(result, arrays[-1], out=out)

@@ -19,13 +19,13 @@ from nbgraph.tensor.scalar_op import (
     BinaryScalarOp,
     UnaryScalarOp,
     VariadicScalarOp,
-    _ct,
+    c_type_of,
     input_gradients,
-    _fold,
-    _fsuffix,
-    _is_float,
-    _kind,
-    _wide,
+    fold_ufunc,
+    float_suffix,
+    is_float_dtype,
+    dtype_kind,
+    c_wide_uint,
     c_cast,
     c_fail,
     zero_gradients,
@@ -44,14 +44,14 @@ class Add(VariadicScalarOp):
 
     name = "add"
     symbol = "+"
-    nfunc = _fold(np.add)
+    nfunc = fold_ufunc(np.add)
 
     def c_bool(self, a, b):
         return "((uint8_t)((%s) || (%s)))" % (a, b)
 
     def c_int(self, a, b, dtype):
-        w = _wide(dtype)
-        return "((%s)((%s)(%s) + (%s)(%s)))" % (_ct(dtype), w, a, w, b)
+        w = c_wide_uint(dtype)
+        return "((%s)((%s)(%s) + (%s)(%s)))" % (c_type_of(dtype), w, a, w, b)
 
     def c_float(self, a, b, dtype):
         return "(%s + %s)" % (a, b)
@@ -69,14 +69,14 @@ class Mul(VariadicScalarOp):
 
     name = "mul"
     symbol = "*"
-    nfunc = _fold(np.multiply)
+    nfunc = fold_ufunc(np.multiply)
 
     def c_bool(self, a, b):
         return "((uint8_t)((%s) && (%s)))" % (a, b)
 
     def c_int(self, a, b, dtype):
-        w = _wide(dtype)
-        return "((%s)((%s)(%s) * (%s)(%s)))" % (_ct(dtype), w, a, w, b)
+        w = c_wide_uint(dtype)
+        return "((%s)((%s)(%s) * (%s)(%s)))" % (c_type_of(dtype), w, a, w, b)
 
     def c_float(self, a, b, dtype):
         return "(%s * %s)" % (a, b)
@@ -103,8 +103,8 @@ class Sub(BinaryScalarOp):
     nfunc = np.subtract
 
     def c_int(self, a, b, dtype):
-        w = _wide(dtype)
-        return "((%s)((%s)(%s) - (%s)(%s)))" % (_ct(dtype), w, a, w, b)
+        w = c_wide_uint(dtype)
+        return "((%s)((%s)(%s) - (%s)(%s)))" % (c_type_of(dtype), w, a, w, b)
 
     def c_float(self, a, b, dtype):
         return "(%s - %s)" % (a, b)
@@ -146,7 +146,7 @@ _UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
 def _divmod_support():
     parts = ["#ifndef NBG_DIVMOD_SUPPORT", "#define NBG_DIVMOD_SUPPORT"]
     for d in _SIGNED:
-        t, w = _ct(d), _wide(d)
+        t, w = c_type_of(d), c_wide_uint(d)
         parts.append("""
 static inline %(t)s nbg_floordiv_%(d)s(%(t)s a, %(t)s b) {
     %(t)s q;
@@ -167,7 +167,7 @@ static inline %(t)s nbg_mod_%(d)s(%(t)s a, %(t)s b) {
         parts.append("""
 static inline %(t)s nbg_floordiv_%(d)s(%(t)s a, %(t)s b) { return b == 0 ? 0 : (%(t)s)(a / b); }
 static inline %(t)s nbg_mod_%(d)s(%(t)s a, %(t)s b) { return b == 0 ? 0 : (%(t)s)(a %% b); }"""
-                     % {"t": _ct(d), "d": d})
+                     % {"t": c_type_of(d), "d": d})
     for d in ("float32", "float64"):
         parts.append("""
 /* NumPy's divmod: fmod, then move the remainder to the divisor's sign and
@@ -197,7 +197,7 @@ static inline %(t)s nbg_mod_%(d)s(%(t)s a, %(t)s b) {
         mod = copysign%(f)s(0, b);
     }
     return mod;
-}""" % {"t": _ct(d), "d": d, "f": _fsuffix(d)})
+}""" % {"t": c_type_of(d), "d": d, "f": float_suffix(d)})
     parts.append("#endif")
     return "\n".join(parts) + "\n"
 
@@ -317,16 +317,16 @@ class Pow(BinaryScalarOp):
         dtype = node.outputs[0].type.dtype
         a = c_cast(inputs[0], in_dtypes[0], dtype)
         b = c_cast(inputs[1], in_dtypes[1], dtype)
-        if _kind(dtype) == "f":
-            f = _fsuffix(dtype)
+        if dtype_kind(dtype) == "f":
+            f = float_suffix(dtype)
             return "%s = (%s == 0.5%s) ? sqrt%s(%s) : pow%s(%s, %s);" % (
                 outputs[0], b, f, f, a, f, a, b)
         code = ""
-        if _kind(dtype) == "i" and _kind(in_dtypes[1]) == "i":
+        if dtype_kind(dtype) == "i" and dtype_kind(in_dtypes[1]) == "i":
             code = "if (%s < 0) %s\n" % (b, c_fail(
                 sub, "Integers to negative integer powers are not allowed."))
         return code + "%s = (%s)nbg_ipow((uint64_t)%s, (uint64_t)%s);" % (
-            outputs[0], _ct(dtype), a, b)
+            outputs[0], c_type_of(dtype), a, b)
 
     def c_support_code(self, node=None):
         return _IPOW_SUPPORT
@@ -341,7 +341,7 @@ class Pow(BinaryScalarOp):
         # d(x**y)/dy = x**y * log(x); at x == 0 the limit is 0 (x**y vanishes
         # faster than log(x) diverges), where the product would be 0 * -inf.
         gy = None
-        if _is_float(y.type.dtype):
+        if is_float_dtype(y.type.dtype):
             gy = gz * switch(eq(x, 0), 0, log(x) * pow(x, y))
         return input_gradients([gx, gy], inputs)
 
@@ -389,10 +389,10 @@ class Neg(UnaryScalarOp):
     c_complex = True
 
     def c_loop(self, a, dtype):
-        if _kind(dtype) in "fc":
+        if dtype_kind(dtype) in "fc":
             return "(-%s)" % a
-        w = _wide(dtype)
-        return "((%s)((%s)0 - (%s)(%s)))" % (_ct(dtype), w, w, a)
+        w = c_wide_uint(dtype)
+        return "((%s)((%s)0 - (%s)(%s)))" % (c_type_of(dtype), w, w, a)
 
     def grad(self, inputs, output_grads):
         return input_gradients([neg(output_grads[0])], inputs)
@@ -407,18 +407,18 @@ class Abs(UnaryScalarOp):
     c_complex = True
 
     def c_expr(self, in_dtypes, out_dtype, args):
-        if _kind(in_dtypes[0]) == "c":
-            f = _fsuffix(out_dtype)
+        if dtype_kind(in_dtypes[0]) == "c":
+            f = float_suffix(out_dtype)
             return "hypot%s(creal%s(%s), cimag%s(%s))" % (f, f, args[0], f, args[0])
         return UnaryScalarOp.c_expr(self, in_dtypes, out_dtype, args)
 
     def c_loop(self, a, dtype):
-        kind = _kind(dtype)
+        kind = dtype_kind(dtype)
         if kind == "f":
-            return "fabs%s(%s)" % (_fsuffix(dtype), a)
+            return "fabs%s(%s)" % (float_suffix(dtype), a)
         if kind == "i":
-            w = _wide(dtype)
-            return "((%s < 0) ? (%s)((%s)0 - (%s)(%s)) : %s)" % (a, _ct(dtype), w, w, a, a)
+            w = c_wide_uint(dtype)
+            return "((%s < 0) ? (%s)((%s)0 - (%s)(%s)) : %s)" % (a, c_type_of(dtype), w, w, a, a)
         return a
 
     def grad(self, inputs, output_grads):
@@ -432,8 +432,8 @@ class Sign(UnaryScalarOp):
     nfunc = np.sign
 
     def c_loop(self, a, dtype):
-        kind = _kind(dtype)
-        t = _ct(dtype)
+        kind = dtype_kind(dtype)
+        t = c_type_of(dtype)
         if kind == "f":
             return "((%s > 0) ? (%s)1 : ((%s < 0) ? (%s)-1 : ((%s == 0) ? (%s)0 : %s)))" % (
                 a, t, a, t, a, t, a)
@@ -453,12 +453,12 @@ class Sqr(UnaryScalarOp):
     c_complex = True
 
     def c_loop(self, a, dtype):
-        if _kind(dtype) == "c":
+        if dtype_kind(dtype) == "c":
             return "nbg_cmul_%s(%s, %s)" % (dtype, a, a)
-        if _kind(dtype) == "f":
+        if dtype_kind(dtype) == "f":
             return "(%s * %s)" % (a, a)
-        w = _wide(dtype)
-        return "((%s)((%s)(%s) * (%s)(%s)))" % (_ct(dtype), w, a, w, a)
+        w = c_wide_uint(dtype)
+        return "((%s)((%s)(%s) * (%s)(%s)))" % (c_type_of(dtype), w, a, w, a)
 
     def grad(self, inputs, output_grads):
         return input_gradients([output_grads[0] * 2 * inputs[0]], inputs)

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from nbgraph.tensor.scalar_math import _float_input, exp
+from nbgraph.tensor.scalar_math import float_input, exp
 from nbgraph.tensor.scalar_op import UnaryScalarOp, input_gradients, with_out
 from nbgraph.tensor.scalar_ops import sqr
 
@@ -62,7 +62,7 @@ def _in_double(function):
     would give (as ``np.exp`` chooses it)."""
     @with_out
     def nfunc(x):
-        x = _float_input(x)
+        x = float_input(x)
         with np.errstate(all="ignore"):
             out = function(x.astype(np.float64))
         return np.asarray(out, dtype=np.float64).astype(x.dtype)
