@@ -121,13 +121,13 @@ class _PerformKernel:
 
     def __call__(self, *blocks):
         from nbgraph.core.op import run_node
-        from nbgraph.linkers.dask.kernels import _fill, _is_small_constant, _kept_shape
+        from nbgraph.linkers.dask.kernels import fill_inputs, is_small_constant, kept_shape
 
-        values = [var.data if _is_small_constant(var) else b
-                  for var, b in zip(self.node.inputs, _fill(self.node, blocks), strict=True)]
+        values = [var.data if is_small_constant(var) else b
+                  for var, b in zip(self.node.inputs, fill_inputs(self.node, blocks), strict=True)]
         outs = run_node(self.node, values, check=False)
         if self.keepdims_axes is not None:
-            return outs[0].reshape(_kept_shape(outs[0].shape, self.keepdims_axes))
+            return outs[0].reshape(kept_shape(outs[0].shape, self.keepdims_axes))
         if self.select is not None:
             return outs[self.select]
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -209,7 +209,7 @@ class DaskFunction:
             raise TypeError("%s: expected %r: %s" % (what, ttype, exc)) from None
         if arr.ndim == 0:
             return arr
-        return da.from_array(arr, chunks=_chunks_for(self.dask_linker.chunks, arr.shape),
+        return da.from_array(arr, chunks=chunks_for(self.dask_linker.chunks, arr.shape),
                              name=False)
 
     def _bind(self, args, kwargs):
@@ -350,7 +350,7 @@ def _run_kind(node, kernels):
     return "driver" if kind in (None, "metadata") else "dask"
 
 
-def _chunks_for(chunks, shape):
+def chunks_for(chunks, shape):
     """The linker's ``chunks`` for an argument of ``shape``.  A per-dimension spec
     is aligned on the trailing dimensions, as NumPy broadcasting aligns shapes
     (missing leading entries: "auto"), and gives size-1 dimensions one block."""

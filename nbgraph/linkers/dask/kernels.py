@@ -46,7 +46,7 @@ def _relaxed(ttype):
     return ttype.clone(shape=tuple(1 if s == 1 else None for s in shape))
 
 
-def _is_small_constant(var):
+def is_small_constant(var):
     """A constant the chunk node keeps (its value is the same for every block)."""
     return isinstance(var, Constant) and all(s == 1 for s in np.shape(var.data))
 
@@ -56,7 +56,7 @@ def chunk_node(node):
 
     Constants whose dimensions are all 1 stay constants (the kernel may
     specialise on them); other inputs become fresh Variables."""
-    inputs = [var if _is_small_constant(var) else _relaxed(var.type)()
+    inputs = [var if is_small_constant(var) else _relaxed(var.type)()
               for var in node.inputs]
     new = node.op.make_node(*inputs)
     for old, out in zip(node.outputs, new.outputs, strict=True):
@@ -134,24 +134,25 @@ class ChunkKernel:
 
     def __call__(self, *blocks):
         run, extra = self._call()
-        values = [var.data if _is_small_constant(var) else np.asarray(b)
-                  for var, b in zip(self.node.inputs, _fill(self.node, blocks), strict=True)]
+        values = [var.data if is_small_constant(var) else np.asarray(b)
+                  for var, b in zip(self.node.inputs, fill_inputs(self.node, blocks), strict=True)]
         outs = run(values + extra)
         if self.keepdims_axes is not None:
             out = outs[0]
-            return out.reshape(_kept_shape(out.shape, self.keepdims_axes))
+            return out.reshape(kept_shape(out.shape, self.keepdims_axes))
         if self.select is not None:
             return outs[self.select]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-def _fill(node, blocks):
+def fill_inputs(node, blocks):
     """Blocks for every input (constants kept by the chunk node take no block)."""
     blocks = iter(blocks)
-    return [None if _is_small_constant(var) else next(blocks) for var in node.inputs]
+    return [None if is_small_constant(var) else next(blocks) for var in node.inputs]
 
 
-def _kept_shape(shape, axes):
+def kept_shape(shape, axes):
+    """``shape`` with a size-1 dimension put back at each of ``axes`` (a reduction's keepdims)."""
     shape = list(shape)
     for a in sorted(axes):
         shape.insert(a, 1)
