@@ -32,7 +32,7 @@ def _cases(draw):
     return x, axis
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(_cases())
 def test_argreduce_c_follows_numpy(case):
     x, axis = case
