@@ -36,15 +36,22 @@ def test_memory_stays_bounded_over_many_distinct_eval_graphs(monkeypatch):
     gc.collect()
     tracemalloc.start()
     try:
-        base = tracemalloc.get_traced_memory()[0]
-        _distinct_evals(x, 160, 280)
-        gc.collect()
-        grown = tracemalloc.get_traced_memory()[0] - base
+        slopes = []
+        for start in (160, 240):  # two windows: the growth must be flat, not just small
+            base = tracemalloc.get_traced_memory()[0]
+            _distinct_evals(x, start, start + 80)
+            gc.collect()
+            slopes.append((tracemalloc.get_traced_memory()[0] - base) / 80)
     finally:
         tracemalloc.stop()
-    # measured here: ~0 per graph once the caches are full; before the bound, each
-    # queued compilation kept its C source and each loaded module stayed mapped
-    assert grown < 120 * 10_000, "%.1f MB for 120 graphs" % (grown / 1e6)
+    # measured here (loaded machine): ~14 KB, then ~3.5 KB per graph in the two windows,
+    # the tail of the warm-up; bench/eval_memory.py runs 10,000 graphs and shows the
+    # plateau.  What this checks: small, and not growing faster as graphs accumulate
+    # (before the bound each queued compilation kept its C source and each loaded
+    # module stayed mapped: a constant slope of tens of KB per graph).
+    print("bytes per graph in two windows of 80 graphs: %r" % (slopes,))
+    assert sum(slopes) * 80 < 160 * 10_000, "bytes per graph in two windows: %r" % (slopes,)
+    assert slopes[1] <= slopes[0] + 1_000, "growth accelerates: %r bytes per graph" % (slopes,)
     assert eval_cache.cache_stats()["entries"] <= eval_cache.MAX_ENTRIES
     try:
         from nbgraph.linkers.c import background
