@@ -22,9 +22,21 @@ and lands in the graph's history with the rewriter's name as reason.
 (2, 1, 1)
 """
 
-from collections import deque
+from __future__ import annotations
 
-from nbgraph.core.graph import Constant
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from nbgraph.core.graph import Apply, Constant, Variable
+
+if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.core.fgraph import FunctionGraph
+
+#: What a node rewriter returns: one replacement per output, a dict, or None/False.
+RewriteResult = Any
+#: A rewrite function ``fn(fgraph, node)``.
+RewriteFunction = Callable[["FunctionGraph", Apply], RewriteResult]
 
 __all__ = [
     "NodeRewriter",
@@ -46,17 +58,17 @@ class NodeRewriter:
     (Op classes or instances the rewriter cares about; None means all).
     """
 
-    name = None
+    name: str | None = None
 
-    def tracks(self):
+    def tracks(self) -> Sequence[Any] | None:
         """Op classes or Op instances this rewriter applies to (None: every node)."""
         return None
 
-    def transform(self, fgraph, node):
+    def transform(self, fgraph: FunctionGraph, node: Apply) -> RewriteResult:
         """Return replacement outputs (list or dict) for ``node``, or None."""
         raise NotImplementedError("%s must implement transform()" % type(self).__name__)
 
-    def applies_to(self, node):
+    def applies_to(self, node: Apply) -> bool:
         """True when ``node``'s op is one this rewriter tracks."""
         tracked = self.tracks()
         if tracked is None:
@@ -70,38 +82,42 @@ class NodeRewriter:
                 return True
         return False
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<%s %s>" % (type(self).__name__, self.name or "")
 
 
 class _FunctionNodeRewriter(NodeRewriter):
-    def __init__(self, fn, tracks, name):
+    def __init__(self, fn: RewriteFunction, tracks: Iterable[Any] | None,
+                 name: str | None) -> None:
         self.fn = fn
         self._tracks = None if tracks is None else list(tracks)
         self.name = name or fn.__name__
         self.__doc__ = fn.__doc__
 
-    def tracks(self):
+    def tracks(self) -> Sequence[Any] | None:
         return self._tracks
 
-    def transform(self, fgraph, node):
+    def transform(self, fgraph: FunctionGraph, node: Apply) -> RewriteResult:
         return self.fn(fgraph, node)
 
 
-def node_rewriter(tracks=None, name=None):
+def node_rewriter(tracks: Iterable[Any] | None = None, name: str | None = None,
+                  ) -> Callable[[RewriteFunction], NodeRewriter]:
     """Decorator turning ``fn(fgraph, node)`` into a NodeRewriter.
 
     ``tracks`` lists the Op classes or instances it applies to (None: all).
     """
-    def decorate(fn):
+    def decorate(fn: RewriteFunction) -> NodeRewriter:
         return _FunctionNodeRewriter(fn, tracks, name)
     return decorate
 
 
-def apply_replacements(fgraph, node, result, reason):
+def apply_replacements(fgraph: FunctionGraph, node: Apply, result: RewriteResult,
+                       reason: str | None) -> bool:
     """Apply what a node rewriter returned; True when the graph changed."""
     if result is None or result is False:
         return False
+    pairs: list[tuple[Variable, Any]]
     if isinstance(result, dict):
         pairs = list(result.items())
     elif not isinstance(result, (list, tuple)):
@@ -125,39 +141,39 @@ def apply_replacements(fgraph, node, result, reason):
 class GraphRewriter:
     """Edits a whole FunctionGraph; subclasses implement :meth:`apply`."""
 
-    name = None
+    name: str | None = None
 
-    def apply(self, fgraph):
+    def apply(self, fgraph: FunctionGraph) -> int:
         """Rewrite ``fgraph`` in place; return the number of changes made."""
         raise NotImplementedError("%s must implement apply()" % type(self).__name__)
 
-    def rewrite(self, fgraph):
+    def rewrite(self, fgraph: FunctionGraph) -> int:
         """Run :meth:`apply` and return its count of changes."""
         return self.apply(fgraph) or 0
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<%s %s>" % (type(self).__name__, self.name or "")
 
 
 class SequentialRewriter(GraphRewriter):
     """Runs graph rewriters one after the other."""
 
-    def __init__(self, *rewriters, name=None):
+    def __init__(self, *rewriters: GraphRewriter, name: str | None = None) -> None:
         self.rewriters = list(rewriters)
         self.name = name
 
-    def apply(self, fgraph):
+    def apply(self, fgraph: FunctionGraph) -> int:
         return sum(r.rewrite(fgraph) for r in self.rewriters)
 
 
 class WalkingRewriter(GraphRewriter):
     """One pass of node rewriters over the nodes in topological order."""
 
-    def __init__(self, *node_rewriters, name=None):
+    def __init__(self, *node_rewriters: NodeRewriter, name: str | None = None) -> None:
         self.node_rewriters = list(node_rewriters)
         self.name = name
 
-    def apply(self, fgraph):
+    def apply(self, fgraph: FunctionGraph) -> int:
         changes = 0
         for node in fgraph.toposort():
             for rewriter in self.node_rewriters:
@@ -175,13 +191,14 @@ class WalkingRewriter(GraphRewriter):
 class _NewNodes:
     """Feature that queues every imported node for another look."""
 
-    def __init__(self, queue):
+    def __init__(self, queue: deque[Apply]) -> None:
         self.queue = queue
 
-    def on_import(self, fgraph, node, reason):
+    def on_import(self, fgraph: FunctionGraph, node: Apply, reason: str | None) -> None:
         self.queue.append(node)
 
-    def on_change_input(self, fgraph, node, i, old, new, reason):
+    def on_change_input(self, fgraph: FunctionGraph, node: Any, i: int, old: Variable,
+                        new: Variable, reason: str | None) -> None:
         if node != "output":
             self.queue.append(node)
 
@@ -195,11 +212,11 @@ class _RewritersByClass:
     parameters per pair: on a graph of 100,000 nodes, millions of them.
     """
 
-    def __init__(self, rewriters):
+    def __init__(self, rewriters: list[NodeRewriter]) -> None:
         self.rewriters = rewriters
-        self.memo = {}
+        self.memo: dict[type, list[tuple[NodeRewriter, bool]]] = {}
 
-    def __call__(self, op):
+    def __call__(self, op: Any) -> list[tuple[NodeRewriter, bool]]:
         cls = type(op)
         found = self.memo.get(cls)
         if found is None:
@@ -224,13 +241,15 @@ class EquilibriumRewriter(GraphRewriter):
     rewrite sets (a ValueError names the last rewriter when exceeded).
     """
 
-    def __init__(self, node_rewriters=(), graph_rewriters=(), max_changes=100000, name=None):
+    def __init__(self, node_rewriters: Iterable[NodeRewriter] = (),
+                 graph_rewriters: Iterable[GraphRewriter] = (), max_changes: int = 100000,
+                 name: str | None = None) -> None:
         self.node_rewriters = list(node_rewriters)
         self.graph_rewriters = list(graph_rewriters)
         self.max_changes = max_changes
         self.name = name
 
-    def apply(self, fgraph):
+    def apply(self, fgraph: FunctionGraph) -> int:
         total = 0
         while True:
             changes = self._node_pass(fgraph, total)
@@ -240,7 +259,7 @@ class EquilibriumRewriter(GraphRewriter):
             if not global_changes:
                 return total
 
-    def _node_pass(self, fgraph, already):
+    def _node_pass(self, fgraph: FunctionGraph, already: int) -> int:
         queue = deque(fgraph.toposort())
         listener = _NewNodes(queue)
         fgraph.attach_feature(listener)
@@ -271,9 +290,9 @@ class MergeRewriter(GraphRewriter):
 
     name = "merge"
 
-    def apply(self, fgraph):
+    def apply(self, fgraph: FunctionGraph) -> int:
         changes = 0
-        constants = {}
+        constants: dict[Any, Constant] = {}
         for var in sorted((v for v in fgraph.variables if isinstance(v, Constant)),
                           key=lambda v: v.auto_name):
             try:
@@ -285,7 +304,7 @@ class MergeRewriter(GraphRewriter):
             if kept is not var and kept.equals(var) and var in fgraph.variables:
                 fgraph.replace(var, kept, reason="merge")
                 changes += 1
-        seen = {}
+        seen: dict[Any, Apply] = {}
         for node in fgraph.toposort():
             if node not in fgraph.apply_nodes:
                 continue
@@ -294,12 +313,13 @@ class MergeRewriter(GraphRewriter):
                 hash(key)
             except TypeError:
                 continue
-            kept = seen.setdefault(key, node)
-            if kept is node:
+            kept_node = seen.setdefault(key, node)
+            if kept_node is node:
                 continue
-            if any(a.type != b.type for a, b in zip(kept.outputs, node.outputs, strict=True)):
+            if any(a.type != b.type
+                   for a, b in zip(kept_node.outputs, node.outputs, strict=True)):
                 continue
-            for old, new in zip(node.outputs, kept.outputs, strict=True):
+            for old, new in zip(node.outputs, kept_node.outputs, strict=True):
                 if old in fgraph.variables:
                     fgraph.replace(old, new, reason="merge")
             changes += 1
@@ -314,10 +334,10 @@ class RewriteRegistry:
     of the requested tags, ordered by position then name.
     """
 
-    def __init__(self):
-        self._entries = {}
+    def __init__(self) -> None:
+        self._entries: dict[str, tuple[float, Any, frozenset[str]]] = {}
 
-    def register(self, name, rewriter, *tags, position=50):
+    def register(self, name: str, rewriter: Any, *tags: str, position: float = 50) -> Any:
         """Add (or replace) ``rewriter`` under ``name``; returns the rewriter."""
         if not isinstance(name, str) or not name:
             raise TypeError("a rewrite needs a non-empty name, got %r" % (name,))
@@ -329,24 +349,24 @@ class RewriteRegistry:
         self._entries[name] = (position, rewriter, frozenset(tags) | {name})
         return rewriter
 
-    def unregister(self, name):
+    def unregister(self, name: str) -> None:
         """Remove the entry called ``name`` (KeyError if absent)."""
         del self._entries[name]
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         return name in self._entries
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Any:
         return self._entries[name][1]
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self._entries)
 
-    def names(self):
+    def names(self) -> list[str]:
         """Registered names in position order."""
         return [n for n, _ in sorted(self._entries.items(), key=lambda kv: (kv[1][0], kv[0]))]
 
-    def query(self, *tags, exclude=()):
+    def query(self, *tags: str, exclude: Iterable[str] = ()) -> list[Any]:
         """Rewriters having one of ``tags`` and none of ``exclude``, in order."""
         wanted, unwanted = set(tags), set(exclude)
         return [self._entries[n][1] for n in self.names()
