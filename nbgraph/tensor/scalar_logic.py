@@ -8,10 +8,7 @@ None of these is differentiable except switch (through its branches),
 identity and float-to-float casts.
 """
 
-import warnings
-
 import numpy as np
-from numpy.exceptions import ComplexWarning
 
 from nbgraph.tensor.scalar_op import (
     BinaryScalarOp,
@@ -288,9 +285,13 @@ class Cast(UnaryScalarOp):
     def nfunc(self):
         dtype = self.dtype
 
+        keeps_imag = np.dtype(dtype).kind in "cb"  # bool: nonzero if either part is
+
         def convert(x, out=None):
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", ComplexWarning)  # astype keeps the real part
+            x = np.asarray(x)
+            if x.dtype.kind == "c" and not keeps_imag:
+                x = x.real  # what astype keeps, without its ComplexWarning
+            with np.errstate(all="ignore"):
                 if out is None:
                     return np.asarray(x).astype(dtype)
                 np.copyto(out, x, casting="unsafe")

@@ -271,3 +271,30 @@ def test_views_shapes_and_reshapes_of_complex_and_float16_run_in_c():
     for got, want in zip(f(zv, wv, hv), expected):
         assert got.dtype == np.asarray(want).dtype
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int16", "bool", "complex64", "float16"])
+@pytest.mark.parametrize("linker", ["py", "c"])
+def test_casting_complex_is_numpys_astype_without_its_warning(dtype, linker):
+    import warnings
+
+    z = nt.tensor("complex128", (None,), "z")
+    value = np.array([1.5 + 2j, -3.7 - 1j, 0j, 2j])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = value.astype(dtype)
+    f = _compile_or_none(z, nt.cast(z, dtype), linker)
+    if f is None:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ComplexWarning from nbgraph
+        got = f(value)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def _compile_or_none(z, out, linker):
+    try:
+        return ng.function([z], out, linker=linker)
+    except CLinkerRefusal:
+        return None
