@@ -34,6 +34,7 @@ def test_memory_stays_bounded_over_many_distinct_eval_graphs(monkeypatch):
     # over the first ~150 graphs and then grows by < 1 KB per graph
     _distinct_evals(x, 0, 160)
     gc.collect()
+    loaded_before = _loaded_modules()
     tracemalloc.start()
     try:
         slopes = []
@@ -59,5 +60,17 @@ def test_memory_stays_bounded_over_many_distinct_eval_graphs(monkeypatch):
     except ImportError:  # pragma: no cover - no C backend
         return
     assert len(background._stack) <= background._SWEEP_AT + 1
-    # loaded modules: at most those of live functions plus the recently used ones
-    assert len(get_cache()._memory) <= eval_cache.MAX_ENTRIES + ModuleCache.RECENT + 8
+    # loaded modules: at most those of live functions plus the recently used ones (and
+    # whatever earlier tests in this process still hold, counted before the windows:
+    # 160 more graphs leave that number where it was)
+    bound = max(loaded_before, eval_cache.MAX_ENTRIES + ModuleCache.RECENT) + 8
+    assert len(get_cache()._memory) <= bound, (len(get_cache()._memory), loaded_before)
+
+
+def _loaded_modules():
+    """How many C modules this process holds loaded (0 without the C backend)."""
+    try:
+        from nbgraph.linkers.c.cache import get_cache
+    except ImportError:  # pragma: no cover - no C backend
+        return 0
+    return len(get_cache()._memory)
