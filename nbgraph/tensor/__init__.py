@@ -49,7 +49,9 @@ from nbgraph.tensor.variable import (
     tensor,
 )
 from nbgraph.tensor.constructors import *  # noqa: F403  (dvector, fmatrix, ...)
+from nbgraph.tensor.complex_constructors import *  # noqa: F403  (cvector, zmatrix, ...)
 from nbgraph.tensor.plurals import *  # noqa: F403  (dvectors, fmatrices, ...)
+from nbgraph.tensor import complex_constructors as _complex_constructors
 from nbgraph.tensor import constructors as _constructors
 from nbgraph.tensor import plurals as _plurals
 import importlib as _importlib
@@ -96,7 +98,8 @@ __all__ = [
     "invert", "switch", "where", "cast", "sum", "prod", "mean", "max", "min", "outer",
     "ifelse", "IfElse",
 ] + _advanced_indexing.__all__ + _creation.__all__ + _extra_ops.__all__ + _shape_ops.__all__ + \
-    _sorting.__all__ + [n for n in (*_constructors.NAMES, *_plurals.NAMES) if n != "scalar"]
+    _sorting.__all__ + [n for n in (
+    *_constructors.NAMES, *_complex_constructors.NAMES, *_plurals.NAMES) if n != "scalar"]
 
 from nbgraph.tensor import scan  # noqa: E402  (loops; callable: nt.scan(fn, ...))
 from nbgraph.tensor.gradient_ops import (  # noqa: E402

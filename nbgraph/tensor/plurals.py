@@ -8,6 +8,8 @@
 ('a', TensorType(float64, (None,)))
 >>> fscalars("s").dtype
 'float32'
+
+The complex ones (``c`` complex64, ``z`` complex128) too: ``zvectors("a b")``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ from nbgraph.tensor.constructors import (
     ltensor4, lvector, matrix, row, scalar, tensor3, tensor4, vector, wcol, wmatrix, wrow, wscalar,
     wtensor3, wtensor4, wvector,
 )
+from nbgraph.tensor.complex_constructors import (
+    ccol, cmatrix, crow, cscalar, ctensor3, ctensor4, cvector, zcol, zmatrix, zrow, zscalar,
+    ztensor3, ztensor4, zvector,
+)
 
 if TYPE_CHECKING:  # names used in annotations only
     from nbgraph.tensor.variable import TensorVariable
@@ -39,7 +45,9 @@ __all__ = [
     "lmatrices", "fmatrices", "dmatrices", "brows", "wrows", "irows", "lrows", "frows",
     "drows", "bcols", "wcols", "icols", "lcols", "fcols", "dcols", "btensor3s", "wtensor3s",
     "itensor3s", "ltensor3s", "ftensor3s", "dtensor3s", "btensor4s", "wtensor4s", "itensor4s",
-    "ltensor4s", "ftensor4s", "dtensor4s",
+    "ltensor4s", "ftensor4s", "dtensor4s", "cscalars", "zscalars", "cvectors", "zvectors",
+    "cmatrices", "zmatrices", "crows", "zrows", "ccols", "zcols", "ctensor3s", "ztensor3s",
+    "ctensor4s", "ztensor4s",
     # the helper that makes them
     "Several", "several",
 ]
@@ -309,3 +317,73 @@ def ftensor4s(*names: str | int, dtype: DTypeLike = None) -> Several:
 def dtensor4s(*names: str | int, dtype: DTypeLike = None) -> Several:
     """Several float64 tensor4 Variables, e.g. ``dtensor4s("a", "b")`` or ``dtensor4s(2)``."""
     return several("dtensor4s", dtensor4, names, dtype)
+
+
+def cscalars(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex64 scalar Variables, e.g. ``cscalars("a", "b")`` or ``cscalars(2)``."""
+    return several("cscalars", cscalar, names, dtype)
+
+
+def zscalars(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex128 scalar Variables, e.g. ``zscalars("a", "b")`` or ``zscalars(2)``."""
+    return several("zscalars", zscalar, names, dtype)
+
+
+def cvectors(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex64 vector Variables, e.g. ``cvectors("a", "b")`` or ``cvectors(2)``."""
+    return several("cvectors", cvector, names, dtype)
+
+
+def zvectors(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex128 vector Variables, e.g. ``zvectors("a", "b")`` or ``zvectors(2)``."""
+    return several("zvectors", zvector, names, dtype)
+
+
+def cmatrices(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex64 matrix Variables, e.g. ``cmatrices("a", "b")`` or ``cmatrices(2)``."""
+    return several("cmatrices", cmatrix, names, dtype)
+
+
+def zmatrices(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex128 matrix Variables, e.g. ``zmatrices("a", "b")`` or ``zmatrices(2)``."""
+    return several("zmatrices", zmatrix, names, dtype)
+
+
+def crows(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex64 row Variables, e.g. ``crows("a", "b")`` or ``crows(2)``."""
+    return several("crows", crow, names, dtype)
+
+
+def zrows(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex128 row Variables, e.g. ``zrows("a", "b")`` or ``zrows(2)``."""
+    return several("zrows", zrow, names, dtype)
+
+
+def ccols(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex64 col Variables, e.g. ``ccols("a", "b")`` or ``ccols(2)``."""
+    return several("ccols", ccol, names, dtype)
+
+
+def zcols(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex128 col Variables, e.g. ``zcols("a", "b")`` or ``zcols(2)``."""
+    return several("zcols", zcol, names, dtype)
+
+
+def ctensor3s(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex64 tensor3 Variables, e.g. ``ctensor3s("a", "b")`` or ``ctensor3s(2)``."""
+    return several("ctensor3s", ctensor3, names, dtype)
+
+
+def ztensor3s(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex128 tensor3 Variables, e.g. ``ztensor3s("a", "b")`` or ``ztensor3s(2)``."""
+    return several("ztensor3s", ztensor3, names, dtype)
+
+
+def ctensor4s(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex64 tensor4 Variables, e.g. ``ctensor4s("a", "b")`` or ``ctensor4s(2)``."""
+    return several("ctensor4s", ctensor4, names, dtype)
+
+
+def ztensor4s(*names: str | int, dtype: DTypeLike = None) -> Several:
+    """Several complex128 tensor4 Variables, e.g. ``ztensor4s("a", "b")`` or ``ztensor4s(2)``."""
+    return several("ztensor4s", ztensor4, names, dtype)

@@ -100,7 +100,7 @@ def test_elementwise_ops_agree_with_numpy(dtype, linker):
     f = ng.function([x, y], outputs, linker=linker, on_unused_input="ignore")
     with np.errstate(all="ignore"):
         results = f(xv, yv)
-    for name, got, want, ulps in zip(names, results, expected, tolerances):
+    for name, got, want, ulps in zip(names, results, expected, tolerances, strict=True):
         assert got.dtype == want.dtype, name
         assert_ulp_close(got, want, ulps, "%s %s %s" % (name, dtype, linker))
 
@@ -116,7 +116,7 @@ def test_c_complex_arithmetic_is_numpys_bit_for_bit(dtype):
     x, y = nt.tensor(dtype, (None,), "x"), nt.tensor(dtype, (None,), "y")
     f = ng.function([x, y], [x * y, x / y, x + y, -(x - y)], linker="c")
     with np.errstate(all="ignore"):
-        for got, want in zip(f(a, b), [a * b, a / b, a + b, -(a - b)]):
+        for got, want in zip(f(a, b), [a * b, a / b, a + b, -(a - b)], strict=True):
             assert_ulp_close(got, want, 0, dtype)
 
 
@@ -172,9 +172,11 @@ def _numeric_grad(cost, value, eps=1e-6):
 GRAD_CASES = [
     ("abs of a polynomial", lambda z: nt.abs(z * z + 1).sum(), lambda v: np.abs(v * v + 1).sum()),
     ("real of exp", lambda z: nt.real(nt.exp(z)).sum(), lambda v: np.exp(v).real.sum()),
-    ("imag of a quotient", lambda z: nt.imag(z / (z + 2)).sum(), lambda v: (v / (v + 2)).imag.sum()),
+    ("imag of a quotient", lambda z: nt.imag(z / (z + 2)).sum(),
+     lambda v: (v / (v + 2)).imag.sum()),
     ("angle", lambda z: nt.angle(z).sum(), lambda v: np.angle(v).sum()),
-    ("conj", lambda z: nt.real(nt.conj(z) * z * 3j).sum(), lambda v: (np.conj(v) * v * 3j).real.sum()),
+    ("conj", lambda z: nt.real(nt.conj(z) * z * 3j).sum(),
+     lambda v: (np.conj(v) * v * 3j).real.sum()),
     ("abs of a sum", lambda z: nt.abs(z.sum()), lambda v: abs(v.sum())),
     ("power", lambda z: nt.real(z ** 2.5).sum(), lambda v: (v ** 2.5).real.sum()),
     ("log times sin", lambda z: nt.real(nt.log(z) * nt.sin(z)).sum(),
@@ -229,7 +231,7 @@ def test_a_python_fallback_node_shows_in_kinds_profile_and_diagram():
     value = _values("complex128", 5)
     got = f(value)
     np.testing.assert_allclose(got[0], np.exp(value))
-    kinds = {str(node.op): kind for node, kind in zip(f.program.nodes, f.program.kinds)}
+    kinds = {str(node.op): kind for node, kind in zip(f.program.nodes, f.program.kinds, strict=True)}
     assert kinds["Elemwise{exp}"] == "py"
     from nbgraph.linkers.c.linker import c_capable
 
@@ -268,7 +270,7 @@ def test_views_shapes_and_reshapes_of_complex_and_float16_run_in_c():
     f = ng.function([z, w, h], [z * w, z.T.reshape((6,)) + 1j, (h * w.real).reshape((3, 2)),
                                 z.shape[0] * 2, w.conj().imag], linker="c")
     expected = [zv * wv, zv.T.reshape(6) + 1j, (hv * wv.real).reshape(3, 2), 4, wv.conj().imag]
-    for got, want in zip(f(zv, wv, hv), expected):
+    for got, want in zip(f(zv, wv, hv), expected, strict=True):
         assert got.dtype == np.asarray(want).dtype
         np.testing.assert_array_equal(got, want)
 
@@ -298,3 +300,25 @@ def _compile_or_none(z, out, linker):
         return ng.function([z], out, linker=linker)
     except CLinkerRefusal:
         return None
+
+
+KINDS = ["scalar", "vector", "matrix", "row", "col", "tensor3", "tensor4"]
+PLURALS = {"scalar": "scalars", "vector": "vectors", "matrix": "matrices", "row": "rows",
+           "col": "cols", "tensor3": "tensor3s", "tensor4": "tensor4s"}
+
+
+@pytest.mark.parametrize("prefix, dtype", [("c", "complex64"), ("z", "complex128")])
+@pytest.mark.parametrize("kind", KINDS)
+def test_complex_typed_constructors_are_theanos(prefix, dtype, kind):
+    # cmatrix / zmatrix ...: the float64 twin's static shape with a complex dtype, a Type too
+    make, twin = getattr(nt, prefix + kind), getattr(nt, "d" + kind)
+    made = make("v")
+    assert (made.name, made.dtype, made.type.shape) == ("v", dtype, twin.shape)
+    assert made.type == make and make.__doc__ and dtype in make.__doc__
+    assert prefix + kind in nt.__all__ and PLURALS[kind].join([prefix, ""]) in nt.__all__
+    several = getattr(nt, prefix + PLURALS[kind])("a, b")
+    assert [(v.name, v.type) for v in several] == [("a", make), ("b", make)]
+    with pytest.raises(ValueError, match="dimension"):
+        make(shape=(2,) * (len(twin.shape) + 1))
+    value = np.full((1,) * len(twin.shape), 1 + 2j, dtype=dtype)
+    np.testing.assert_array_equal(ng.function([made], made * 2)(value), value * 2)
