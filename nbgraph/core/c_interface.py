@@ -27,14 +27,22 @@ full) calls only the methods declared here: an Op that is not a
 (True, OutputRule('static'))
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+
 from nbgraph.core.type import MethodNotDefined, Type
+
+if TYPE_CHECKING:
+    from nbgraph.core.graph import Apply
 
 __all__ = ["CLinkerOp", "CLinkerType", "CDataType", "OutputRule", "c_source", "c_template"]
 
-_SOURCES = {}
+_SOURCES: dict[tuple[str, str], str] = {}
 
 
-def c_source(package, name):
+def c_source(package: str, name: str) -> str:
     """The text of the C file ``name`` shipped in ``package`` (package data, read once).
 
     Read through the package's loader (``pkgutil.get_data``), like
@@ -54,7 +62,7 @@ def c_source(package, name):
     return text
 
 
-def c_template(package, name, **keys):
+def c_template(package: str, name: str, **keys: object) -> str:
     """:func:`c_source` with its ``${key}`` placeholders filled (``string.Template``:
     a missing key raises KeyError, ``$$`` is a literal dollar)."""
     from string import Template
@@ -86,8 +94,18 @@ class OutputRule:
 
     __slots__ = ("kind", "targets", "axes", "input")
     KINDS = ("broadcast", "drop_axes", "same_as", "static", "custom")
+    #: Fresh outputs of their Types' static shapes (set below the class).
+    STATIC: ClassVar[OutputRule]
+    #: Outputs made by the Op's ``c_prepare_outputs`` (set below the class).
+    CUSTOM: ClassVar[OutputRule]
 
-    def __init__(self, kind, targets=(), axes=(), input=0):
+    kind: str
+    targets: tuple[int, ...]
+    axes: tuple[int, ...]
+    input: int
+
+    def __init__(self, kind: str, targets: Iterable[int] = (), axes: Iterable[int] = (),
+                 input: int = 0) -> None:
         if kind not in self.KINDS:
             raise ValueError("OutputRule kind must be one of %s, got %r" % (self.KINDS, kind))
         object.__setattr__(self, "kind", kind)
@@ -95,40 +113,40 @@ class OutputRule:
         object.__setattr__(self, "axes", tuple(int(a) for a in axes))
         object.__setattr__(self, "input", int(input))
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError("OutputRule is frozen")
 
     @classmethod
-    def broadcast(cls, targets=(), nout=1):
+    def broadcast(cls, targets: Iterable[int] = (), nout: int = 1) -> OutputRule:
         """Outputs of the inputs' broadcast shape; ``targets`` as in the class doc
         (default: ``nout`` fresh arrays)."""
         return cls("broadcast", targets=tuple(targets) or (-1,) * nout)
 
     @classmethod
-    def drop_axes(cls, axes):
+    def drop_axes(cls, axes: Iterable[int]) -> OutputRule:
         """One output: the inputs' broadcast shape without ``axes``."""
         return cls("drop_axes", axes=tuple(axes))
 
     @classmethod
-    def same_as(cls, i):
+    def same_as(cls, i: int) -> OutputRule:
         """One output that is input ``i``."""
         return cls("same_as", input=i)
 
     @property
-    def in_place(self):
+    def in_place(self) -> bool:
         """True when a broadcast rule writes some output into an input."""
         return any(t >= 0 for t in self.targets)
 
-    def _key(self):
+    def _key(self) -> tuple[str, tuple[int, ...], tuple[int, ...], int]:
         return (self.kind, self.targets, self.axes, self.input)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return type(other) is OutputRule and self._key() == other._key()
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._key())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         extra = {"broadcast": ", targets=%r" % (self.targets,),
                  "drop_axes": ", axes=%r" % (self.axes,),
                  "same_as": ", input=%d" % self.input}.get(self.kind, "")
@@ -146,7 +164,8 @@ class CLinkerOp:
     an Op overrides only what it needs; the C linker calls nothing else.
     """
 
-    def c_code(self, node, name, inputs, outputs, sub):
+    def c_code(self, node: Apply, name: str, inputs: Sequence[str],
+               outputs: Sequence[str], sub: dict[str, Any]) -> str:
         """C statements computing the outputs of ``node``.
 
         ``inputs`` / ``outputs`` are the C names of the operands (declared by
@@ -159,30 +178,30 @@ class CLinkerOp:
         """
         raise MethodNotDefined("%s has no C implementation" % (self,))
 
-    def has_c_code(self, node):
+    def has_c_code(self, node: Apply | None) -> bool:
         """True when ``node`` can run as C (default: this class defines :meth:`c_code`)."""
         return type(self).c_code is not CLinkerOp.c_code
 
-    def c_handles_restricted(self, node):
+    def c_handles_restricted(self, node: Apply) -> bool:
         """True when the C of ``node`` is right for operands whose Types are
         *restricted* (:meth:`CLinkerType.c_restricted`: float16 and complex
         tensors).  Default False: such a node runs in Python under the C-VM
         linker and is refused, with its reason, by ``linker="c"``."""
         return False
 
-    def c_support_code(self, node=None):
+    def c_support_code(self, node: Apply | None = None) -> str:
         """C definitions (helper functions, structs) the code needs, once per module."""
         return ""
 
-    def c_headers(self):
+    def c_headers(self) -> list[str]:
         """Header files to ``#include`` (``"math.h"``, or ``"<x.h>"`` / ``'"x.h"'``)."""
         return []
 
-    def c_code_cache_version(self):
+    def c_code_cache_version(self) -> tuple[Any, ...]:
         """Version tuple of the C code (part of the module's cache key); ``()``: unversioned."""
         return ()
 
-    def c_output_rule(self, node):
+    def c_output_rule(self, node: Apply | None) -> OutputRule:
         """The :class:`OutputRule` of ``node``'s outputs.
 
         Default: :data:`OutputRule.CUSTOM` when the class defines
@@ -193,7 +212,7 @@ class CLinkerOp:
             return OutputRule.CUSTOM
         return OutputRule.STATIC
 
-    def c_prepare_outputs(self, node, inputs):
+    def c_prepare_outputs(self, node: Apply, inputs: Sequence[Any]) -> list[Any]:
         """For a ``"custom"`` rule: the output values for input values ``inputs``.
 
         Called in Python before the kernel: return fresh arrays of the right
@@ -202,7 +221,7 @@ class CLinkerOp:
         """
         raise MethodNotDefined("%s does not define c_prepare_outputs" % (self,))
 
-    def c_constant_arguments(self, node):
+    def c_constant_arguments(self, node: Apply) -> tuple[Apply, list[Any]] | None:
         """None, or ``(kernel_node, values)``: an equivalent node whose kernel reads
         some of ``node``'s constants from inputs appended after its own, and
         the values of those appended inputs.
@@ -216,12 +235,12 @@ class CLinkerOp:
         """
         return None
 
-    def c_view_only(self, node):
+    def c_view_only(self, node: Apply) -> bool:
         """True when the C code only re-checks what a cheap ``perform`` does (a view):
         the C-VM linker then runs ``perform``."""
         return False
 
-    def c_preferred(self, node):
+    def c_preferred(self, node: Apply) -> bool:
         """False where ``perform`` is faster than this C (the C-VM linker then runs it)."""
         return True
 
@@ -241,49 +260,50 @@ class CLinkerType:
 
     #: How the C linker passes values: ``"tensor"`` (data pointer plus sizes and
     #: strides), ``"cdata"`` (an opaque pointer) or None (not at all).
-    c_arg_kind = None
+    c_arg_kind: str | None = None
 
-    def _not_defined(self, hook):
+    def _not_defined(self, hook: str) -> NoReturn:
         raise MethodNotDefined("%s does not define the C hook %s()" % (
             type(self).__name__, hook))
 
-    def c_declare(self, name, sub, check_input=True):
+    def c_declare(self, name: str, sub: dict[str, Any], check_input: bool = True) -> str:
         """C declarations of the variables that hold the value named ``name``."""
         self._not_defined("c_declare")
 
-    def c_init(self, name, sub):
+    def c_init(self, name: str, sub: dict[str, Any]) -> str:
         """C code giving the declared variables an empty initial state."""
         self._not_defined("c_init")
 
-    def c_extract(self, name, sub, check_input=True):
+    def c_extract(self, name: str, sub: dict[str, Any], check_input: bool = True) -> str:
         """C code reading the value from its slot into the declared variables."""
         self._not_defined("c_extract")
 
-    def c_extract_out(self, name, sub, check_input=True):
+    def c_extract_out(self, name: str, sub: dict[str, Any],
+                      check_input: bool = True) -> str:
         """Like :meth:`c_extract` for an output slot, which may still be empty."""
         return self.c_extract(name, sub, check_input)
 
-    def c_cleanup(self, name, sub):
+    def c_cleanup(self, name: str, sub: dict[str, Any]) -> str:
         """C code releasing what :meth:`c_extract` acquired."""
         return ""
 
-    def c_sync(self, name, sub):
+    def c_sync(self, name: str, sub: dict[str, Any]) -> str:
         """C code writing the declared variables back into the value's slot."""
         self._not_defined("c_sync")
 
-    def c_code_cache_version(self):
+    def c_code_cache_version(self) -> tuple[Any, ...]:
         """Version tuple of the C code; ``()`` means never cache across processes."""
         return ()
 
-    def c_is_simple(self):
+    def c_is_simple(self) -> bool:
         """True for builtin C types and small structs passed by value."""
         return False
 
-    def c_literal(self, data):
+    def c_literal(self, data: Any) -> str:
         """A C expression for the constant value ``data``."""
         self._not_defined("c_literal")
 
-    def c_restricted(self):
+    def c_restricted(self) -> bool:
         """True when only Ops that say so (``CLinkerOp.c_handles_restricted``)
         may touch values of this Type in C (float16 and complex tensors: C's
         arithmetic on them is not NumPy's unless written for it)."""
@@ -302,7 +322,7 @@ class CDataType(CLinkerType, Type):
     __props__ = ("ctype", "freefunc")
     c_arg_kind = "cdata"
 
-    def __init__(self, ctype, freefunc=None):
+    def __init__(self, ctype: str, freefunc: str | None = None) -> None:
         if not isinstance(ctype, str) or not ctype.strip().endswith("*"):
             raise TypeError("CDataType needs a C pointer type such as 'struct foo *', got %r"
                             % (ctype,))
@@ -311,7 +331,8 @@ class CDataType(CLinkerType, Type):
         self.ctype = " ".join(ctype.replace("*", " * ").split())
         self.freefunc = freefunc
 
-    def filter(self, data, strict=False, allow_downcast=None):
+    def filter(self, data: Any, strict: bool = False,
+               allow_downcast: bool | None = None) -> Any:
         ctype_of = _cffi_pointer_ctype(data)
         if ctype_of is None:
             raise TypeError("%r expects a cffi pointer, got %s" % (self, type(data).__name__))
@@ -320,34 +341,34 @@ class CDataType(CLinkerType, Type):
                 self, self.ctype, ctype_of))
         return data
 
-    def values_eq(self, a, b):
-        return a == b
+    def values_eq(self, a: Any, b: Any) -> bool:
+        return bool(a == b)
 
-    def c_declare(self, name, sub, check_input=True):
+    def c_declare(self, name: str, sub: dict[str, Any], check_input: bool = True) -> str:
         return "%s %s;\n" % (self.ctype, name)
 
-    def c_init(self, name, sub):
+    def c_init(self, name: str, sub: dict[str, Any]) -> str:
         return "%s = NULL;\n" % name
 
-    def c_extract(self, name, sub, check_input=True):
+    def c_extract(self, name: str, sub: dict[str, Any], check_input: bool = True) -> str:
         return "%s = (%s)(%s);\n" % (name, self.ctype, sub["slot"])
 
-    def c_sync(self, name, sub):
+    def c_sync(self, name: str, sub: dict[str, Any]) -> str:
         return "%s = (void *)%s;\n" % (sub["slot"], name)
 
-    def c_code_cache_version(self):
+    def c_code_cache_version(self) -> tuple[Any, ...]:
         return (1,)
 
-    def c_is_simple(self):
+    def c_is_simple(self) -> bool:
         return True
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "CDataType(%s)" % self.ctype
 
 
-def _cffi_pointer_ctype(data):
+def _cffi_pointer_ctype(data: object) -> str | None:
     try:
-        import cffi
+        import cffi  # type: ignore[import-untyped]  # cffi ships no type stubs
     except ImportError:  # pragma: no cover - cffi is a dependency
         return None
     ffi = cffi.FFI()

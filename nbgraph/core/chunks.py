@@ -40,9 +40,9 @@ Kinds
     run on any array of the right shape and dtype, e.g. a zero-stride one).
 """
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Callable
 
 __all__ = ["ChunkSemantics", "CHUNK_KINDS"]
 
@@ -55,15 +55,15 @@ class ChunkSemantics:
     """How a node's outputs relate to its inputs' blocks (see the module docstring)."""
 
     kind: str
-    axes: tuple = ()
+    axes: tuple[int, ...] = ()
     axis: int = 0
     combine: Callable[..., Any] | None = None
     identity: Any = None
     apply: Callable[..., Any] | None = None
     subset: Callable[..., Any] | None = None
-    params: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.kind not in CHUNK_KINDS:
             raise ValueError("ChunkSemantics kind must be one of %s, got %r" % (
                 CHUNK_KINDS, self.kind))
@@ -74,17 +74,18 @@ class ChunkSemantics:
             raise ValueError("a 'view' ChunkSemantics needs apply(x, *others)")
 
     @classmethod
-    def elementwise(cls, subset: Callable | None = None) -> "ChunkSemantics":
+    def elementwise(cls, subset: Callable[..., Any] | None = None) -> "ChunkSemantics":
         """Outputs computed position by position (``subset(node, indices)``: see above)."""
         return cls("elementwise", subset=subset)
 
     @classmethod
-    def reduction(cls, axes, combine: Callable, identity=None) -> "ChunkSemantics":
+    def reduction(cls, axes: Iterable[int], combine: Callable[..., Any],
+                  identity: Any = None) -> "ChunkSemantics":
         """A reduction over ``axes`` whose partial results ``combine`` merges."""
         return cls("reduction", axes=tuple(axes), combine=combine, identity=identity)
 
     @classmethod
-    def view(cls, apply: Callable) -> "ChunkSemantics":
+    def view(cls, apply: Callable[..., Any]) -> "ChunkSemantics":
         """The output is ``apply(x, *others)`` with array methods Dask shares."""
         return cls("view", apply=apply)
 

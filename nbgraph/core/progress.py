@@ -27,8 +27,11 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
-__all__ = ["task", "set_reporter", "get_reporter", "terminal_reporter", "DELAY", "INTERVAL"]
+__all__ = ["task", "set_reporter", "get_reporter", "terminal_reporter", "Reporter", "TaskHandle",
+           "DELAY", "INTERVAL"]
 
 #: Seconds a task runs before its indicator appears.
 DELAY = 1.0
@@ -36,6 +39,10 @@ DELAY = 1.0
 INTERVAL = 0.5
 
 _local = threading.local()
+
+#: A progress reporter: ``reporter(event, label, seconds)`` with event
+#: ``"start"``, ``"update"`` or ``"done"``.
+Reporter = Callable[[str, str, float], None]
 
 
 def terminal_reporter(event: str, label: str, seconds: float) -> None:
@@ -53,22 +60,30 @@ def terminal_reporter(event: str, label: str, seconds: float) -> None:
         pass
 
 
-_reporter = terminal_reporter if os.environ.get("NBGRAPH_PROGRESS", "1") != "0" else None
+_reporter: Reporter | None = (
+    terminal_reporter if os.environ.get("NBGRAPH_PROGRESS", "1") != "0" else None)
 
 
-def set_reporter(reporter) -> None:
+def set_reporter(reporter: Reporter | None) -> None:
     """Use ``reporter(event, label, seconds)`` for progress (None: show nothing)."""
     global _reporter
     _reporter = reporter
 
 
-def get_reporter():
+def get_reporter() -> Reporter | None:
     """The current reporter (None when progress is off)."""
     return _reporter
 
 
+class TaskHandle(Protocol):
+    """What ``with task(label) as t`` gives: ``t.stage(name)`` names the current step."""
+
+    def stage(self, name: str) -> None:
+        """Name what the task is doing now."""
+
+
 class _Task:
-    def __init__(self, label, reporter):
+    def __init__(self, label: str, reporter: Reporter) -> None:
         self.label = label
         self._stage = ""
         self._reporter = reporter
@@ -83,16 +98,16 @@ class _Task:
         """Name what the task is doing now (shown after the label)."""
         self._stage = name
 
-    def text(self):
+    def text(self) -> str:
         return "%s: %s" % (self.label, self._stage) if self._stage else self.label
 
-    def _report(self, event):
+    def _report(self, event: str) -> None:
         try:
             self._reporter(event, self.text(), time.perf_counter() - self._start)
         except Exception:  # a broken reporter must not break a compile
             pass
 
-    def _watch(self):
+    def _watch(self) -> None:
         if self._done.wait(DELAY):
             return
         self.shown = True
@@ -100,7 +115,7 @@ class _Task:
         while not self._done.wait(INTERVAL):
             self._report("update")
 
-    def finish(self):
+    def finish(self) -> None:
         self._done.set()
         self._thread.join()
         if self.shown:
@@ -108,12 +123,12 @@ class _Task:
 
 
 class _Quiet:
-    def stage(self, name):
+    def stage(self, name: str) -> None:
         pass
 
 
 @contextlib.contextmanager
-def task(label: str):
+def task(label: str) -> Iterator[TaskHandle]:
     """Report progress of the ``with`` block when it runs longer than :data:`DELAY`."""
     reporter = _reporter
     if reporter is None or getattr(_local, "active", False):

@@ -34,17 +34,22 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from nbgraph.core.graph import Apply, Variable
 
 __all__ = ["scope", "current_scope", "scope_of", "label_gradient", "SEPARATOR"]
 
 #: How a scope path is written as one string: ``"layer1/affine"``.
 SEPARATOR = "/"
 
-_OPEN: contextvars.ContextVar = contextvars.ContextVar("nbgraph_scope", default=())
+_OPEN: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("nbgraph_scope", default=())
 
 
 @contextlib.contextmanager
-def scope(name: str):
+def scope(name: str) -> Iterator[tuple[str, ...]]:
     """Tag every node built inside the ``with`` block with ``name`` (nested: a path).
 
     ``name`` is a non-empty string without ``"/"``; ``"a/b"`` opens two scopes.
@@ -59,28 +64,32 @@ def scope(name: str):
         _OPEN.reset(token)
 
 
-def current_scope() -> tuple:
+def current_scope() -> tuple[str, ...]:
     """The path of the scopes open here, outermost first (``()`` when none)."""
     return _OPEN.get()
 
 
-def scope_of(var_or_node) -> tuple | None:
+def scope_of(var_or_node: Variable | Apply) -> tuple[str, ...] | None:
     """The scope path a Variable (or an Apply, through its first output) was built in."""
     outputs = getattr(var_or_node, "outputs", None)
     var = outputs[0] if outputs else var_or_node
     tag = getattr(var, "tag", None)
-    return getattr(tag, "scope", None)
+    path: tuple[str, ...] | None = getattr(tag, "scope", None)
+    return path
 
 
-def label_gradient(result, cost, wrt):
+_Result = TypeVar("_Result", bound="Variable | Sequence[Variable]")
+
+
+def label_gradient(result: _Result, cost: Variable | None,
+                   wrt: Variable | Sequence[Variable]) -> _Result:
     """Give each Variable of ``result`` (grad's return: one Variable or a list for
     ``wrt``) the display label ``grad(cost, w)``, kept in ``var.tag.grad_of``.
 
     Names are left alone (a user's name wins in every display); a root variable
     or one already labelled is not relabelled.  Returns ``result``.
     """
-    many = isinstance(result, (list, tuple))
-    results = list(result) if many else [result]
+    results: list[object] = list(result) if isinstance(result, (list, tuple)) else [result]
     wrts = list(wrt) if isinstance(wrt, (list, tuple)) else [wrt]
     cost_name = _short_name(cost, "cost") if cost is not None else "known_grads"
     for g, w in zip(results, wrts, strict=False):  # grad returns one per wrt
@@ -91,6 +100,6 @@ def label_gradient(result, cost, wrt):
     return result
 
 
-def _short_name(var, default):
+def _short_name(var: object, default: str) -> str:
     name = getattr(var, "name", None)
-    return name if name else default
+    return str(name) if name else default
