@@ -3,7 +3,8 @@
 This package knows nothing about NumPy tensors, linkers or display.
 """
 
-from nbgraph.core.fgraph import Feature, FunctionGraph, MissingInputError, Replacement
+from nbgraph.core.features import Feature, Replacement
+from nbgraph.core.fgraph import FunctionGraph, MissingInputError
 from nbgraph.core.gradient import DisconnectedInputError, NullGradientError, grad, subgraph_grad
 from nbgraph.core.gradient_types import (
     DisconnectedType, NullType, grad_not_implemented, grad_undefined,

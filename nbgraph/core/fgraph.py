@@ -8,21 +8,31 @@ the replacement's type with ``filter_variable`` and records the decision in
 :attr:`FunctionGraph.history`.
 """
 
-import heapq
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Literal
 
 from nbgraph.core import graph as _graph
-from nbgraph.core.clients import ClientList
-from nbgraph.core.graph import Constant, Variable
+from nbgraph.core.clients import Client, ClientList
+from nbgraph.core.features import Feature, Replacement
+from nbgraph.core.graph import Apply, Constant, Variable
+from nbgraph.core.memory import memory_source, memory_versions, order_destroyers
 from nbgraph.core.type import NarrowingTrace
 
+# Feature, Replacement (nbgraph.core.features) and the memory functions
+# (nbgraph.core.memory) are part of this module's API: they stay importable here.
 __all__ = ["FunctionGraph", "ClientList", "MissingInputError", "Replacement", "Feature", "path_to",
-           "order_destroyers", "memory_source", "memory_versions"]
+           "order_destroyers", "memory_source", "memory_versions", "Reader"]
+
+#: Who reads a value: a node, or ``"output"`` for the graph's outputs.
+Reader = Apply | Literal["output"]
 
 
 class MissingInputError(ValueError):
     """An output depends on a root Variable that is not among the inputs."""
 
-    def __init__(self, variable, path=()):
+    def __init__(self, variable: Variable, path: Iterable[Variable] = ()) -> None:
         self.variable = variable
         self.path = list(path)
         message = "input %r is needed but was not given" % (variable,)
@@ -35,15 +45,15 @@ class MissingInputError(ValueError):
         super().__init__(message)
 
 
-def _path_text(var):
+def _path_text(var: Variable) -> str:
     if var.owner is not None and var.name is None:
-        return "%s.%d" % (var.owner.op, var.index)
+        return "%s.%s" % (var.owner.op, var.index)
     return repr(var)
 
 
-def path_to(roots, target):
+def path_to(roots: Iterable[Variable], target: Variable) -> list[Variable]:
     """Variables from one of ``roots`` down to ``target`` (through owners' inputs)."""
-    parent = {}
+    parent: dict[Variable, Variable] = {}
     stack = list(roots)
     seen = set(stack)
     while stack:
@@ -62,84 +72,37 @@ def path_to(roots, target):
     return [target]
 
 
-class Feature:
-    """Base for FunctionGraph listeners: override the hooks you need.
-
-    Every hook is a no-op here.  A listener need not subclass Feature (hooks
-    are looked up by name), but subclassing documents which hooks exist.
-    """
-
-    def on_attach(self, fgraph: "FunctionGraph") -> None:
-        """Called once when the feature is attached to ``fgraph``."""
-
-    def on_detach(self, fgraph: "FunctionGraph") -> None:
-        """Called once when the feature is removed from ``fgraph``."""
-
-    def on_import(self, fgraph: "FunctionGraph", node, reason) -> None:
-        """``node`` has entered the graph (its inputs are already in it)."""
-
-    def on_prune(self, fgraph: "FunctionGraph", node, reason) -> None:
-        """``node`` has left the graph (nothing in the graph reads it any more)."""
-
-    def on_change_input(self, fgraph: "FunctionGraph", node, i, old, new, reason) -> None:
-        """Input ``i`` of ``node`` (or output ``i`` when node is "output") now reads ``new``."""
-
-    def on_replace(self, fgraph: "FunctionGraph", record: "Replacement") -> None:
-        """A whole :meth:`FunctionGraph.replace` finished; ``record`` says what changed."""
-
-
-class Replacement:
-    """One entry of :attr:`FunctionGraph.history`.
-
-    ``old`` was replaced by ``new`` (what ``filter_variable`` returned for
-    ``requested``) for ``reason``; ``trace`` is the narrowing trace of that
-    check; ``changes`` lists the ``(client, input index)`` pairs rewired.
-    """
-
-    __slots__ = ("step", "reason", "old", "new", "requested", "trace", "changes")
-
-    def __init__(self, step, reason, old, new, requested, trace, changes):
-        self.step = step
-        self.reason = reason
-        self.old = old
-        self.new = new
-        self.requested = requested
-        self.trace = trace
-        self.changes = changes
-
-    def __repr__(self):
-        return "<Replacement %d: %r -> %r (%s)>" % (self.step, self.old, self.new,
-                                                   self.reason or "no reason given")
-
-
-def _checked_outputs(outputs):
+def _checked_outputs(outputs: Variable | Sequence[Variable] | None) -> list[Variable]:
     """``outputs`` (a Variable or a sequence of them) as a list, or TypeError."""
     if outputs is None:
         raise TypeError("FunctionGraph needs outputs")
-    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
-    for i, out in enumerate(outputs):
+    given: list[object] = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    checked: list[Variable] = []
+    for i, out in enumerate(given):
         if not isinstance(out, Variable):
             raise TypeError("output %d of FunctionGraph must be a Variable, got %r" % (i, out))
-    return outputs
+        checked.append(out)
+    return checked
 
 
-def _checked_inputs(inputs, outputs):
+def _checked_inputs(inputs: Iterable[Variable] | None,
+                    outputs: Sequence[Variable]) -> list[Variable]:
     """``inputs`` as a list of distinct non-constant Variables, or TypeError/ValueError.
 
     None stands for every non-constant root of ``outputs``.
     """
     if inputs is None:
-        inputs = [v for v in _graph.graph_inputs(outputs) if not isinstance(v, Constant)]
-    inputs = list(inputs)
-    for i, inp in enumerate(inputs):
+        inputs = [v for v in _graph.graph_inputs(list(outputs)) if not isinstance(v, Constant)]
+    checked = list(inputs)
+    for i, inp in enumerate(checked):
         if not isinstance(inp, Variable):
             raise TypeError("input %d of FunctionGraph must be a Variable, got %r" % (i, inp))
         if isinstance(inp, Constant):
             raise TypeError("input %d of FunctionGraph, %r, is a Constant; constants "
                             "cannot be inputs" % (i, inp))
-    if len(set(inputs)) != len(inputs):
-        raise ValueError("FunctionGraph inputs contain the same variable twice: %r" % inputs)
-    return inputs
+    if len(set(checked)) != len(checked):
+        raise ValueError("FunctionGraph inputs contain the same variable twice: %r" % checked)
+    return checked
 
 
 class FunctionGraph:
@@ -150,10 +113,13 @@ class FunctionGraph:
     graph in place.  ``inputs=None`` takes every non-constant root.
     """
 
-    def __init__(self, inputs=None, outputs=None, clone=True, features=(), name=None):
+    def __init__(self, inputs: Iterable[Variable] | None = None,
+                 outputs: Variable | Sequence[Variable] | None = None, clone: bool = True,
+                 features: Iterable[Feature] = (), name: str | None = None) -> None:
         outputs = _checked_outputs(outputs)
         inputs = _checked_inputs(inputs, outputs)
-        self.equiv = None
+        #: The caller's graph objects mapped to their clones (None with ``clone=False``).
+        self.equiv: dict[Any, Any] | None = None
         if clone:
             self.equiv = _graph.clone_get_equiv(inputs, outputs, copy_inputs=True)
             inputs = [self.equiv[i] for i in inputs]
@@ -170,20 +136,20 @@ class FunctionGraph:
         for feature in features:
             self.attach_feature(feature)
 
-    def _start_bookkeeping(self):
+    def _start_bookkeeping(self) -> None:
         """Empty inputs, outputs, node and variable sets, clients, features and history."""
-        self.inputs = []
-        self._input_set = set()  # the inputs again, for O(1) membership tests
-        self.outputs = []
-        self.apply_nodes = set()
-        self.variables = set()
-        self.clients = {}
-        self.features = []
-        self.history = []
-        self._order = None
+        self.inputs: list[Variable] = []
+        self._input_set: set[Variable] = set()  # the inputs again, for O(1) membership tests
+        self.outputs: list[Variable] = []
+        self.apply_nodes: set[Apply] = set()
+        self.variables: set[Variable] = set()
+        self.clients: dict[Variable, ClientList] = {}
+        self.features: list[Any] = []  # Feature instances, or any object with its hooks
+        self.history: list[Replacement] = []
+        self._order: list[Apply] | None = None
         self.version = 0
 
-    def _import_outputs(self, outputs):
+    def _import_outputs(self, outputs: Sequence[Variable]) -> None:
         """Add ``outputs``; a missing input is reported with the caller's variables."""
         try:
             for out in outputs:
@@ -197,7 +163,7 @@ class FunctionGraph:
                                     [back.get(v, v) for v in exc.path]) from None
 
     # -- building --------------------------------------------------------
-    def add_input(self, var):
+    def add_input(self, var: Variable) -> None:
         """Add a root Variable as a new input."""
         if var in self._input_set:
             return
@@ -207,13 +173,14 @@ class FunctionGraph:
         if var not in self.clients:
             self.clients[var] = ClientList()
 
-    def add_output(self, var, reason=None):
+    def add_output(self, var: Variable, reason: str | None = None) -> None:
         """Add ``var`` (importing what it needs) as a new output."""
         self.import_var(var, reason)
         self.outputs.append(var)
         self.clients[var].append(("output", len(self.outputs) - 1))
 
-    def import_var(self, var, reason=None, import_missing=False):
+    def import_var(self, var: Variable, reason: str | None = None,
+                   import_missing: bool = False) -> None:
         """Bring ``var`` and whatever computes it into the graph.
 
         A root that is neither an input nor a constant raises
@@ -238,14 +205,15 @@ class FunctionGraph:
         if var not in self.clients:
             self.clients[var] = ClientList()
 
-    def import_node(self, node, reason=None, import_missing=False):
+    def import_node(self, node: Apply, reason: str | None = None,
+                    import_missing: bool = False) -> None:
         """Import ``node`` and every node it needs that is not yet in the graph.
 
         Roots it needs that are not inputs raise :class:`MissingInputError`,
         unless ``import_missing`` adds them as new inputs.
         """
-        new_nodes = []
-        state = {}
+        new_nodes: list[Apply] = []
+        state: dict[Apply, bool] = {}
         stack = [(node, False)]
         while stack:
             current, finished = stack.pop()
@@ -268,7 +236,7 @@ class FunctionGraph:
         for new in new_nodes:
             self._add_node(new, reason)
 
-    def _add_node(self, node, reason):
+    def _add_node(self, node: Apply, reason: str | None) -> None:
         """Record ``node`` (its inputs already in the graph) as a client of its inputs."""
         self.apply_nodes.add(node)
         for out in node.outputs:
@@ -285,12 +253,13 @@ class FunctionGraph:
         self._callback("on_import", node, reason)
 
     # -- editing ---------------------------------------------------------
-    def change_node_input(self, node, i, new_var, reason=None):
+    def change_node_input(self, node: Reader, i: int, new_var: Variable,
+                          reason: str | None = None) -> None:
         """Make input ``i`` of ``node`` (or output ``i`` when node is "output") read ``new_var``.
 
         No type check is made here; use :meth:`replace`.
         """
-        if node == "output":
+        if isinstance(node, str):  # "output"
             old = self.outputs[i]
             if old is new_var:
                 return
@@ -308,13 +277,13 @@ class FunctionGraph:
         self._changed()
         self._callback("on_change_input", node, i, old, new_var, reason)
 
-    def add_client(self, var, client):
+    def add_client(self, var: Variable, client: Client) -> None:
         """Record that ``client`` (a ``(node, i)`` pair, or ``("output", i)``) reads ``var``."""
         if var not in self.variables:
             raise ValueError("add_client: %r is not part of this FunctionGraph" % (var,))
         self.clients[var].append(client)
 
-    def remove_client(self, var, client, reason=None):
+    def remove_client(self, var: Variable, client: Client, reason: str | None = None) -> None:
         """Forget that ``client`` reads ``var``; nodes no longer read by anything are pruned
         (``on_prune`` fires for each), inputs always stay."""
         if client not in self.clients.get(var, ()):
@@ -322,7 +291,7 @@ class FunctionGraph:
         self._remove_client(var, client, reason)
         self._changed()
 
-    def remove_node(self, node, reason=None):
+    def remove_node(self, node: Apply, reason: str | None = None) -> None:
         """Remove ``node`` with everything that reads its outputs, outputs included.
 
         Graph outputs computed from ``node`` are dropped from :attr:`outputs`;
@@ -332,7 +301,7 @@ class FunctionGraph:
             raise ValueError("remove_node: %s is not part of this FunctionGraph" % (node,))
         self._remove_dependents(node.outputs, reason)
 
-    def remove_input(self, i, reason=None):
+    def remove_input(self, i: int, reason: str | None = None) -> None:
         """Remove input ``i`` with every node and output that depends on it."""
         var = self.inputs[i]
         self._remove_dependents([var], reason)
@@ -343,7 +312,7 @@ class FunctionGraph:
             self.variables.discard(var)
         self._changed()
 
-    def _remove_dependents(self, roots, reason):
+    def _remove_dependents(self, roots: Sequence[Variable], reason: str | None) -> None:
         """Drop the graph outputs computed from ``roots``.
 
         Every node of a FunctionGraph feeds some output, so once those outputs
@@ -353,7 +322,7 @@ class FunctionGraph:
         stack = list(roots)
         while stack:
             for client, _ in self.clients.get(stack.pop(), ()):
-                if client != "output" and not doomed.issuperset(client.outputs):
+                if not isinstance(client, str) and not doomed.issuperset(client.outputs):
                     doomed.update(client.outputs)
                     stack.extend(client.outputs)
         for j in reversed(range(len(self.outputs))):
@@ -361,8 +330,8 @@ class FunctionGraph:
                 self.remove_output(j, reason)
         self._changed()
 
-    def _remove_client(self, var, client, reason):
-        stack = [(var, client)]
+    def _remove_client(self, var: Variable, client: Client, reason: str | None) -> None:
+        stack: list[tuple[Variable, Client]] = [(var, client)]
         while stack:
             var, client = stack.pop()
             clients = self.clients.get(var)
@@ -388,7 +357,8 @@ class FunctionGraph:
             for j, inp in enumerate(owner.inputs):
                 stack.append((inp, (owner, j)))
 
-    def replace(self, var, new_var, reason=None, verbose=False):
+    def replace(self, var: Variable, new_var: Variable, reason: str | None = None,
+                verbose: bool = False) -> None:
         """Replace every use of ``var`` by ``new_var``.
 
         ``new_var`` goes through ``var.type.filter_variable``: a more specific
@@ -415,19 +385,20 @@ class FunctionGraph:
         _inherit_site(var, checked, self.variables)
         changes = list(self.clients[var])
         for node, i in changes:
-            if node != "output" and node not in self.apply_nodes:
+            if not isinstance(node, str) and node not in self.apply_nodes:
                 continue
             self.change_node_input(node, i, checked, reason)
         record = Replacement(len(self.history), reason, var, checked, new_var, trace, changes)
         self.history.append(record)
         self._callback("on_replace", record)
 
-    def replace_all(self, pairs, reason=None):
+    def replace_all(self, pairs: Iterable[tuple[Variable, Variable]],
+                    reason: str | None = None) -> None:
         """Apply :meth:`replace` to each ``(var, new_var)`` pair in order."""
         for var, new_var in pairs:
             self.replace(var, new_var, reason=reason)
 
-    def remove_output(self, i, reason=None):
+    def remove_output(self, i: int, reason: str | None = None) -> None:
         """Drop output ``i`` (pruning what only it needed)."""
         old = self.outputs.pop(i)
         self._remove_client(old, ("output", i), reason)
@@ -437,7 +408,7 @@ class FunctionGraph:
         self._changed()
 
     # -- features --------------------------------------------------------
-    def attach_feature(self, feature):
+    def attach_feature(self, feature: Any) -> None:
         """Add a listener; its ``on_attach(fgraph)`` runs now."""
         if feature in self.features:
             return
@@ -446,25 +417,25 @@ class FunctionGraph:
         if hook is not None:
             hook(self)
 
-    def remove_feature(self, feature):
+    def remove_feature(self, feature: Any) -> None:
         """Remove a listener; its ``on_detach(fgraph)`` runs now."""
         self.features.remove(feature)
         hook = getattr(feature, "on_detach", None)
         if hook is not None:
             hook(self)
 
-    def _callback(self, name, *args):
+    def _callback(self, name: str, *args: Any) -> None:
         for feature in self.features:
             hook = getattr(feature, name, None)
             if hook is not None:
                 hook(self, *args)
 
-    def _changed(self):
+    def _changed(self) -> None:
         self._order = None
         self.version += 1
 
     # -- queries ---------------------------------------------------------
-    def toposort(self):
+    def toposort(self) -> list[Apply]:
         """The Apply nodes in an order where each comes after those it needs.
 
         A node that overwrites an input (``op.destroy_map``) comes after every
@@ -478,17 +449,17 @@ class FunctionGraph:
             self._order = order
         return list(self._order)
 
-    def get_clients(self, var):
+    def get_clients(self, var: Variable) -> list[Client]:
         """The ``(node, input index)`` pairs reading ``var``."""
         return list(self.clients.get(var, ()))
 
-    def check_integrity(self):
+    def check_integrity(self) -> None:
         """Raise AssertionError-like ValueError if the bookkeeping is inconsistent."""
         nodes = set(_graph.io_toposort(self.inputs, self.outputs))
         if nodes != self.apply_nodes:
             raise ValueError("apply_nodes disagree with the graph: %d extra, %d missing" % (
                 len(self.apply_nodes - nodes), len(nodes - self.apply_nodes)))
-        expected = {}
+        expected: dict[Variable, list[Client]] = {}
         for var in self.inputs:
             expected.setdefault(var, [])
         for node in nodes:
@@ -509,154 +480,26 @@ class FunctionGraph:
                     and var not in self._input_set):
                 raise ValueError("%r is a root but not an input" % (var,))
 
-    def clone(self):
+    def clone(self) -> FunctionGraph:
         """An independent copy (without history or features)."""
         return FunctionGraph(self.inputs, self.outputs, clone=True, name=self.name)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "FunctionGraph(%s)" % ", ".join(repr(o) for o in self.outputs)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Apply]:
         return iter(self.toposort())
 
-    def __contains__(self, item):
+    def __contains__(self, item: object) -> bool:
         return item in self.variables or item in self.apply_nodes
 
 
-def memory_source(node, j):
-    """The input of ``node`` whose memory output ``j`` uses (``destroy_map``, else
-    ``view_map``), or None when the output is fresh memory."""
-    op = node.op
-    for kind in (op.destroy_map, op.view_map):
-        ins = kind.get(j) if kind else None
-        if ins:
-            return node.inputs[ins[0]]
-    return None
-
-
-def memory_versions(order):
-    """``(root, version)`` dicts for the variables of ``order`` that alias another.
-
-    ``root[v]`` is the variable that owns ``v``'s memory (followed back through
-    ``view_map`` and ``destroy_map``); ``version[v]`` is the value that memory
-    holds when ``v`` is read: the output of the last destroyer on the way back,
-    or the root.  Variables missing from a dict are their own root/version.
-    """
-    root, version = {}, {}
-    for node in order:
-        destroyed = node.op.destroy_map
-        for j, out in enumerate(node.outputs):
-            src = memory_source(node, j)
-            if src is None:
-                continue
-            root[out] = root.get(src, src)
-            version[out] = out if destroyed.get(j) else version.get(src, src)
-    return root, version
-
-
-def order_destroyers(fgraph, order):
-    """``order`` changed so each destroying node runs after the other readers of its victim.
-
-    The victim is the value the destroyed input holds (see
-    :func:`memory_versions`): every other node reading it, directly or through a
-    view, must run first.  A destroyer may overwrite the output of an earlier
-    one (a chain of in-place ops).  Raises ValueError naming the Op when the
-    memory belongs to a graph input or a constant (the caller's data), when a
-    graph output holds the victim (itself or a view of it), when two nodes
-    destroy the same value, or when no order can satisfy the readers.
-    """
-    root, version = memory_versions(order)
-    victims = _victims(fgraph, order, root, version)
-    if not victims:
-        return order
-    before = _run_after(order, victims, version)
-    return _ordered_like(order, before)
-
-
-def _victims(fgraph, order, root, version):
-    """``{victim value: the node destroying it}``, refusing what may not be overwritten."""
-    inputs = set(fgraph.inputs)
-    returned = {}
-    for out in fgraph.outputs:
-        returned.setdefault(version.get(out, out), out)
-    victims = {}
-    for node in order:
-        for i in sorted({i for ins in node.op.destroy_map.values() for i in ins}):
-            var = node.inputs[i]
-            victim = version.get(var, var)
-            _check_overwritable(node, root.get(var, var), victim, inputs, returned)
-            if victims.get(victim, node) is not node:
-                raise ValueError("%r is overwritten by two nodes, %s and %s" % (
-                    victim, victims[victim].op, node.op))
-            victims[victim] = node
-    return victims
-
-
-def _check_overwritable(node, mem, victim, inputs, returned):
-    """Refuse ``node`` overwriting memory the caller owns or a graph output holds."""
-    shown = returned.get(victim)
-    if isinstance(mem, Constant):
-        what = "a constant"
-    elif mem in inputs:
-        what = "an input"
-    elif shown is not None:
-        mem = victim
-        what = "an output" if shown is victim else "viewed by %r, an output" % (shown,)
-    else:
-        return
-    raise ValueError(
-        "%s overwrites %r, which is %s of the graph: an Op with a destroy_map "
-        "may only overwrite intermediate values (apply it to a copy)" % (node.op, mem, what))
-
-
-def _run_after(order, victims, version):
-    """``{node: the nodes it must run after}``: its inputs' owners and, for a
-    destroyer, every other reader of its victim."""
-    readers = {}
-    before = {node: set() for node in order}
-    for node in order:
-        for var in node.inputs:
-            readers.setdefault(version.get(var, var), []).append(node)
-            if var.owner is not None:
-                before[node].add(var.owner)
-    for victim, destroyer in victims.items():
-        before[destroyer].update(r for r in readers.get(victim, ()) if r is not destroyer)
-    return before
-
-
-def _ordered_like(order, before):
-    """A topological order of ``before`` that keeps ``order`` wherever it can
-    (the earliest ready node first); ValueError when none exists."""
-    position = {node: i for i, node in enumerate(order)}
-    waiting = {node: len(deps) for node, deps in before.items()}
-    after = {node: [] for node in order}
-    for node, deps in before.items():
-        for dep in deps:
-            after[dep].append(node)
-    ready = [(position[n], n) for n in order if waiting[n] == 0]
-    heapq.heapify(ready)
-    result = []
-    while ready:
-        _, node = heapq.heappop(ready)
-        result.append(node)
-        for nxt in after[node]:
-            waiting[nxt] -= 1
-            if waiting[nxt] == 0:
-                heapq.heappush(ready, (position[nxt], nxt))
-    if len(result) != len(order):
-        stuck = [n for n in order if waiting[n] > 0]
-        raise ValueError("no order lets %s overwrite its input after every other reader of "
-                         "it (a reader needs the overwritten result)" % (
-                             ", ".join(str(n.op) for n in stuck[:3]),))
-    return result
-
-
-def _client_key(client):
+def _client_key(client: Client) -> tuple[int, int]:
     node, i = client
     return (id(node), i)
 
 
-def _inherit_site(old, new, known):
+def _inherit_site(old: Variable, new: Variable, known: set[Variable]) -> None:
     """Give the nodes a replacement brings in the creation site of what they replace.
 
     A node built by a rewrite was "built" inside nbgraph; the line that matters
@@ -667,7 +510,7 @@ def _inherit_site(old, new, known):
     if (site is None and path is None) or new.owner is None:
         return
     stack = [new]
-    seen = set()
+    seen: set[Apply] = set()
     while stack:
         var = stack.pop()
         node = var.owner

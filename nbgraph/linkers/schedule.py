@@ -24,7 +24,7 @@ break that), the whole group is pinned to the top scope (computed eagerly).
 
 from collections import defaultdict
 
-from nbgraph.core.fgraph import memory_versions
+from nbgraph.core.memory import memory_versions
 
 __all__ = ["lazy_schedule", "lazy_nodes"]
 

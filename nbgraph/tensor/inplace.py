@@ -27,7 +27,7 @@ made in place.  Every change is a :meth:`FunctionGraph.replace` with reason
 ['Dot', 'Elemwise{Composite{(exp(x0) + 1.0)}, inplace}']
 """
 
-from nbgraph.core.fgraph import memory_source
+from nbgraph.core.memory import memory_source
 from nbgraph.core.graph import Apply, Constant
 from nbgraph.core.rewriting import GraphRewriter
 from nbgraph.tensor.elemwise import Elemwise
