@@ -129,7 +129,7 @@ bench: setup $(BENCH_STAMP) bytecode
 # the Dask linker's rows (issue 18: gigabytes per row, 1 and 2 worker processes) and
 # its out-of-core test (workers with 1 GB limits), both too long for bench/test
 bench-dask: setup $(BENCH_STAMP) bytecode
-	NBGRAPH_BENCH_DASK=1 $(VPY) -m bench -k dask
+	$(VPY) -m bench.dask_cases $(DASK_BENCH_ARGS)
 	NBGRAPH_SLOW_TESTS=1 $(VPY) -m pytest -q tests/linkers/dask/test_out_of_core.py
 
 clean:

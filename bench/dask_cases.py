@@ -1,34 +1,54 @@
 """Dask linker rows (issue 18): nbgraph's ``linker="dask"`` beside hand-written
 ``dask.array`` code for the same expression, on the same LocalCluster, in one run.
 
-Opt-in (each row moves gigabytes): ``NBGRAPH_BENCH_DASK=1 python -m bench -k dask``
-(``make bench-dask``).  Every row runs with 1 and with 2 worker processes (one
-thread, 2 GB each, on 127.0.0.1).  Inputs are generated lazily in 64 MB
-chunks by ``da.random.default_rng`` inside the timed computation (as an
-out-of-core job reads them), on both sides; elementwise results are summed
-by dask on both sides so nothing is gathered onto the driver.  The "numpy"
-column holds the hand-written dask time; the target is >= 1.5x its
-throughput (a time ratio <= 0.67).  ``N`` defaults to 2e8 elements
-(``NBGRAPH_BENCH_DASK_N`` changes it; the logistic regression uses N/4 rows
-of 10 features, 5e7 x 10 at the default); each side runs twice, best kept
-(``NBGRAPH_BENCH_DASK_REPEAT``).
+Run it on its own (a table of every row's throughput ratio, then the scaling
+from 1 to 2 workers)::
+
+    python -m bench.dask_cases --n 2e8            # the issue's sizes
+    python -m bench.dask_cases --n 2e7 -k sum     # smaller, one row
+
+or inside ``make bench`` with ``NBGRAPH_BENCH_DASK=1`` (``make bench-dask``),
+where ``NBGRAPH_BENCH_DASK_N`` sets N.
+
+Each cluster (1 worker, then 2 workers; one thread each, on 127.0.0.1)
+gets the same inputs, generated and *persisted in worker memory before the
+timed region* (``--inputs generated`` times their generation too, as an
+out-of-core job reading them would); block i of every input lives on the
+same worker.  Results are computed into worker memory (``persist``), not
+gathered onto the driver.  Both sides run
+alternately, ``--repeat`` times, best kept; a row shows wall seconds, the
+CPU seconds the workers spent (summed over worker processes, read with
+``time.process_time`` in each worker before and after), and the throughput
+ratio (hand-written time / nbgraph time; target >= 1.5).  N is the number of
+elements per vector; the logistic regression uses N/4 rows of 10 features
+(5e7 x 10 at the default 2e8).
 """
 
+import argparse
 import atexit
 import os
+import sys
 import time
 
 import numpy as np
 
-__all__ = ["cases"]
+__all__ = ["cases", "ROWS", "run", "main"]
 
-N = int(float(os.environ.get("NBGRAPH_BENCH_DASK_N", "2e8")))
-REPEAT = int(os.environ.get("NBGRAPH_BENCH_DASK_REPEAT", "2"))
-CHUNK = 8_000_000  # float64 elements: 64 MB
-_clients = {}
+DEFAULT_N = 2e8
+CHUNK = 8_000_000  # float64 elements: 64 MB blocks
+TARGET = 1.5
+_clients: dict = {}
 
 
-def _client(n_workers):
+# -- clusters -------------------------------------------------------------
+def _memory_limit(n, n_workers):
+    """Per-worker limit holding the persisted inputs and result (4 vectors of n float64)
+    with room for the blocks in flight (at least 2 GB)."""
+    need = 4 * 8 * n / n_workers * 1.3 + 1.5e9
+    return "%dMB" % max(2000, int(need / 1e6))
+
+
+def _client(n_workers, n, memory_limit=None):
     if n_workers not in _clients:
         for old in list(_clients):  # one cluster at a time on this machine
             client, cluster = _clients.pop(old)
@@ -38,7 +58,8 @@ def _client(n_workers):
 
         from nbgraph.linkers.dask import local_cluster
 
-        cluster = local_cluster(n_workers=n_workers, memory_limit="2GB")
+        cluster = local_cluster(n_workers=n_workers,
+                                memory_limit=memory_limit or _memory_limit(n, n_workers))
         _clients[n_workers] = (Client(cluster), cluster)
     return _clients[n_workers][0]
 
@@ -48,100 +69,209 @@ def _close():
     for client, cluster in _clients.values():
         client.close()
         cluster.close()
+    _clients.clear()
 
 
-def _timed(make):
-    def run():
-        start = time.perf_counter()
-        make()
-        return time.perf_counter() - start
-    return run
+def _worker_cpu(client):
+    return sum(client.run(time.process_time).values())
 
 
-def _inputs(k, n=None):
+# -- inputs ---------------------------------------------------------------
+def _vectors(k, n, chunk, seed=18):
+    """``k`` vectors whose i-th blocks are slices of one generated block (so a
+    worker holding block i of x holds block i of y and z: no transfers)."""
     import dask.array as da
 
-    rng = da.random.default_rng(18)
-    return [rng.standard_normal(n or N, chunks=CHUNK) for _ in range(k)]
+    stacked = da.random.default_rng(seed).standard_normal((k, n), chunks=(k, chunk))
+    return [stacked[i] for i in range(k)]
 
 
-def _elementwise(expr_nb, expr_da, k, n_workers):
-    def setup(linker):
-        import dask
+def _design(n, chunk, cols=10):
+    import dask.array as da
 
+    rows = n // 4
+    X = da.random.default_rng(5).standard_normal((rows, cols), chunks=(chunk // cols, cols))
+    return [X, (X[:, 0] > 0).astype("float64")]
+
+
+# -- the rows: (name, inputs(n, chunk), build ours(client), theirs(*inputs)) -------------
+def _elementwise(expr_nb, k):
+    def build(client):
         import nbgraph as ng
         import nbgraph.tensor as nt
         from nbgraph.linkers.dask import DaskLinker
 
-        client = _client(n_workers)
         vs = [nt.dvector(name) for name in "xyz"[:k]]
-        f = ng.function(vs, expr_nb(nt, *vs), linker=DaskLinker(scheduler=client))
-
-        def ours():
-            return dask.compute(f(*_inputs(k)).sum(), scheduler=client)
-
-        def theirs():
-            return dask.compute(expr_da(*_inputs(k)).sum(), scheduler=client)
-        return _timed(ours), _timed(theirs), None
-    return setup
+        return ng.function(vs, expr_nb(nt, *vs), linker=DaskLinker(scheduler=client))
+    return build
 
 
-def _sum_sq(n_workers):
+def _sum_sq_build(client):
+    import nbgraph as ng
+    import nbgraph.tensor as nt
+    from nbgraph.linkers.dask import DaskLinker
+
+    x, y = nt.dvector("x"), nt.dvector("y")
+    return ng.function([x, y], ((x - y) ** 2).sum(), linker=DaskLinker(scheduler=client))
+
+
+def _logreg_build(client):
+    import nbgraph as ng
+    import nbgraph.tensor as nt
+    from nbgraph.linkers.dask import DaskLinker
+
+    Xv, tv = nt.dmatrix("X"), nt.dvector("t")
+    w = ng.shared(np.full(10, 0.01), "w")
+    p = nt.sigmoid(nt.dot(Xv, w))
+    cost = -(tv * nt.log(p) + (1 - tv) * nt.log(1 - p)).mean()
+    return ng.function([Xv, tv], ng.grad(cost, w), linker=DaskLinker(scheduler=client))
+
+
+def _logreg_theirs(X, t):
+    import dask.array as da
+
+    p = 1 / (1 + da.exp(-X.dot(np.full(10, 0.01))))
+    return X.T.dot(p - t) / X.shape[0]
+
+
+def _axpy(x, y, z):
+    return x + y * 2.0 - z
+
+
+def _expsin(x, y):
+    import dask.array as da
+
+    return da.exp(-x ** 2 / 2) * da.sin(y) + x * y
+
+
+ROWS = [
+    ("x + y*2.0 - z", lambda n, c: _vectors(3, n, c),
+     _elementwise(lambda nt, x, y, z: x + y * 2.0 - z, 3), _axpy),
+    ("exp(-x**2/2)*sin(y) + x*y", lambda n, c: _vectors(2, n, c),
+     _elementwise(lambda nt, x, y: nt.exp(-x ** 2 / 2) * nt.sin(y) + x * y, 2), _expsin),
+    ("sum((x - y)**2)", lambda n, c: _vectors(2, n, c), _sum_sq_build,
+     lambda x, y: ((x - y) ** 2).sum()),
+    ("logreg grad, X (N/4)x10", _design, _logreg_build, _logreg_theirs),
+]
+
+
+# -- timing ---------------------------------------------------------------
+def _measure(client, make, inputs):
+    """(wall s, worker CPU s) of building ``make(*inputs)`` and computing it into
+    worker memory (``persist``: an elementwise result stays distributed, as
+    it would before being written to zarr; nothing is gathered)."""
+    from distributed import wait
+
+    cpu0 = _worker_cpu(client)
+    start = time.perf_counter()
+    result = client.persist(make(*inputs))
+    wait(result)
+    wall = time.perf_counter() - start
+    del result
+    return wall, _worker_cpu(client) - cpu0
+
+
+def time_row(row, n_workers, n, chunk=CHUNK, repeat=3, persisted=True, memory_limit=None):
+    """``{"ours": (wall, cpu), "theirs": (wall, cpu)}``, best of ``repeat`` each
+    (the two sides alternate, so load changes hit both)."""
+    from distributed import wait
+
+    name, inputs, build, theirs = row
+    client = _client(n_workers, n, memory_limit)
+    ours = build(client)
+    data = inputs(n, chunk)
+    if persisted:
+        data = client.persist(data)
+        wait(data)
+    for make in (ours, theirs):  # warm: kernels loaded on every worker, pools started
+        _measure(client, make, data)
+    best = {"ours": None, "theirs": None}
+    for _ in range(repeat):
+        for side, make in (("ours", ours), ("theirs", theirs)):
+            got = _measure(client, make, data)
+            if best[side] is None or got[0] < best[side][0]:
+                best[side] = got
+    del data
+    return best
+
+
+def _fmt_row(name, w, best):
+    (tw, tc), (hw, hc) = best["ours"], best["theirs"]
+    ratio = hw / tw
+    return "%-28s %2d %9.2f %9.2f %7.2fx %9.2f %9.2f %7.2fx  %s" % (
+        name, w, tw, hw, ratio, tc, hc, hc / tc if tc else float("nan"),
+        "ok" if ratio >= TARGET else "MISS")
+
+
+def run(n=DEFAULT_N, workers=(1, 2), keyword="", repeat=3, chunk=CHUNK, persisted=True,
+        memory_limit=None, out=sys.stdout):
+    """Print every row's throughput ratio on each cluster size, then the scaling."""
+    n = int(n)
+    rows = [r for r in ROWS if keyword in r[0]]
+    print("N=%.0e float64 per vector, blocks of %d elements, inputs %s; load %s" % (
+        n, chunk, "persisted before timing" if persisted else "generated inside timing",
+        "%.1f %.1f %.1f" % os.getloadavg()), file=out)
+    head = "%-28s %2s %9s %9s %8s %9s %9s %8s  %s" % (
+        "row", "w", "nbgraph s", "dask s", "thru x", "nb cpu s", "da cpu s", "cpu x",
+        "target >=%.1fx" % TARGET)
+    print(head, file=out)
+    print("-" * len(head), file=out, flush=True)
+    results = {}
+    for w in workers:
+        for row in rows:
+            best = time_row(row, w, n, chunk, repeat, persisted, memory_limit)
+            results[row[0], w] = best
+            print(_fmt_row(row[0], w, best), file=out, flush=True)
+    _close()
+    if len(workers) > 1:
+        lo, hi = min(workers), max(workers)
+        print("\nscaling %d -> %d workers (wall time ratio t(%d)/t(%d); %d is ideal)" % (
+            lo, hi, lo, hi, hi // lo), file=out)
+        for row in rows:
+            a, b = results[row[0], lo], results[row[0], hi]
+            print("%-28s nbgraph %5.2fx   dask %5.2fx" % (
+                row[0], a["ours"][0] / b["ours"][0], a["theirs"][0] / b["theirs"][0]),
+                file=out)
+    return results
+
+
+def main(argv=None) -> int:
+    """``python -m bench.dask_cases``: see the module docstring."""
+    parser = argparse.ArgumentParser(prog="python -m bench.dask_cases", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=float, default=DEFAULT_N,
+                        help="elements per vector (default 2e8; logreg: N/4 x 10)")
+    parser.add_argument("--workers", default="1,2", help="cluster sizes (default 1,2)")
+    parser.add_argument("-k", default="", help="only rows whose name contains this")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--chunk", type=float, default=CHUNK, help="elements per block")
+    parser.add_argument("--inputs", choices=("persisted", "generated"), default="persisted")
+    parser.add_argument("--memory-limit", default=None,
+                        help="per worker (default: enough for the persisted inputs)")
+    args = parser.parse_args(argv)
+    run(args.n, tuple(int(w) for w in args.workers.split(",")), args.k, args.repeat,
+        int(args.chunk), args.inputs == "persisted", args.memory_limit)
+    return 0
+
+
+# -- `make bench` integration ---------------------------------------------
+def _case_setup(row, n_workers, n):
     def setup(linker):
-        import nbgraph as ng
-        import nbgraph.tensor as nt
-        from nbgraph.linkers.dask import DaskLinker
+        memo = {}
 
-        client = _client(n_workers)
-        x, y = nt.dvector("x"), nt.dvector("y")
-        f = ng.function([x, y], ((x - y) ** 2).sum(),
-                        linker=DaskLinker(compute=True, scheduler=client))
-
-        def theirs():
-            a, b = _inputs(2)
-            return ((a - b) ** 2).sum().compute(scheduler=client)
-        return _timed(lambda: f(*_inputs(2))), _timed(theirs), None
-    return setup
-
-
-def _logreg(n_workers):
-    cols = 10
-    rows = N // 4
-
-    def data():
-        import dask.array as da
-
-        X = da.random.default_rng(5).standard_normal((rows, cols),
-                                                     chunks=(CHUNK // cols, cols))
-        return X, (X[:, 0] > 0).astype("float64")
-
-    def setup(linker):
-        import dask
-        import dask.array as da
-
-        import nbgraph as ng
-        import nbgraph.tensor as nt
-        from nbgraph.linkers.dask import DaskLinker
-
-        client = _client(n_workers)
-        w0 = np.full(cols, 0.01)
-        Xv, tv = nt.dmatrix("X"), nt.dvector("t")
-        w = ng.shared(w0.copy(), "w")
-        p = nt.sigmoid(nt.dot(Xv, w))
-        cost = -(tv * nt.log(p) + (1 - tv) * nt.log(1 - p)).mean()
-        f = ng.function([Xv, tv], ng.grad(cost, w),
-                        linker=DaskLinker(compute=True, scheduler=client))
-
-        def theirs():
-            X, t = data()
-            p = 1 / (1 + da.exp(-X.dot(w0)))
-            return dask.compute(X.T.dot(p - t) / rows, scheduler=client)
-        return _timed(lambda: f(*data())), _timed(theirs), None
+        def side(which):
+            def timed():
+                if not memo:
+                    memo.update(time_row(row, n_workers, n, repeat=int(os.environ.get(
+                        "NBGRAPH_BENCH_DASK_REPEAT", "2"))))
+                return memo.pop(which)[0]
+            return timed
+        return side("ours"), side("theirs"), None
     return setup
 
 
 def cases():
-    """The rows, when ``NBGRAPH_BENCH_DASK=1`` (else none)."""
+    """The rows for ``make bench``, when ``NBGRAPH_BENCH_DASK=1`` (else none)."""
     if os.environ.get("NBGRAPH_BENCH_DASK") != "1":
         return []
     try:
@@ -150,28 +280,15 @@ def cases():
         return []
     from bench.cases import Case
 
-    size = "%.0e" % N
-    rows = []
+    n = int(float(os.environ.get("NBGRAPH_BENCH_DASK_N", DEFAULT_N)))
+    out = []
     for w in (1, 2):
-        tag = ", %d worker%s" % (w, "" if w == 1 else "s")
-        rows += [
-            Case("dask: x + y*2.0 - z, N=%s%s" % (size, tag),
-                 _elementwise(lambda nt, x, y, z: x + y * 2.0 - z,
-                              lambda x, y, z: x + y * 2.0 - z, 3, w),
-                 self_timed=True, repeat=REPEAT, target=1 / 1.5, per_numpy=True),
-            Case("dask: exp(-x**2/2)*sin(y) + x*y, N=%s%s" % (size, tag),
-                 _elementwise(lambda nt, x, y: nt.exp(-x ** 2 / 2) * nt.sin(y) + x * y,
-                              lambda x, y: _np_expr(x, y), 2, w),
-                 self_timed=True, repeat=REPEAT, target=1 / 1.5, per_numpy=True),
-            Case("dask: sum((x - y)**2), N=%s%s" % (size, tag), _sum_sq(w),
-                 self_timed=True, repeat=REPEAT, target=1 / 1.5, per_numpy=True),
-            Case("dask: logreg grad, X %.0ex10%s" % (N // 4, tag), _logreg(w),
-                 self_timed=True, repeat=REPEAT, target=1 / 1.5, per_numpy=True),
-        ]
-    return rows
+        for row in ROWS:
+            out.append(Case("dask: %s, N=%.0e, %d worker%s" % (row[0], n, w, "s"[:w - 1]),
+                            _case_setup(row, w, n), self_timed=True, repeat=1,
+                            target=1 / TARGET, per_numpy=True))
+    return out
 
 
-def _np_expr(x, y):
-    import dask.array as da
-
-    return da.exp(-x ** 2 / 2) * da.sin(y) + x * y
+if __name__ == "__main__":
+    sys.exit(main())
