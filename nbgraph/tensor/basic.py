@@ -11,6 +11,7 @@ from numpy.exceptions import AxisError
 
 from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.core.op import Op
+from nbgraph.tensor.blas_threads import product_function
 from nbgraph.tensor.c_code.basic import AllocC, ReshapeC, ShapeC, ShapeIC, SpecifyShapeC
 from nbgraph.tensor.c_code.dot import DotC
 from nbgraph.tensor.grad_rules import index_gradient, input_gradient, is_discrete, zero_gradient
@@ -503,7 +504,7 @@ class Dot(DotC, Op):
     def perform(self, node, inputs, output_storage):
         x, y = inputs
         try:
-            out = np.dot(x, y)
+            out = product_function(node)(x, y)
         except ValueError as exc:
             raise ValueError("dot: shapes %s and %s are not aligned" % (x.shape, y.shape)) \
                 from exc
@@ -513,7 +514,7 @@ class Dot(DotC, Op):
         """:meth:`perform` without its per-call overhead (same results and errors)."""
         (a, b), (o,) = in_cells, out_cells
         dtype = node.outputs[0].type.numpy_dtype
-        npdot, asarray, ndarray = np.dot, np.asarray, np.ndarray
+        npdot, asarray, ndarray = product_function(node), np.asarray, np.ndarray
 
         def thunk():
             x, y = a[0], b[0]

@@ -1,0 +1,146 @@
+"""How many BLAS threads a small matrix product runs on.
+
+NumPy's BLAS (OpenBLAS in NumPy's wheels) splits a matrix product across all
+its threads once it has more than 262,144 multiply-adds.  For products of a
+few million multiply-adds that costs more than it saves: a product of
+``2**22`` multiply-adds takes about 0.3 ms on one core, splitting it saves at
+most half of that on an idle machine, and it wakes a worker thread that then
+spins, waiting for the next product, on a core someone else could use.  On a
+loaded machine the product also waits for the worker to be scheduled.
+Measured on 2 busy cores (OpenBLAS 0.3.31, best of 7, CPU time of the
+process): ``3200x64 @ 64x8`` took 694 us of CPU on two threads against 180 us
+on one, ``128x128 @ 128x128`` 768 against 140 us; the Elman RNN benchmark
+(loss and gradients through a 100-step scan) 39-46 ms of CPU against 12 ms.
+
+:func:`product_function` gives the ``dot`` a :class:`~nbgraph.tensor.basic.Dot`
+node calls: for a product of two floating or complex matrices, one that runs
+products of at most :data:`SMALL_PRODUCT_MACS` multiply-adds with BLAS held
+to one thread (:func:`one_blas_thread`); otherwise NumPy's ``dot`` itself.
+A result may differ from NumPy's two-thread one in the last bits: OpenBLAS's
+own results depend on its thread count (float32, complex and some float64
+shapes round differently on one thread and on two), so no thread count is
+"the" NumPy answer; on one machine and thread count, results are repeatable.
+
+The limit uses ``threadpoolctl`` when it is installed and finds a BLAS; else
+nothing is limited.  It is shared by the whole process (BLAS has one thread
+count): a product running in another Python thread meanwhile runs on one
+thread too, and the count the caller had is restored when the last limited
+product ends.  Only the main thread sets it: OpenBLAS ignores a thread count
+set from any other thread (0.3.31), so products computed in other threads run
+as BLAS decides.
+"""
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SMALL_PRODUCT_MACS", "one_blas_thread", "product_function", "small_product_dot"]
+
+#: Matrix products with at most this many multiply-adds (``m * k * n``) run on one
+#: BLAS thread.
+SMALL_PRODUCT_MACS = 1 << 22
+
+#: OpenBLAS runs products of at most this many multiply-adds on one thread by itself
+#: (65536 times its GEMM_MULTITHREAD_THRESHOLD, 4): no need to limit those.
+_OPENBLAS_SPLITS_ABOVE = 65536 * 4
+
+_lock = threading.Lock()
+_MAIN = threading.main_thread().ident
+_state: dict[str, Any] = {"controllers": None, "splits_above": None, "depth": 0, "saved": []}
+
+
+def _controllers() -> list[Any]:
+    """threadpoolctl's controllers of the BLAS libraries loaded (found once)."""
+    found = _state["controllers"]
+    if found is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # optional at run time: nothing is limited
+            found = []
+        else:
+            found = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+        _state["controllers"] = found
+        # products BLAS runs on one thread anyway need no limit; with no BLAS found,
+        # none gets one (an empty range)
+        openblas = found and all(lib.internal_api == "openblas" for lib in found)
+        _state["splits_above"] = (_OPENBLAS_SPLITS_ABOVE if openblas else 0) if found \
+            else SMALL_PRODUCT_MACS
+    return found
+
+
+def _lower() -> None:
+    if threading.get_ident() != _MAIN:
+        return
+    with _lock:
+        if _state["depth"] == 0:
+            saved = []
+            for lib in _controllers():
+                count = lib.get_num_threads()
+                if count is not None and count > 1:
+                    lib.set_num_threads(1)
+                    saved.append((lib, count))
+            _state["saved"] = saved
+        _state["depth"] += 1
+
+
+def _restore() -> None:
+    if threading.get_ident() != _MAIN:
+        return
+    with _lock:
+        _state["depth"] -= 1
+        if _state["depth"] == 0:
+            for lib, count in _state["saved"]:
+                lib.set_num_threads(count)
+            _state["saved"] = []
+
+
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
+    """Run the body with BLAS on one thread (nested uses are counted; the previous
+    thread count comes back when the outermost ends).  Only in the main thread
+    (module docstring); elsewhere it changes nothing.
+
+    >>> import numpy as np
+    >>> with one_blas_thread():
+    ...     float(np.ones((2, 3)) @ np.ones(3) @ np.ones(2))
+    6.0
+    """
+    _lower()
+    try:
+        yield
+    finally:
+        _restore()
+
+
+def small_product_dot(x: np.ndarray, y: np.ndarray, _dot: Callable[..., Any] = np.dot) -> Any:
+    """``np.dot(x, y)`` of two matrices, on one BLAS thread when the product has at most
+    :data:`SMALL_PRODUCT_MACS` multiply-adds (and BLAS would otherwise split it).
+
+    >>> small_product_dot(np.eye(2), np.arange(4.0).reshape(2, 2)).tolist()
+    [[0.0, 1.0], [2.0, 3.0]]
+    """
+    macs = x.size * y.shape[-1]  # m * k * n
+    lowest = _state["splits_above"]
+    if lowest is None:
+        _controllers()
+        lowest = _state["splits_above"]
+    if lowest < macs <= SMALL_PRODUCT_MACS:
+        _lower()
+        try:
+            return _dot(x, y)
+        finally:
+            _restore()
+    return _dot(x, y)
+
+
+def product_function(node: Any) -> Callable[..., Any]:
+    """The ``dot`` a Dot node should call: :func:`small_product_dot` for a product of
+    two floating or complex matrices (BLAS's case), else ``np.dot``."""
+    x, y = node.inputs
+    if x.type.ndim == 2 and y.type.ndim == 2 and \
+            node.outputs[0].type.numpy_dtype.kind in "fc":
+        return small_product_dot
+    return np.dot
