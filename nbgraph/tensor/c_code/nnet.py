@@ -29,14 +29,14 @@ _PKG = __package__
 _SUFFIX = {"float64": "f64", "float32": "f32"}
 #: Cost of one element of a softmax row, in adds (an exp, a division, max and sum).
 ROW_ELEMENT_COST = 8
-_VERSION = (3,)
+_VERSION = (4,)
 
 
 def _float_support(dtype):
     s = "f" if dtype == "float32" else ""
-    return c_template(_PKG, "csrc/softmax.h", T=_C_TYPES[dtype], S=_SUFFIX[dtype],
-                      IT="int32_t" if dtype == "float32" else "int64_t",
-                      EXP="exp" + s, LOG="log" + s, LOG1P="log1p" + s)
+    return c_source(_PKG, "csrc/fastexp.h") + "\n" + c_template(
+        _PKG, "csrc/softmax.h", T=_C_TYPES[dtype], S=_SUFFIX[dtype],
+        IT="int32_t" if dtype == "float32" else "int64_t", LOG="log" + s, LOG1P="log1p" + s)
 
 
 def _label_kind(dtype):

@@ -1,14 +1,16 @@
 /* Row kernels of the softmax family for one float type (${T}, suffix ${S}):
    each works on one contiguous row of n values, the caller walks the rows.
-   ${EXP}, ${LOG}, ${LOG1P}: the math.h functions of ${T} (libmvec vectorises
-   the exp loops when the compiler probe found it).
+   ${LOG}, ${LOG1P}: the math.h functions of ${T}; exp is fastexp.h's
+   vectorised nbg_exp_shifted_${S} (within ~1 ulp, libm's exp outside the
+   normal range).
 
-   They compute what the Ops' perform (NumPy) computes, in the same order:
-   the maximum propagates NaN like np.max, sums are NumPy's pairwise sum
-   (same blocks, same result for the same terms), the softmax divides by the
-   sum (no reciprocal), and log-softmax / the cross-entropy take the row's
-   first maximal term out of the sum and use log1p of the rest when that
-   term is exactly 1 (see nbgraph.tensor.nnet._log_sum_exp_shifted). */
+   They compute what the Ops' perform (NumPy) computes, in the same order,
+   up to the rounding of exp and log: the maximum propagates NaN like
+   np.max, sums are NumPy's pairwise sum (same blocks, same result for the
+   same terms), the softmax scales by the reciprocal of the sum (one more
+   rounding than NumPy's quotient), and log-softmax / the cross-entropy take
+   the row's first maximal term out of the sum and use log1p of the rest
+   when that term is exactly 1 (see nbgraph.tensor.nnet._log_sum_exp_shifted). */
 #ifndef NBG_SOFTMAX_${S}
 #define NBG_SOFTMAX_${S}
 
@@ -121,22 +123,27 @@ static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, 
     /* shifted values in w, their exps in out (ops 0, 3) or after them in w */
     ${T} *restrict sh = w;
     ${T} *restrict ex = (op == 0 || op == 3) ? out : w + size;
-    int64_t r, j, k;
+    int64_t r, j;
     for (r = 0; r < nb; r++)
         m[r] = (op == 0 || op == 3) ? nbg_rowmax_${S}(x + r * n, n)
                                     : nbg_rowshift_${S}(x + r * n, n);
-    for (r = 0; r < nb; r++) {
-        const ${T} *restrict xr = x + r * n;
-        ${T} *restrict sr = sh + r * n;
-        const ${T} mr = m[r];
-        for (j = 0; j < n; j++) sr[j] = xr[j] - mr;
+    if (nb == 1 && (op == 0 || op == 3)) {
+        /* a long row: exp(x - m) straight from x (the shifted values are not needed) */
+        nbg_exp_shifted_${S}(x, m[0], ex, n);
+    } else {
+        for (r = 0; r < nb; r++) {
+            const ${T} *restrict xr = x + r * n;
+            ${T} *restrict sr = sh + r * n;
+            const ${T} mr = m[r];
+            for (j = 0; j < n; j++) sr[j] = xr[j] - mr;
+        }
+        nbg_exp_shifted_${S}(sh, 0, ex, size);
     }
-    for (k = 0; k < size; k++) ex[k] = ${EXP}(sh[k]);
     if (op == 0 || op == 3) {
         for (r = 0; r < nb; r++) {
             ${T} *restrict er = ex + r * n;
-            const ${T} s = nbg_pwsum_${S}(er, n);
-            for (j = 0; j < n; j++) er[j] = er[j] / s;
+            const ${T} inv = 1 / nbg_pwsum_${S}(er, n);
+            for (j = 0; j < n; j++) er[j] = er[j] * inv;
             if (op == 3) {
                 const ${T} g = gz[r], at = g * (er[lab[r]] - 1);
                 for (j = 0; j < n; j++) er[j] = g * er[j];
