@@ -97,7 +97,7 @@ def _numpy_step(hidden):
             grads = [x.T @ dh, dh.sum(0), gW2, gb2]
         else:
             grads = [x.T @ d, d.sum(0)]
-        for p_, g in zip(params, grads):
+        for p_, g in zip(params, grads, strict=True):
             p_ -= LR * g
         return loss
     return step
@@ -118,7 +118,7 @@ def _nbgraph_step(hidden, linker):
     loss = nt.mean(nt.categorical_crossentropy(p, y))
     grads = ng.grad(loss, params)
     f = ng.function([x, y], loss, linker=linker,
-                    updates=[(v, v - LR * g) for v, g in zip(params, grads)])
+                    updates=[(v, v - LR * g) for v, g in zip(params, grads, strict=True)])
     return lambda: f(xv, yv)
 
 
@@ -136,7 +136,8 @@ def _pytensor_step(hidden):
         p = pt.special.softmax(pt.dot(x, params[0]) + params[1], axis=1)
     loss = -pt.mean(pt.log(p[pt.arange(y.shape[0]), y]))
     grads = pytensor.grad(loss, params)
-    f = pytensor.function([x, y], loss, updates=[(v, v - LR * g) for v, g in zip(params, grads)])
+    f = pytensor.function([x, y], loss,
+                          updates=[(v, v - LR * g) for v, g in zip(params, grads, strict=True)])
     return lambda: f(xv, yv)
 
 
@@ -163,7 +164,7 @@ def _jax_step(hidden):
     @jax.jit
     def step(params):
         loss, grads = jax.value_and_grad(loss_fn)(params)
-        return loss, [p - LR * g for p, g in zip(params, grads)]
+        return loss, [p - LR * g for p, g in zip(params, grads, strict=True)]
 
     def run():
         loss, state[0] = step(state[0])

@@ -143,7 +143,7 @@ def test_big_rows_split_across_threads_give_the_rows_results(dtype):
     whole = f(x)
     for i in (0, 151, 299):
         one = f(x[i:i + 1])
-        for a, b in zip(whole, one):
+        for a, b in zip(whole, one, strict=True):
             assert_ulp_close(a[i:i + 1], b, 0, "row %d" % i)
 
 
