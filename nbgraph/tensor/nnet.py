@@ -113,19 +113,22 @@ class _RowOp(Op):
     def infer_shape(self, node, input_shapes):
         return [input_shapes[0]]
 
+    def perform(self, node, inputs, output_storage):
+        x = inputs[0].astype(node.outputs[0].type.dtype, copy=False)
+        with np.errstate(all="ignore"):
+            output_storage[0][0] = np.empty_like(x) if x.size == 0 else self._rows(x)
+
+    def _rows(self, x):
+        """The result for a non-empty float ``x`` of the output's dtype (NumPy)."""
+        raise NotImplementedError
+
 
 class Softmax(SoftmaxC, _RowOp):
     """``exp(x - max) / sum(exp(x - max))`` along ``axis`` (each slice sums to 1)."""
 
-    def perform(self, node, inputs, output_storage):
-        x = inputs[0].astype(node.outputs[0].type.dtype, copy=False)
-        with np.errstate(all="ignore"):
-            if x.size == 0:
-                out = np.empty_like(x)
-            else:
-                e = np.exp(x - np.max(x, axis=self.axis, keepdims=True))
-                out = e / np.sum(e, axis=self.axis, keepdims=True)
-        output_storage[0][0] = out
+    def _rows(self, x):
+        e = np.exp(x - np.max(x, axis=self.axis, keepdims=True))
+        return e / np.sum(e, axis=self.axis, keepdims=True)
 
     def grad(self, inputs, output_grads):
         (x,) = inputs  # an integer x is differentiated as if real (the output is float)
@@ -138,15 +141,9 @@ class LogSoftmax(LogSoftmaxC, _RowOp):
     """``x - max - log(sum(exp(x - max)))`` along ``axis``: log(softmax(x)), never -inf
     where the softmax merely underflows."""
 
-    def perform(self, node, inputs, output_storage):
-        x = inputs[0].astype(node.outputs[0].type.dtype, copy=False)
-        with np.errstate(all="ignore"):
-            if x.size == 0:
-                out = np.empty_like(x)
-            else:
-                shifted = x - _max_shift(x, self.axis)
-                out = shifted - _log_sum_exp_shifted(shifted, self.axis)
-        output_storage[0][0] = out
+    def _rows(self, x):
+        shifted = x - _max_shift(x, self.axis)
+        return shifted - _log_sum_exp_shifted(shifted, self.axis)
 
     def grad(self, inputs, output_grads):
         (x,) = inputs  # an integer x is differentiated as if real (the output is float)

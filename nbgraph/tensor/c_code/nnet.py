@@ -123,36 +123,52 @@ class LogSoftmaxC(_RowOpC):
     _task = "log_softmax"
 
 
-def _labels_code(node, inputs, lab_index, what):
-    lab = node.inputs[lab_index]
-    return ["nbg_r.label_kind = %d;" % _label_kind(lab.type.dtype),
-            _add(None, lab, inputs[lab_index], -1, "labels", what)]
+#: An operand's axis along the row in ``_label_rows_code``: its last one.
+LAST = "last"
 
 
-class SoftmaxCrossentropyC(_FloatRowsC):
+def _label_rows_code(op, node, inputs, outputs, rows_of, operands, run):
+    """The C block of a kernel over the rows of input ``rows_of`` (its last axis) with one
+    label per row.  ``operands``: ``(where, k, along, name)`` in the order the row
+    kernel expects, ``where`` "in" or "out" (``k`` the index there), ``along`` LAST
+    or -1 (one value per row); the one named "labels" must be operand 1.  The labels
+    are checked (an IndexError naming the first bad one) before ``run`` (C lines)."""
+    x = node.inputs[rows_of]
+    what = _what(op)
+    L = ["{"] + _rows_head(x, inputs[rows_of], x.type.ndim - 1)
+    for where, k, along, name in operands:
+        var, cname = (node.inputs[k], inputs[k]) if where == "in" else \
+            (node.outputs[k], outputs[k])
+        if name == "labels":
+            L.append("nbg_r.label_kind = %d;" % _label_kind(var.type.dtype))
+        axis = var.type.ndim - 1 if along == LAST else along
+        L.append(_add(op, var, cname, axis, name, what))
+    L.append("nbg_status = nbg_rows_check_labels(&nbg_r, 1, nbg_r.n, nbg_err);")
+    L.append("if (nbg_status) goto nbg_fail;")
+    L += run
+    L.append("}")
+    return "\n".join(L)
+
+
+class _ValuePerRow:
+    """Kernels with one output value per row of input 0 (its shape less the last axis)."""
+
+    def c_prepare_outputs(self, node, inputs):
+        """An empty output of input 0's shape less its last axis."""
+        return [np.empty(inputs[0].shape[:-1], node.outputs[0].type.numpy_dtype)]
+
+
+class SoftmaxCrossentropyC(_ValuePerRow, _FloatRowsC):
     """The C side of SoftmaxCrossentropy: ``logsumexp(x) - x[label]`` per row."""
 
     def has_c_code(self, node):
         return super().has_c_code(node) and node.inputs[1].type.dtype in _C_TYPES
 
-    def c_prepare_outputs(self, node, inputs):
-        x = inputs[0]
-        return [np.empty(x.shape[:-1], node.outputs[0].type.numpy_dtype)]
-
     def c_code(self, node, name, inputs, outputs, sub):
-        x = node.inputs[0]
-        last = x.type.ndim - 1
-        what = _what(self)
-        S = _SUFFIX[node.outputs[0].type.dtype]
-        L = ["{"] + _rows_head(x, inputs[0], last)
-        L.append(_add(self, x, inputs[0], last, "x", what))
-        L += _labels_code(node, inputs, 1, what)
-        L.append(_add(self, node.outputs[0], outputs[0], -1, "the output", what))
-        L.append("nbg_status = nbg_rows_check_labels(&nbg_r, 1, nbg_r.n, nbg_err);")
-        L.append("if (nbg_status) goto nbg_fail;")
-        L += _run_rows("nbg_xent_task_%s" % S, min_parallel(ROW_ELEMENT_COST))
-        L.append("}")
-        return "\n".join(L)
+        task = "nbg_xent_task_%s" % _SUFFIX[node.outputs[0].type.dtype]
+        operands = [("in", 0, LAST, "x"), ("in", 1, -1, "labels"), ("out", 0, -1, "the output")]
+        return _label_rows_code(self, node, inputs, outputs, 0, operands,
+                                _run_rows(task, min_parallel(ROW_ELEMENT_COST)))
 
 
 class SoftmaxCrossentropyGradC(_FloatRowsC):
@@ -168,21 +184,11 @@ class SoftmaxCrossentropyGradC(_FloatRowsC):
         return [np.empty(inputs[1].shape, node.outputs[0].type.numpy_dtype)]
 
     def c_code(self, node, name, inputs, outputs, sub):
-        gz, x, _ = node.inputs
-        out = node.outputs[0]
-        last = x.type.ndim - 1
-        what = _what(self)
-        S = _SUFFIX[out.type.dtype]
-        L = ["{"] + _rows_head(x, inputs[1], last)
-        L.append(_add(self, x, inputs[1], last, "x", what))
-        L += _labels_code(node, inputs, 2, what)
-        L.append(_add(self, out, outputs[0], last, "the output", what))
-        L.append(_add(self, gz, inputs[0], -1, "gz", what))
-        L.append("nbg_status = nbg_rows_check_labels(&nbg_r, 1, nbg_r.n, nbg_err);")
-        L.append("if (nbg_status) goto nbg_fail;")
-        L += _run_rows("nbg_xent_grad_task_%s" % S, min_parallel(ROW_ELEMENT_COST))
-        L.append("}")
-        return "\n".join(L)
+        task = "nbg_xent_grad_task_%s" % _SUFFIX[node.outputs[0].type.dtype]
+        operands = [("in", 1, LAST, "x"), ("in", 2, -1, "labels"),
+                    ("out", 0, LAST, "the output"), ("in", 0, -1, "gz")]
+        return _label_rows_code(self, node, inputs, outputs, 1, operands,
+                                _run_rows(task, min_parallel(ROW_ELEMENT_COST)))
 
 
 class _PickC(CLinkerOp):
@@ -199,26 +205,14 @@ class _PickC(CLinkerOp):
         return c_source(_PKG, "csrc/rows.h")
 
 
-class PickLabelsC(_PickC):
+class PickLabelsC(_ValuePerRow, _PickC):
     """The C side of PickLabels: ``x[..., labels]`` per row."""
 
-    def c_prepare_outputs(self, node, inputs):
-        x = inputs[0]
-        return [np.empty(x.shape[:-1], node.outputs[0].type.numpy_dtype)]
-
     def c_code(self, node, name, inputs, outputs, sub):
-        x = node.inputs[0]
-        last = x.type.ndim - 1
-        what = _what(self)
-        L = ["{"] + _rows_head(x, inputs[0], last)
-        L.append(_add(self, x, inputs[0], last, "x", what))
-        L += _labels_code(node, inputs, 1, what)
-        L.append(_add(self, node.outputs[0], outputs[0], -1, "the output", what))
-        L.append("nbg_status = nbg_rows_check_labels(&nbg_r, 1, nbg_r.n, nbg_err);")
-        L.append("if (nbg_status) goto nbg_fail;")
-        L.append("nbg_pick_labels(&nbg_r, sizeof(%s));" % _C_TYPES[x.type.dtype])
-        L.append("}")
-        return "\n".join(L)
+        item = "sizeof(%s)" % _C_TYPES[node.inputs[0].type.dtype]
+        operands = [("in", 0, LAST, "x"), ("in", 1, -1, "labels"), ("out", 0, -1, "the output")]
+        return _label_rows_code(self, node, inputs, outputs, 0, operands,
+                                ["nbg_pick_labels(&nbg_r, %s);" % item])
 
 
 class PickLabelsGradC(_PickC):
@@ -228,23 +222,15 @@ class PickLabelsGradC(_PickC):
         return [np.empty(inputs[2].shape, node.outputs[0].type.numpy_dtype)]
 
     def c_code(self, node, name, inputs, outputs, sub):
-        gz, lab, x = node.inputs
         out = node.outputs[0]
-        last = x.type.ndim - 1
-        what = _what(self)
-        L = ["{"] + _rows_head(x, inputs[2], last)
-        L.append(_add(self, gz, inputs[0], -1, "the gradient", what))
-        L += _labels_code(node, inputs, 1, what)
-        L.append(_add(self, out, outputs[0], last, "the output", what))
-        L.append("if (!nbg_contiguous(%d, %s_dims, %s_strides, sizeof(%s))) { nbg_errorf("
-                 "nbg_err, \"%s: the output must be C-contiguous\"); goto nbg_fail; }" % (
-                     out.type.ndim, outputs[0], outputs[0], _C_TYPES[out.type.dtype], what))
-        L.append("nbg_status = nbg_rows_check_labels(&nbg_r, 1, nbg_r.n, nbg_err);")
-        L.append("if (nbg_status) goto nbg_fail;")
-        L.append("nbg_pick_labels_grad(&nbg_r, (char *)%s, sizeof(%s));" % (
-            outputs[0], _C_TYPES[out.type.dtype]))
-        L.append("}")
-        return "\n".join(L)
+        ctype = _C_TYPES[out.type.dtype]
+        run = ["if (!nbg_contiguous(%d, %s_dims, %s_strides, sizeof(%s))) { nbg_errorf("
+               "nbg_err, \"%s: the output must be C-contiguous\"); goto nbg_fail; }" % (
+                   out.type.ndim, outputs[0], outputs[0], ctype, _what(self)),
+               "nbg_pick_labels_grad(&nbg_r, (char *)%s, sizeof(%s));" % (outputs[0], ctype)]
+        operands = [("in", 0, -1, "the gradient"), ("in", 1, -1, "labels"),
+                    ("out", 0, LAST, "the output")]
+        return _label_rows_code(self, node, inputs, outputs, 2, operands, run)
 
 
 # -- argmax / argmin / max_and_argmax along one axis ------------------------------------
