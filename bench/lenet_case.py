@@ -51,7 +51,7 @@ def _nbgraph_step(params, linker):
     cost = -(y * logp).sum(axis=1).mean()
     grads = ng.grad(cost, shared)
     return ng.function([x, y], cost, updates=[(p, p - np.float32(LR) * g)
-                                              for p, g in zip(shared, grads)],
+                                              for p, g in zip(shared, grads, strict=True)],
                        linker=linker)
 
 
@@ -101,7 +101,7 @@ def _numpy_step(params, x, y):
     dc0 = (m0 * dp0[:, :, :, None, :, None]).reshape(c0.shape)
     g0 = np.tensordot(dc0, win0, axes=([0, 2, 3], [0, 2, 3]))[:, :, ::-1, ::-1]
     grads = [g0, gb0, g1, gb1, g2, gb2, g3, gb3]
-    params[:] = [p - np.float32(LR) * g for p, g in zip(params, grads)]
+    params[:] = [p - np.float32(LR) * g for p, g in zip(params, grads, strict=True)]
     return cost
 
 
@@ -141,7 +141,7 @@ def lenet_jax():
     @jax.jit
     def step(ps, x, y):
         cost, grads = jax.value_and_grad(loss)(ps, x, y)
-        return cost, [p - LR * g for p, g in zip(ps, grads)]
+        return cost, [p - LR * g for p, g in zip(ps, grads, strict=True)]
 
     state = {"ps": [jnp.asarray(p) for p in params]}
     xj, yj = jnp.asarray(x), jnp.asarray(y)

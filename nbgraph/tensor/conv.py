@@ -17,11 +17,14 @@ filters are flipped); ``False`` computes a cross-correlation, as deep-learning
 libraries call "convolution".  ``subsample`` is the stride, ``filter_dilation``
 the spacing of filter taps.
 
-The computation gathers the image windows into a matrix (im2col: one strided
+``perform`` gathers the image windows into a matrix (im2col: one strided
 copy per filter tap) and multiplies it with the filters through BLAS.  The
 gradients are two more Ops: :class:`Conv2dGradWeights` (the output gradient
 times the same matrix) and :class:`Conv2dGradInputs` (the filters times the
-output gradient, scattered back one tap at a time).
+output gradient, scattered back one tap at a time).  The three have C
+kernels for float32 and float64 (:mod:`nbgraph.tensor.c_code.conv`: the same
+products over panels packed straight from the image, split across threads
+by image).
 
 >>> import numpy as np
 >>> import nbgraph.tensor as nt
@@ -41,6 +44,7 @@ import numpy as np
 
 from nbgraph.core.graph import Apply
 from nbgraph.core.op import Op
+from nbgraph.tensor.c_code.conv import Conv2dC, Conv2dGradInputsC, Conv2dGradWeightsC
 from nbgraph.tensor.pool import Pool2d, Pool2dGrad, max_pool_2d, pool_2d
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import as_tensor_variable
@@ -145,11 +149,27 @@ class _ConvBase(Op):
                              "(input shape %s, filters shape %s)" % (
                                  x.shape[1], w.shape[1], x.shape, w.shape))
 
+    def _check_gradient(self, x, w, g):
+        """The output gradient must have the convolution's output shape."""
+        self._check(x, w)
+        span = [(k - 1) * d + 1 for k, d in zip(w.shape[2:], self.filter_dilation, strict=True)]
+        pads = self._pads(*w.shape[2:])
+        if any(s + 2 * p < k for s, p, k in zip(x.shape[2:], pads, span, strict=True)):
+            raise ValueError("conv2d: the (padded) image %s is smaller than the (dilated) "
+                             "filter %s" % (tuple(s + 2 * p for s, p in zip(
+                                 x.shape[2:], pads, strict=True)), tuple(span)))
+        want = (x.shape[0], w.shape[0]) + tuple(
+            (s + 2 * p - k) // st + 1 for s, p, k, st in zip(
+                x.shape[2:], pads, span, self.subsample, strict=True))
+        if g.ndim != 4 or g.shape != want:
+            raise ValueError("conv2d: argument gradient has shape %s, the convolution's "
+                             "output has shape %s" % (g.shape, want))
+
     def _oriented(self, w):
         return w[:, :, ::-1, ::-1] if self.filter_flip else w
 
 
-class Conv2d(_ConvBase):
+class Conv2d(Conv2dC, _ConvBase):
     """``conv2d`` as an Op (see the module docstring for the parameters)."""
 
     def make_node(self, x, w):
@@ -206,7 +226,7 @@ class Conv2d(_ConvBase):
         return [input_gradient(gx, x), input_gradient(gw, w)]
 
 
-class Conv2dGradWeights(_ConvBase):
+class Conv2dGradWeights(Conv2dGradWeightsC, _ConvBase):
     """The gradient of :class:`Conv2d` with respect to the filters, from
     ``(input, filters, output_gradient)`` (the filters only give the shape)."""
 
@@ -216,7 +236,7 @@ class Conv2dGradWeights(_ConvBase):
 
     def perform(self, node, inputs, output_storage):
         x, w, g = inputs
-        self._check(x, w)
+        self._check_gradient(x, w, g)
         k, c, kh, kw = w.shape
         cols, _, _ = self._columns(x, kh, kw)
         gmat = np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(k, -1)
@@ -231,7 +251,7 @@ class Conv2dGradWeights(_ConvBase):
                                   "differentiable once")
 
 
-class Conv2dGradInputs(_ConvBase):
+class Conv2dGradInputs(Conv2dGradInputsC, _ConvBase):
     """The gradient of :class:`Conv2d` with respect to the input, from
     ``(input, filters, output_gradient)`` (the input only gives the shape)."""
 
@@ -241,7 +261,7 @@ class Conv2dGradInputs(_ConvBase):
 
     def perform(self, node, inputs, output_storage):
         x, w, g = inputs
-        self._check(x, w)
+        self._check_gradient(x, w, g)
         k, c, kh, kw = w.shape
         (ph, pw), (sh, sw), (dh, dw) = self._pads(kh, kw), self.subsample, self.filter_dilation
         n, _, rows, cols = g.shape

@@ -50,7 +50,7 @@ def ref_pool(x, ws, ignore_border, stride, pad, mode):
     stride = stride or ws
     h, wd = x.shape[-2:]
     sizes = []
-    for size, w_, s_, p_ in zip((h, wd), ws, stride, pad):
+    for size, w_, s_, p_ in zip((h, wd), ws, stride, pad, strict=True):
         if ignore_border:
             sizes.append(max((size + 2 * p_ - w_) // s_ + 1, 0))
         elif s_ >= w_:

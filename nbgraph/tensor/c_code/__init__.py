@@ -20,7 +20,9 @@ this code stays in one place:
   :mod:`nbgraph.linkers.c.threads` (reductions bit-identical for any thread
   count);
 * :mod:`~nbgraph.tensor.c_code.dot` — Dot: matrix-vector loops split across
-  threads, a blocked matrix product (its fixed C in ``csrc/dot_*.h``).
+  threads, a blocked matrix product (its fixed C in ``csrc/dot_*.h``);
+* :mod:`~nbgraph.tensor.c_code.conv` — the 2-d convolution and its two
+  gradients, over the matrix product's micro-kernel (``csrc/conv.h``).
 
 Nothing here imports cffi or runs a compiler: importing it is cheap.
 """

@@ -35,7 +35,7 @@ import numpy as np
 from nbgraph.core.c_interface import CLinkerOp, c_template
 from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
 
-__all__ = ["DotC"]
+__all__ = ["DotC", "float_matrix_support"]
 
 #: Output dtype -> (suffix, compute C type, kind: f float, i integer, b bool).
 _COMPUTE = {
@@ -83,6 +83,14 @@ def _core(suffix, ctype, kind, matrix):
         macros = _c("dot_macros_int.h" if kind == "i" else "dot_macros_bool.h", **keys)
     return _c("dot_core.h", MACROS=macros.rstrip("\n"), **keys) + \
         _c("dot_mm.h" if matrix else "dot_mv.h", **keys)
+
+
+def float_matrix_support(dtype):
+    """The C of the matrix product's building blocks for float ``dtype`` (its
+    vector type, ``nbg_<S>_micro`` register tile, packing sizes): for kernels
+    that pack their own panels (the convolutions)."""
+    suffix, ctype, kind = _COMPUTE[dtype]
+    return _c("dot_common.h") + "\n" + _core(suffix, ctype, kind, True)
 
 
 def _pack(in_dtype, suffix, ctype):
