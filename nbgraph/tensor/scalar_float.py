@@ -14,6 +14,7 @@ multiplies by, so they agree bit for bit.
 
 import numpy as np
 
+from nbgraph.tensor.dtypes import REAL_DTYPES
 from nbgraph.tensor.scalar_logic import Cast, switch
 from nbgraph.tensor.scalar_math import UnaryMath, sqrt
 from nbgraph.tensor.scalar_op import (
@@ -179,8 +180,7 @@ class Clip(BuiltinScalarOp):
 
     def c_support_code(self, node=None):
         lines = ["#ifndef NBG_CLIP_SUPPORT", "#define NBG_CLIP_SUPPORT"]
-        for dtype in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                      "uint64", "float32", "float64"):
+        for dtype in REAL_DTYPES:
             t = c_type_of(dtype)
             test = "isnan(a) || a < b" if dtype_kind(dtype) == "f" else "a < b"
             lines.append("static inline %s nbg_clip_min_%s(%s a, %s b) { return (%s) ? a : b; }"

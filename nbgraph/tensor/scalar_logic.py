@@ -22,9 +22,9 @@ from nbgraph.tensor.scalar_op import (
     with_out,
     zero_gradients,
 )
+from nbgraph.tensor.dtypes import dtype_name
 from nbgraph.tensor.scalar_type import (
     ScalarConstant,
-    dtype_name,
     as_scalar,
     get_scalar_type,
     promote_weak,

@@ -28,10 +28,9 @@ from nbgraph.core.graph import Apply
 from nbgraph.core.c_interface import CLinkerOp
 from nbgraph.core.op import Op
 from nbgraph.core.type import MethodNotDefined
+from nbgraph.tensor.dtypes import C_TYPES, dtype_name
 from nbgraph.tensor.scalar_type import (
-    C_TYPES,
     ScalarConstant,
-    dtype_name,
     as_scalar,
     get_scalar_type,
     promote_weak,
@@ -475,7 +474,7 @@ def dtype_kind(dtype):
 
 
 def c_type_of(dtype):
-    """The C type of ``dtype`` (from the one table, ``scalar_type.C_TYPES``)."""
+    """The C type of ``dtype`` (from the one table, ``nbgraph.tensor.dtypes``)."""
     return C_TYPES[dtype]
 
 

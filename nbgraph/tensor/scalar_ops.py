@@ -15,6 +15,7 @@ undefined behaviour (signed arithmetic wraps through unsigned types) nor on
 
 import numpy as np
 
+from nbgraph.tensor.dtypes import INT_DTYPES, UINT_DTYPES
 from nbgraph.tensor.scalar_op import (
     BinaryScalarOp,
     UnaryScalarOp,
@@ -139,13 +140,9 @@ class TrueDiv(BinaryScalarOp):
         return input_gradients([true_div(gz, y), neg(gz) * true_div(true_div(x, y), y)], inputs)
 
 
-_SIGNED = ("int8", "int16", "int32", "int64")
-_UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
-
-
 def _divmod_support():
     parts = ["#ifndef NBG_DIVMOD_SUPPORT", "#define NBG_DIVMOD_SUPPORT"]
-    for d in _SIGNED:
+    for d in INT_DTYPES:
         t, w = c_type_of(d), c_wide_uint(d)
         parts.append("""
 static inline %(t)s nbg_floordiv_%(d)s(%(t)s a, %(t)s b) {
@@ -163,7 +160,7 @@ static inline %(t)s nbg_mod_%(d)s(%(t)s a, %(t)s b) {
     if (r != 0 && ((r < 0) != (b < 0))) r = (%(t)s)(r + b);
     return r;
 }""" % {"t": t, "w": w, "d": d})
-    for d in _UNSIGNED:
+    for d in UINT_DTYPES:
         parts.append("""
 static inline %(t)s nbg_floordiv_%(d)s(%(t)s a, %(t)s b) { return b == 0 ? 0 : (%(t)s)(a / b); }
 static inline %(t)s nbg_mod_%(d)s(%(t)s a, %(t)s b) { return b == 0 ? 0 : (%(t)s)(a %% b); }"""

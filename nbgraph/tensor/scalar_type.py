@@ -27,9 +27,10 @@ from numpy.exceptions import ComplexWarning
 from nbgraph.core.graph import Constant, Variable
 from nbgraph.core.c_interface import CLinkerType
 from nbgraph.core.type import Type
+from nbgraph.tensor import dtypes
+from nbgraph.tensor.dtypes import C_TYPES, dtype_name
 
 __all__ = [
-    "C_TYPES",
     "ScalarType",
     "ScalarVariable",
     "ScalarConstant",
@@ -65,59 +66,17 @@ __all__ = [
     "complex128",
 ]
 
-bool_dtypes = ("bool",)
-int_dtypes = ("int8", "int16", "int32", "int64")
-uint_dtypes = ("uint8", "uint16", "uint32", "uint64")
-float_dtypes = ("float32", "float64")
-discrete_dtypes = bool_dtypes + int_dtypes + uint_dtypes
-all_dtypes = discrete_dtypes + float_dtypes
-half_dtypes = ("float16",)
-complex_dtypes = ("complex64", "complex128")
-#: Supported beyond the real computational dtypes above: float16 (storage,
-#: computed in float32) and the complex dtypes.  C kernels handle them only
-#: where an Op says so (``CLinkerOp.c_handles_restricted``); elsewhere the
-#: node runs in Python.
-extended_dtypes = half_dtypes + complex_dtypes
-
-#: The C type of one element of each dtype: the one table of it (the C code of
-#: scalars and tensors imports it).
-C_TYPES = {
-    "bool": "uint8_t",
-    "int8": "int8_t",
-    "int16": "int16_t",
-    "int32": "int32_t",
-    "int64": "int64_t",
-    "uint8": "uint8_t",
-    "uint16": "uint16_t",
-    "uint32": "uint32_t",
-    "uint64": "uint64_t",
-    "float32": "float",
-    "float64": "double",
-    "float16": "_Float16",
-    "complex64": "float _Complex",
-    "complex128": "double _Complex",
-}
-
-
-_DTYPE_NAMES = {}  # dtype-like -> canonical name (np.dtype(...).name is slow, and hot)
-
-
-def dtype_name(dtype, what="dtype"):
-    """The canonical name of a supported dtype, or TypeError."""
-    try:
-        return _DTYPE_NAMES[dtype]
-    except (KeyError, TypeError):  # TypeError: unhashable
-        pass
-    try:
-        name = np.dtype(dtype).name
-    except TypeError:
-        raise TypeError("%r is not a NumPy dtype" % (dtype,)) from None
-    if name not in C_TYPES:
-        raise TypeError("%s %s is not supported; use one of %s" % (
-            what, name, ", ".join(all_dtypes + extended_dtypes)))
-    if isinstance(dtype, (str, np.dtype, type)):
-        _DTYPE_NAMES[dtype] = name
-    return name
+#: Theano's lowercase names of the dtype groups (the table is nbgraph.tensor.dtypes).
+bool_dtypes = dtypes.BOOL_DTYPES
+int_dtypes = dtypes.INT_DTYPES
+uint_dtypes = dtypes.UINT_DTYPES
+float_dtypes = dtypes.FLOAT_DTYPES
+discrete_dtypes = dtypes.DISCRETE_DTYPES
+#: The real computational dtypes (float16 and complex are :data:`extended_dtypes`).
+all_dtypes = dtypes.REAL_DTYPES
+half_dtypes = dtypes.HALF_DTYPES
+complex_dtypes = dtypes.COMPLEX_DTYPES
+extended_dtypes = dtypes.EXTENDED_DTYPES
 
 
 def upcast(*dtypes):

@@ -20,6 +20,16 @@ from numpy.exceptions import ComplexWarning
 from nbgraph.config import config
 from nbgraph.core.type import DowncastError, Type
 from nbgraph.tensor.c_code.type import TensorTypeC
+from nbgraph.tensor.dtypes import (
+    ALL_DTYPES,
+    CONTINUOUS_DTYPES,
+    DISCRETE_DTYPES,
+    EXTENDED_DTYPES,
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    UINT_DTYPES,
+    dtype_name,
+)
 
 __all__ = [
     "TensorType",
@@ -32,16 +42,6 @@ __all__ = [
     "DISCRETE_DTYPES",
     "normalize_dtype",
 ]
-
-FLOAT_DTYPES = ("float32", "float64")
-#: float16 (stored as such, computed in float32) and the complex dtypes.
-EXTENDED_DTYPES = ("float16", "complex64", "complex128")
-INT_DTYPES = ("int8", "int16", "int32", "int64")
-UINT_DTYPES = ("uint8", "uint16", "uint32", "uint64")
-DISCRETE_DTYPES = ("bool",) + INT_DTYPES + UINT_DTYPES
-ALL_DTYPES = DISCRETE_DTYPES + FLOAT_DTYPES + EXTENDED_DTYPES
-#: The dtypes a gradient flows through (Theano's continuous dtypes).
-CONTINUOUS_DTYPES = FLOAT_DTYPES + EXTENDED_DTYPES
 
 # Relative/absolute tolerances of values_eq_approx, per float dtype.
 _TOLERANCES = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9), "float16": (1e-2, 1e-3),
@@ -65,27 +65,13 @@ def unmask(data, what="the value"):
 
 
 _NUMPY_DTYPES = {name: np.dtype(name) for name in ALL_DTYPES}
-_DTYPE_NAMES = {}  # dtype-like -> canonical name: np.dtype(...).name is slow, and hot
 
 
 def normalize_dtype(dtype, what="dtype"):
     """The canonical dtype name of ``dtype`` ("floatX" means config.floatX)."""
     if dtype == "floatX":
         dtype = config.floatX
-    try:
-        return _DTYPE_NAMES[dtype]
-    except (KeyError, TypeError):  # TypeError: unhashable
-        pass
-    try:
-        name = np.dtype(dtype).name
-    except TypeError as exc:
-        raise TypeError("%s %r is not a NumPy dtype" % (what, dtype)) from exc
-    if name not in ALL_DTYPES:
-        raise TypeError("%s %r is not supported; use one of %s" % (
-            what, name, ", ".join(ALL_DTYPES)))
-    if isinstance(dtype, (str, np.dtype, type)):
-        _DTYPE_NAMES[dtype] = name
-    return name
+    return dtype_name(dtype, what)
 
 
 class TensorType(TensorTypeC, Type):

@@ -15,7 +15,7 @@ import numpy as np
 
 from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.tensor.c_code.elemwise import LoopInput, literal_of, broadcast_loop
-from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
+from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 
 __all__ = ["ShapeC", "ShapeIC", "SpecifyShapeC", "DimShuffleC", "ReshapeC", "AllocC"]
 

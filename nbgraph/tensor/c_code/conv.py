@@ -27,12 +27,12 @@ import numpy as np
 
 from nbgraph.core.c_interface import CLinkerOp, c_template
 from nbgraph.tensor.c_code.dot import float_matrix_support
+from nbgraph.tensor.dtypes import C_TYPES
 
 __all__ = ["Conv2dC", "Conv2dGradWeightsC", "Conv2dGradInputsC"]
 
 _PKG = __package__
 _SUFFIX = {"float32": "f32", "float64": "f64"}
-_CTYPE = {"float32": "float", "float64": "double"}
 #: Multiply-adds from which a convolution is split across threads.
 MIN_WORK = 1 << 18
 #: The filter gradient's blocks of images (fixed: results do not depend on threads).
@@ -45,7 +45,7 @@ def _support(dtype):
         float_matrix_support(dtype),
         "#ifndef NBG_CONV_MINWORK\n#define NBG_CONV_MINWORK %dLL\n"
         "#define NBG_CONV_GW_BLOCKS %d\n#endif" % (MIN_WORK, GW_BLOCKS),
-        c_template(_PKG, "csrc/conv.h", S=_SUFFIX[dtype], CT=_CTYPE[dtype])])
+        c_template(_PKG, "csrc/conv.h", S=_SUFFIX[dtype], CT=C_TYPES[dtype])])
 
 
 def _pad_expr(border, filt_dims, axis, dilation):

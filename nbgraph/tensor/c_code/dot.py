@@ -33,7 +33,7 @@ codes (shape mismatch, out of memory) that become exceptions naming the node.
 import numpy as np
 
 from nbgraph.core.c_interface import CLinkerOp, c_template
-from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
+from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 
 __all__ = ["DotC", "float_matrix_support"]
 

@@ -24,7 +24,7 @@ import numpy as np
 from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.core.graph import Constant
 from nbgraph.tensor.scalar_op import element_code
-from nbgraph.tensor.scalar_type import C_TYPES
+from nbgraph.tensor.dtypes import C_TYPES
 
 __all__ = ["ElemwiseC", "ScalarKernelC", "LoopInput", "broadcast_loop", "scalar_element",
            "scalar_node", "c_str"]

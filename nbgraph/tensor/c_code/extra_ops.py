@@ -9,7 +9,7 @@ thread pool like every reduction.
 from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.tensor.c_code.elemwise import LoopInput, literal_of
 from nbgraph.tensor.c_code.reduction import c_op_name, reduction_loop
-from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
+from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 
 __all__ = ["BoolReduceC"]
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from nbgraph.core.c_interface import CLinkerOp, OutputRule, c_source, c_template
 from nbgraph.tensor.c_code.parallel import min_parallel
-from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
+from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 
 __all__ = ["SoftmaxC", "LogSoftmaxC", "SoftmaxCrossentropyC", "SoftmaxCrossentropyGradC",
            "PickLabelsC", "PickLabelsGradC", "ArgReduceC", "MaxAndArgmaxC"]

@@ -35,7 +35,7 @@ from nbgraph.tensor.c_code.elemwise import (
     scalar_node,
 )
 from nbgraph.tensor.c_code.parallel_reduce import reduce_rows
-from nbgraph.tensor.scalar_type import C_TYPES as _C_TYPES
+from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 
 __all__ = ["reduction_loop", "ReduceC", "FusedReduceC", "SumToShapeC"]
 

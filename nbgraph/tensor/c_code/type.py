@@ -18,7 +18,7 @@ Output arrays are allocated by NumPy on the Python side before the call, so
 """
 
 from nbgraph.core.c_interface import CLinkerType
-from nbgraph.tensor.scalar_type import C_TYPES
+from nbgraph.tensor.dtypes import C_TYPES
 
 __all__ = ["TensorTypeC"]
 
