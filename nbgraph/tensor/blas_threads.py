@@ -25,11 +25,13 @@ The limit uses ``threadpoolctl`` when it is installed and finds a BLAS; else
 nothing is limited.  It is shared by the whole process (BLAS has one thread
 count): a product running in another Python thread meanwhile runs on one
 thread too, and the count the caller had is restored when the last limited
-product ends.  Only the main thread sets it: OpenBLAS ignores a thread count
-set from any other thread (0.3.31), so products computed in other threads run
-as BLAS decides.
+product ends.  Only the main thread sets it (threadpoolctl, too, lets one
+thread control OpenBLAS's shared pool): products computed in other threads
+run as BLAS decides.
 """
 
+import ctypes
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,21 +54,43 @@ _MAIN = threading.main_thread().ident
 _state: dict[str, Any] = {"controllers": None, "splits_above": None, "depth": 0, "saved": []}
 
 
-def _controllers() -> list[Any]:
-    """threadpoolctl's controllers of the BLAS libraries loaded (found once)."""
+def _raw_openblas(lib: Any) -> tuple[Callable[[], int], Callable[[int], None]] | None:
+    """OpenBLAS's own get/set of its (process-wide, pthreads) thread count, called
+    through ctypes: about 0.3 us a call, where threadpoolctl's wrappers take 1.5-3."""
+    if lib.internal_api != "openblas" or getattr(lib, "threading_layer", None) != "pthreads":
+        return None
+    try:
+        dll = ctypes.CDLL(lib.filepath)  # loaded already: the same library
+    except OSError:
+        return None
+    # builds rename the symbols: scipy_openblas_get_num_threads64_ in NumPy's wheels
+    for prefix, suffix in itertools.product(("", "scipy_"), ("", "64_", "_64")):
+        get = getattr(dll, "%sopenblas_get_num_threads%s" % (prefix, suffix), None)
+        put = getattr(dll, "%sopenblas_set_num_threads%s" % (prefix, suffix), None)
+        if get is not None and put is not None:
+            get.argtypes, get.restype = [], ctypes.c_int
+            put.argtypes, put.restype = [ctypes.c_int], None
+            return get, put
+    return None
+
+
+def _controllers() -> list[tuple[Callable[[], int | None], Callable[[int], Any]]]:
+    """(get, set) of the thread count of each BLAS library loaded (found once)."""
     found = _state["controllers"]
     if found is None:
         try:
             from threadpoolctl import ThreadpoolController
         except ImportError:  # optional at run time: nothing is limited
-            found = []
+            libs = []
         else:
-            found = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+            libs = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+        found = [_raw_openblas(lib) or (lib.get_num_threads, lib.set_num_threads)
+                 for lib in libs]
         _state["controllers"] = found
         # products BLAS runs on one thread anyway need no limit; with no BLAS found,
         # none gets one (an empty range)
-        openblas = found and all(lib.internal_api == "openblas" for lib in found)
-        _state["splits_above"] = (_OPENBLAS_SPLITS_ABOVE if openblas else 0) if found \
+        openblas = libs and all(lib.internal_api == "openblas" for lib in libs)
+        _state["splits_above"] = (_OPENBLAS_SPLITS_ABOVE if openblas else 0) if libs \
             else SMALL_PRODUCT_MACS
     return found
 
@@ -77,11 +101,11 @@ def _lower() -> None:
     with _lock:
         if _state["depth"] == 0:
             saved = []
-            for lib in _controllers():
-                count = lib.get_num_threads()
+            for get, put in _controllers():
+                count = get()
                 if count is not None and count > 1:
-                    lib.set_num_threads(1)
-                    saved.append((lib, count))
+                    put(1)
+                    saved.append((put, count))
             _state["saved"] = saved
         _state["depth"] += 1
 
@@ -92,8 +116,8 @@ def _restore() -> None:
     with _lock:
         _state["depth"] -= 1
         if _state["depth"] == 0:
-            for lib, count in _state["saved"]:
-                lib.set_num_threads(count)
+            for put, count in _state["saved"]:
+                put(count)
             _state["saved"] = []
 
 
