@@ -366,12 +366,43 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
 
     See the module docstring for how ``fn`` is called and what it may return.
     """
+    _check_arguments(fn, truncate_gradient)
+    args = _normalise_arguments(fn, sequences, outputs_info, non_sequences, n_steps,
+                                go_backwards, name)
+    step = _trace_step(fn, args)
+    shared_states, shared_outs = _shared_states(step.updates)
+    op, outer = _build_loop(args, step, shared_states, shared_outs, strict,
+                            truncate_gradient)
+    results = op.make_node(args.n_steps, *outer).outputs
+    return _user_results(results, step, shared_states, return_list)
+
+
+def _check_arguments(fn, truncate_gradient):
+    """Refuse a step function that is not callable and a bad ``truncate_gradient``."""
     if not callable(fn):
         raise TypeError("scan needs a callable step function, got %r" % (fn,))
     if isinstance(truncate_gradient, bool) or not isinstance(truncate_gradient, int) or (
             truncate_gradient != -1 and truncate_gradient < 1):
         raise ValueError("truncate_gradient must be -1 (no truncation) or a positive int, got "
                          "%r" % (truncate_gradient,))
+
+
+class _Arguments:
+    """scan's arguments in one form: parsed sequences (their outer slices and inner
+    rows), outputs_info entries, non-sequences, the number of steps and the name."""
+
+    def __init__(self, outs_info, non_seqs, seq_outer, seq_inner, n_steps, name):
+        self.outs_info = outs_info
+        self.non_seqs = non_seqs
+        self.seq_outer = seq_outer
+        self.seq_inner = seq_inner
+        self.n_steps = n_steps
+        self.name = name
+
+
+def _normalise_arguments(fn, sequences, outputs_info, non_sequences, n_steps, go_backwards,
+                         name):
+    """Parse and check the sequences, outputs_info, non-sequences and n_steps."""
     seqs = _parse_sequences(sequences)
     outs_info = _parse_outputs_info(outputs_info)
     non_seqs = [v if isinstance(v, Variable) else _tensor(v, "non_sequences[%d]" % i)
@@ -385,31 +416,53 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     if name is None:
         fname = getattr(fn, "__name__", "")
         name = fname if fname and fname != "<lambda>" else None
+    return _Arguments(outs_info, non_seqs, seq_outer, seq_inner, n_steps, name)
 
+
+class _Step:
+    """What calling the step function gave: the recurrent states (with their taps'
+    placeholders), the states' inner outputs, the nit-sot outputs, the updates and the
+    stop condition."""
+
+    def __init__(self, states, state_outs, nit_outs, updates, cond, outs_info):
+        self.states = states
+        self.state_outs = state_outs
+        self.nit_outs = nit_outs
+        self.updates = updates
+        self.cond = cond
+        self.outs_info = outs_info
+
+
+def _trace_step(fn, args):
+    """Call ``fn`` on placeholders for the sequence rows and state taps (twice when a
+    step output is less specific than its initial value) and check its outputs."""
     states = []
-    for i, (initial, taps) in enumerate(outs_info):
+    for i, (initial, taps) in enumerate(args.outs_info):
         if initial is not None:
             base = initial.name or "out%d" % i
             states.append(_State(i, initial, taps, taps == [-1], base))
     row_types = [s.row_type for s in states]
-    outs, updates, cond = _call_step(fn, seq_inner, states, row_types, non_seqs)
-    generalized = _generalize(states, row_types, outs, outs_info)
+    outs, updates, cond = _call_step(fn, args.seq_inner, states, row_types, args.non_seqs)
+    generalized = _generalize(states, row_types, outs, args.outs_info)
     if generalized is not None:
         row_types = generalized
-        outs, updates, cond = _call_step(fn, seq_inner, states, row_types, non_seqs)
+        outs, updates, cond = _call_step(fn, args.seq_inner, states, row_types, args.non_seqs)
     _add_default_updates(outs, updates, cond)
+    outs_info = args.outs_info
     if outs_info and len(outs) != len(outs_info):
         raise ValueError("the step function returned %d outputs but outputs_info describes %d"
                          % (len(outs), len(outs_info)))
     if not outs_info:
         outs_info = [(None, None)] * len(outs)
-    state_outs = []
-    for state, row in zip(states, row_types, strict=True):
-        out = outs[state.index]
-        state_outs.append(_fit_state(out, row, state.index))
+    state_outs = [_fit_state(outs[state.index], row, state.index)
+                  for state, row in zip(states, row_types, strict=True)]
     nit_outs = [o for o, (init, _) in zip(outs, outs_info, strict=True) if init is None]
+    return _Step(states, state_outs, nit_outs, updates, cond, outs_info)
 
-    # shared variables updated inside the loop: states whose initial value is the variable
+
+def _shared_states(updates):
+    """The shared variables updated inside the loop, as states whose initial value is the
+    variable, and their checked new values."""
     shared_states, shared_outs = [], []
     for target, expr in updates.items():
         if not isinstance(target, SharedVariable):
@@ -427,31 +480,44 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
                             "%r: %s" % (target, expr.type, target.type, exc)) from None
         shared_states.append(state)
         shared_outs.append(expr)
-    inner_outs = state_outs + shared_outs + nit_outs + ([cond] if cond is not None else [])
-    if not state_outs and not shared_outs and not nit_outs:
+    return shared_states, shared_outs
+
+
+def _build_loop(args, step, shared_states, shared_outs, strict, truncate_gradient):
+    """The Scan Op over the inner graph, and its outer inputs after n_steps."""
+    cond = step.cond
+    inner_outs = step.state_outs + shared_outs + step.nit_outs + \
+        ([cond] if cond is not None else [])
+    if not step.state_outs and not shared_outs and not step.nit_outs:
         raise ValueError("the step function returned no output and no update")
     if shared_states:
         inner_outs = clone_replace(inner_outs, [(s.initial, s.inner[0])
                                                 for s in shared_states])
-    all_states = states + shared_states
-    placeholders = list(seq_inner) + [p for s in all_states for p in s.inner]
-    free = _order_free(_free_variables(inner_outs, placeholders), non_seqs)
+    all_states = step.states + shared_states
+    placeholders = list(args.seq_inner) + [p for s in all_states for p in s.inner]
+    free = _order_free(_free_variables(inner_outs, placeholders), args.non_seqs)
     if strict:
-        _check_strict(free, non_seqs)
+        _check_strict(free, args.non_seqs)
     free_inner = [v.type(name=v.name) for v in free]
     if free:
         inner_outs = clone_replace(inner_outs, list(zip(free, free_inner, strict=True)))
-    fgraph = FunctionGraph(placeholders + free_inner, inner_outs, clone=True, name=name)
-    n_states = len(all_states)
-    store = ["all"] * len(states) + ["final"] * len(shared_states) + ["all"] * len(nit_outs)
-    op = Scan(fgraph, len(seq_inner), [s.taps for s in all_states], len(nit_outs),
+    fgraph = FunctionGraph(placeholders + free_inner, inner_outs, clone=True, name=args.name)
+    store = ["all"] * len(step.states) + ["final"] * len(shared_states) + \
+        ["all"] * len(step.nit_outs)
+    op = Scan(fgraph, len(args.seq_inner), [s.taps for s in all_states], len(step.nit_outs),
               until=cond is not None, store=store, truncate_gradient=truncate_gradient,
-              name=name)
-    results = op.make_node(n_steps, *(seq_outer + [s.buffer() for s in all_states] +
-                                      free)).outputs
+              name=args.name)
+    return op, args.seq_outer + [s.buffer() for s in all_states] + free
+
+
+def _user_results(results, step, shared_states, return_list):
+    """scan's ``(outputs, updates)`` from the Scan node's outputs: one output per entry
+    of outputs_info (states and nit-sot outputs in the user's order)."""
+    states = step.states
     by_index = {s.index: results[k] for k, s in enumerate(states)}
-    nit_iter = iter(results[n_states:])
-    user = [by_index[i] if i in by_index else next(nit_iter) for i in range(len(outs_info))]
+    nit_iter = iter(results[len(states) + len(shared_states):])
+    user = [by_index[i] if i in by_index else next(nit_iter)
+            for i in range(len(step.outs_info))]
     new_updates = ScanUpdates()
     for k, state in enumerate(shared_states):
         new_updates[state.initial] = results[len(states) + k]
