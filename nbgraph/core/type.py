@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # names used in annotations only
 
 __all__ = [
     "Type",
+    "TraceSink",
     "DowncastError",
     "Generic",
     "generic",
@@ -134,6 +135,10 @@ class _NoTrace:
 
 
 _NO_TRACE = _NoTrace()
+
+#: What :meth:`Type.explain_relation` writes its steps to: a NarrowingTrace, or a
+#: stand-in that records nothing (when nobody asked for a trace).
+TraceSink = NarrowingTrace | _NoTrace
 
 
 def _var_text(var: Any) -> str:
@@ -315,7 +320,7 @@ class Type(PropsMixin):
             return var
         return None
 
-    def explain_relation(self, otype: Type, trace: NarrowingTrace | _NoTrace) -> None:
+    def explain_relation(self, otype: Type, trace: TraceSink) -> None:
         """Record in ``trace`` how self and ``otype`` relate (hook for subclasses)."""
         trace.add("same class of types?", _yes_no(self.in_same_class(otype)),
                   "%r vs %r" % (self, otype))
@@ -344,7 +349,7 @@ class Type(PropsMixin):
         return result
 
     def _filter_variable(self, other: Any, allow_convert: bool,
-                         trace: NarrowingTrace | _NoTrace) -> Any:
+                         trace: TraceSink) -> Any:
         from nbgraph.core.graph import Variable
 
         if isinstance(other, Type):

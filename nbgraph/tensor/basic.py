@@ -6,6 +6,12 @@
 TensorType(float64, (2, 1))
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+import typing
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from numpy.exceptions import AxisError
 
@@ -18,6 +24,11 @@ from nbgraph.tensor.grad_rules import index_gradient, input_gradient, is_discret
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 from nbgraph.tensor.variable import as_tensor_variable, constant
 
+if TYPE_CHECKING:
+    from nbgraph.core.chunks import ChunkSemantics
+    from nbgraph.tensor.op_args import DTypeLike, ShapeLike, TensorLike
+    from nbgraph.tensor.variable import AnyTensor, TensorConstant, TensorVariable
+
 __all__ = [
     "SpecifyShape", "specify_shape", "Alloc", "alloc", "alloc_like", "zeros", "ones",
     "zeros_like", "ones_like", "Shape", "shape", "ShapeI", "shape_i", "Reshape", "reshape",
@@ -26,12 +37,12 @@ __all__ = [
 ]
 
 
-def constant_shape_entry(value):
+def constant_shape_entry(value: int | np.integer) -> TensorConstant:
     """An int64 scalar constant used as one entry of a symbolic shape."""
     return constant(np.int64(value))
 
 
-def _as_argument(value, where, what):
+def _as_argument(value: TensorLike, where: str, what: str) -> AnyTensor:
     """``value`` as a tensor Variable; a TypeError names ``what`` of ``where`` if it is not."""
     try:
         return as_tensor_variable(value)
@@ -39,7 +50,7 @@ def _as_argument(value, where, what):
         raise TypeError("%s: %s: %s" % (where, what, exc)) from exc
 
 
-def known_int(var):
+def known_int(var: Variable) -> int | None:
     """The Python int ``var`` is known to hold at build time, else None.
 
     Known: a constant scalar, and the size of a dimension whose static shape
@@ -57,7 +68,7 @@ def known_int(var):
     if (type(node.op).__name__ == "Subtensor" and len(node.inputs) == 2
             and vector.owner is not None and isinstance(vector.owner.op, Shape)
             and isinstance(node.inputs[1], Constant)):
-        x = vector.owner.inputs[0]
+        x = typing.cast("AnyTensor", vector.owner.inputs[0])  # what Shape reads is a tensor
         i = int(node.inputs[1].data)
         if -x.ndim <= i < x.ndim:
             return x.type.shape[i]
@@ -79,7 +90,8 @@ def _stacked_scalars(vector):
     return scalars
 
 
-def as_shape_entries(shape, what="shape"):
+def as_shape_entries(shape: ShapeLike | int | np.integer, what: str = "shape",
+                     ) -> list[AnyTensor]:
     """Each entry of ``shape`` (ints or integer scalar Variables) as an int64 scalar Variable."""
     if isinstance(shape, Variable) and getattr(shape.type, "ndim", None) == 1:
         n = shape.type.shape[0]
@@ -95,11 +107,11 @@ def as_shape_entries(shape, what="shape"):
         if stacked is not None and all(s.dtype in DISCRETE_DTYPES and s.dtype != "bool"
                                        for s in stacked):
             return as_shape_entries(stacked, what)
-        return [shape[i] for i in range(n)]
-    if isinstance(shape, (int, np.integer, Variable)):
-        shape = (shape,)
-    entries = []
-    for i, s in enumerate(shape):
+        vector = typing.cast("AnyTensor", shape)  # a Variable of a 1-d TensorType
+        return [vector[i] for i in range(n)]
+    items = (shape,) if isinstance(shape, (int, np.integer, Variable)) else shape
+    entries: list[AnyTensor] = []
+    for i, s in enumerate(items):
         if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer, Variable)):
             raise TypeError("%s entry %d must be an int or an integer scalar Variable, got %r"
                             % (what, i, s))
@@ -118,7 +130,8 @@ def as_shape_entries(shape, what="shape"):
     return entries
 
 
-def _fold_entries(entries, combine, neutral):
+def _fold_entries(entries: Sequence[AnyTensor], combine: Callable[[Any, Any], Any],
+                  neutral: int) -> AnyTensor:
     """``entries`` (int64 scalar Variables) combined by ``combine``; constants are
     folded in Python, so an all-static result is one constant."""
     total, rest = neutral, []
@@ -128,23 +141,24 @@ def _fold_entries(entries, combine, neutral):
             rest.append(e)
         else:
             total = combine(total, value)
-    out = constant_shape_entry(total) if not rest or total != neutral else None
+    out: AnyTensor | None = constant_shape_entry(total) if not rest or total != neutral else None
     for e in rest:
         out = e if out is None else combine(out, e)
+    assert out is not None  # no entries left over means the constant was made
     return out
 
 
-def shape_product(entries):
+def shape_product(entries: Sequence[AnyTensor]) -> AnyTensor:
     """The product of shape entries (1 for none), as an int64 scalar Variable."""
     return _fold_entries(entries, lambda a, b: a * b, 1)
 
 
-def shape_sum(entries):
+def shape_sum(entries: Sequence[AnyTensor]) -> AnyTensor:
     """The sum of shape entries (0 for none), as an int64 scalar Variable."""
     return _fold_entries(entries, lambda a, b: a + b, 0)
 
 
-def _with_static(var, entries):
+def _with_static(var: AnyTensor, entries: Sequence[AnyTensor]) -> tuple[AnyTensor, ...]:
     """``entries`` with the dimensions ``var``'s type knows replaced by constants."""
     return tuple(constant_shape_entry(s) if s is not None else e
                  for s, e in zip(var.type.shape, entries, strict=True))
@@ -161,10 +175,10 @@ class SpecifyShape(SpecifyShapeC, Op):
     __props__ = ("shape",)
     view_map = {0: [0]}
 
-    def __init__(self, shape):
+    def __init__(self, shape: Sequence[int | None]) -> None:
         self.shape = TensorType._normalize_shape(shape)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "SpecifyShape"
 
     def make_node(self, x):
@@ -189,7 +203,7 @@ class SpecifyShape(SpecifyShapeC, Op):
                 _shape_text(self.shape), x.shape))
         output_storage[0][0] = x
 
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics:
         """A view: the input itself."""
         from nbgraph.tensor import chunking
 
@@ -203,12 +217,12 @@ class SpecifyShape(SpecifyShapeC, Op):
         return [output_grads[0]]
 
 
-def _shape_text(shape):
+def _shape_text(shape: Sequence[int | None]) -> str:
     return "(%s)" % ", ".join("?" if s is None else str(s) for s in shape) + \
         ("," if len(shape) == 1 else "")
 
 
-def specify_shape(x, shape):
+def specify_shape(x: TensorLike, shape: Sequence[int | None]) -> AnyTensor:
     """``x`` with its static shape narrowed to ``shape`` (None entries keep x's)."""
     x = as_tensor_variable(x)
     shape = TensorType._normalize_shape(shape)
@@ -251,7 +265,7 @@ class Alloc(AllocC, Op):
         out[...] = value
         output_storage[0][0] = out
 
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics:
         """A fill: the value broadcast to the shape."""
         from nbgraph.core.chunks import ChunkSemantics
 
@@ -271,47 +285,47 @@ class Alloc(AllocC, Op):
         g = zero_gradient(value) if is_discrete(value) else sum_to_shape(gz, value)
         return [g] + [index_gradient() for _ in inputs[1:]]
 
-    def do_constant_folding(self, node):
+    def do_constant_folding(self, node: Apply) -> bool:
         return False
 
 
 _alloc = Alloc()
 
 
-def alloc(value, *shape):
+def alloc(value: TensorLike, *shape: ShapeLike | int) -> TensorVariable:
     """A new array of ``shape`` filled with ``value``."""
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
         shape = tuple(shape[0])
     return _alloc(value, *shape)
 
 
-def alloc_like(value, like):
+def alloc_like(value: TensorLike, like: TensorLike) -> TensorVariable:
     """``value`` broadcast to the (symbolic) shape of ``like``."""
     like = as_tensor_variable(like)
     return _alloc(value, *[shape_i(like, i) for i in range(like.ndim)])
 
 
-def zeros(shape, dtype="floatX"):
+def zeros(shape: ShapeLike | int, dtype: DTypeLike = "floatX") -> TensorVariable:
     """An array of zeros of ``shape`` (ints or integer scalars)."""
     from nbgraph.tensor.type import normalize_dtype
 
     return alloc(constant(np.zeros((), dtype=normalize_dtype(dtype))), *as_shape_entries(shape))
 
 
-def ones(shape, dtype="floatX"):
+def ones(shape: ShapeLike | int, dtype: DTypeLike = "floatX") -> TensorVariable:
     """An array of ones of ``shape``."""
     from nbgraph.tensor.type import normalize_dtype
 
     return alloc(constant(np.ones((), dtype=normalize_dtype(dtype))), *as_shape_entries(shape))
 
 
-def zeros_like(x, dtype=None):
+def zeros_like(x: TensorLike, dtype: DTypeLike = None) -> TensorVariable:
     """Zeros with ``x``'s shape (and dtype unless given)."""
     x = as_tensor_variable(x)
     return alloc_like(constant(np.zeros((), dtype=dtype or x.dtype)), x)
 
 
-def ones_like(x, dtype=None):
+def ones_like(x: TensorLike, dtype: DTypeLike = None) -> TensorVariable:
     """Ones with ``x``'s shape (and dtype unless given)."""
     x = as_tensor_variable(x)
     return alloc_like(constant(np.ones((), dtype=dtype or x.dtype)), x)
@@ -329,7 +343,7 @@ class Shape(ShapeC, Op):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.asarray(inputs[0].shape, dtype=np.int64)
 
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics:
         """Metadata: reads the input's shape only."""
         from nbgraph.core.chunks import ChunkSemantics
 
@@ -345,7 +359,7 @@ class Shape(ShapeC, Op):
 _shape = Shape()
 
 
-def shape(x):
+def shape(x: TensorLike) -> AnyTensor:
     """The symbolic shape of ``x`` (an int64 vector); a constant when fully static."""
     x = as_tensor_variable(x)
     if x.ndim and None not in x.type.shape:
@@ -358,7 +372,7 @@ class ShapeI(ShapeIC, Op):
 
     __props__ = ("i",)
 
-    def __init__(self, i):
+    def __init__(self, i: int) -> None:
         self.i = int(i)
 
     def make_node(self, x):
@@ -371,7 +385,7 @@ class ShapeI(ShapeIC, Op):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.asarray(inputs[0].shape[self.i], dtype=np.int64)
 
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics:
         """Metadata: reads the input's shape only."""
         from nbgraph.core.chunks import ChunkSemantics
 
@@ -384,15 +398,16 @@ class ShapeI(ShapeIC, Op):
         return [index_gradient()]  # a size does not depend on the values
 
 
-def shape_i(x, i):
+def shape_i(x: TensorLike, i: int) -> AnyTensor:
     """Size of dimension ``i`` of ``x``: a constant when static, else a ShapeI node."""
     x = as_tensor_variable(x)
     if not -x.ndim <= i < x.ndim:
         raise AxisError("shape_i: axis %d is out of range for %r with %d dimensions" % (
             i, x, x.ndim))
     i %= max(x.ndim, 1)
-    if x.type.shape[i] is not None:
-        return constant_shape_entry(x.type.shape[i])
+    size = x.type.shape[i]
+    if size is not None:
+        return constant_shape_entry(size)
     return ShapeI(i)(x)
 
 
@@ -402,7 +417,7 @@ class Reshape(ReshapeC, Op):
     __props__ = ("ndim",)
     view_map = {0: [0]}
 
-    def __init__(self, ndim):
+    def __init__(self, ndim: int) -> None:
         self.ndim = int(ndim)
 
     def make_node(self, x, *shape):
@@ -438,7 +453,7 @@ class Reshape(ReshapeC, Op):
             raise ValueError("reshape: cannot reshape an array of shape %s into %s: %s" % (
                 x.shape, tuple(int(s) for s in shape), exc)) from exc
 
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics:
         """A view: reshape to the given entries."""
         from nbgraph.tensor import chunking
 
@@ -467,7 +482,7 @@ class Reshape(ReshapeC, Op):
         return [g] + [index_gradient() for _ in inputs[1:]]
 
 
-def reshape(x, shape, ndim=None):
+def reshape(x: TensorLike, shape: ShapeLike | int, ndim: int | None = None) -> TensorVariable:
     """``x`` reshaped to ``shape`` (ints, integer scalars, or an int vector of static length)."""
     x = as_tensor_variable(x)
     entries = as_shape_entries(shape)
@@ -528,7 +543,7 @@ class Dot(DotC, Op):
             o[0] = out
         return thunk
 
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics:
         """A matrix/vector product."""
         from nbgraph.core.chunks import ChunkSemantics
 
@@ -566,7 +581,7 @@ class Dot(DotC, Op):
 _dot = Dot()
 
 
-def dot(x, y):
+def dot(x: TensorLike, y: TensorLike) -> TensorVariable:
     """Matrix/vector product of 1-d or 2-d tensors (NumPy's ``dot``)."""
     return _dot(x, y)
 
@@ -576,7 +591,7 @@ class Join(Op):
 
     __props__ = ("axis",)
 
-    def __init__(self, axis):
+    def __init__(self, axis: int) -> None:
         self.axis = int(axis)
 
     def make_node(self, *tensors):
@@ -611,7 +626,7 @@ class Join(Op):
         out = np.concatenate(inputs, axis=self.axis)
         output_storage[0][0] = np.asarray(out, dtype=node.outputs[0].type.numpy_dtype)
 
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics:
         """A concatenation along ``axis``."""
         from nbgraph.core.chunks import ChunkSemantics
 
@@ -641,8 +656,8 @@ class Join(Op):
         return grads
 
 
-def join(axis, *tensors):
-    """Concatenate ``tensors`` along ``axis``."""
+def join(axis: int, *tensors: TensorLike) -> TensorVariable:
+    """Concatenate ``tensors`` (or one list of them) along ``axis``."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if not isinstance(axis, (int, np.integer)):
@@ -651,18 +666,18 @@ def join(axis, *tensors):
     return Join(axis % ndim if ndim and -ndim <= axis < ndim else axis)(*tensors)
 
 
-def concatenate(tensors, axis=0):
+def concatenate(tensors: Sequence[TensorLike], axis: int = 0) -> TensorVariable:
     """NumPy-style spelling of :func:`join`."""
     return join(axis, *tensors)
 
 
-def stack(tensors, axis=0):
+def stack(tensors: Sequence[TensorLike], axis: int = 0) -> TensorVariable:
     """Stack tensors of equal shape along a new axis."""
-    tensors = [_as_argument(t, "stack", "tensor %d" % i) for i, t in enumerate(tensors)]
-    if not tensors:
+    args = [_as_argument(t, "stack", "tensor %d" % i) for i, t in enumerate(tensors)]
+    if not args:
         raise ValueError("stack needs at least one tensor")
-    ndim = tensors[0].ndim
-    for i, t in enumerate(tensors):
+    ndim = args[0].ndim
+    for i, t in enumerate(args):
         if t.ndim != ndim:
             raise ValueError("stack: tensor %d (%r) has %d dimensions, expected %d like tensor 0"
                              % (i, t, t.ndim, ndim))
@@ -671,4 +686,4 @@ def stack(tensors, axis=0):
             axis, ndim))
     axis %= ndim + 1
     pattern = tuple(range(axis)) + ("x",) + tuple(range(axis, ndim))
-    return join(axis, *[t.dimshuffle(*pattern) for t in tensors])
+    return join(axis, *[t.dimshuffle(*pattern) for t in args])

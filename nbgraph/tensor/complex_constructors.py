@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from numpy.typing import DTypeLike
 
 from nbgraph.tensor.constructors import StaticShape, new_variable, typed_constructor
 
 if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.tensor.op_args import DTypeLike
     from nbgraph.tensor.variable import TensorVariable
 
 __all__ = [

@@ -22,12 +22,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import DTypeLike
 
 from nbgraph.config import config
 from nbgraph.tensor.type import TensorType
 
 if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.tensor.op_args import DTypeLike
     from nbgraph.tensor.variable import TensorVariable
 
 #: A static shape: one int (known size) or None (unknown) per dimension.
@@ -58,13 +58,15 @@ class TypedConstructor(TensorType):
     Made by :func:`typed_constructor` from a plain function, whose name,
     docstring and signature it takes (``help(dmatrix)`` shows them)."""
 
+    __wrapped__: Callable[..., TensorVariable]  # the plain function (functools.update_wrapper)
+
     def __init__(self, dtype: DTypeLike, shape: StaticShape,
                  make: Callable[..., TensorVariable]) -> None:
         super().__init__(dtype, shape)
         functools.update_wrapper(self, make)
         self.kind: str = make.__name__
 
-    def __call__(  # type: ignore[override]  (a constructor's call, not Type.__call__'s)
+    def __call__(  # a constructor's call (Type.__call__ plus dtype= and shape=)
         self, name: str | None = None, dtype: DTypeLike = None, shape: StaticShape | None = None,
     ) -> TensorVariable:
         """A new Variable of this type (``dtype``/``shape`` override it when given)."""

@@ -28,7 +28,7 @@ from nbgraph.tensor.op_args import (
     int_scalar_arg, scalar_arg, static_int, static_value, tensor_arg,
 )
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType, normalize_dtype
-from nbgraph.tensor.variable import constant
+from nbgraph.tensor.variable import TensorConstant, constant
 from nbgraph.tensor.grad_rules import index_gradient, input_gradient, is_discrete, zero_gradient
 
 __all__ = [
@@ -88,10 +88,10 @@ class ARange(Op):
 
     __props__ = ("dtype",)
 
-    def __init__(self, dtype):
+    def __init__(self, dtype: str) -> None:
         self.dtype = normalize_dtype(dtype)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "ARange{%s}" % self.dtype
 
     def make_node(self, start, stop, step):
@@ -167,13 +167,13 @@ class Eye(Op):
 
     __props__ = ("kind", "dtype")
 
-    def __init__(self, kind, dtype):
+    def __init__(self, kind: str, dtype: str) -> None:
         if kind not in ("eye", "tri"):
             raise ValueError("Eye kind must be 'eye' or 'tri', got %r" % (kind,))
         self.kind = kind
         self.dtype = normalize_dtype(dtype)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "%s{%s}" % ("Eye" if self.kind == "eye" else "Tri", self.dtype)
 
     def make_node(self, n, m, k):
@@ -259,10 +259,10 @@ class AllocDiag(Op):
 
     __props__ = ("offset",)
 
-    def __init__(self, offset=0):
+    def __init__(self, offset: int = 0) -> None:
         self.offset = int(offset)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "AllocDiag{offset=%d}" % self.offset
 
     def make_node(self, v, rows, cols):
@@ -298,10 +298,10 @@ class ExtractDiag(Op):
 
     __props__ = ("offset",)
 
-    def __init__(self, offset=0):
+    def __init__(self, offset: int = 0) -> None:
         self.offset = int(offset)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "ExtractDiag{offset=%d}" % self.offset
 
     def make_node(self, x):
@@ -373,11 +373,11 @@ class Linspace(Op):
 
     __props__ = ("endpoint", "dtype")
 
-    def __init__(self, endpoint, dtype):
+    def __init__(self, endpoint: bool, dtype: str) -> None:
         self.endpoint = bool(endpoint)
         self.dtype = normalize_dtype(dtype)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "Linspace{%s%s}" % (self.dtype, "" if self.endpoint else ", no endpoint")
 
     def make_node(self, start, stop, num):
@@ -415,7 +415,7 @@ def linspace(start: ScalarLike, stop: ScalarLike, num: IntLike = 50, endpoint: b
     start = scalar_arg(start, "linspace", "start")
     stop = scalar_arg(stop, "linspace", "stop")
     if dtype is None:
-        samples = [np.asarray(v.data).item() if getattr(v, "weak", False)
+        samples = [np.asarray(v.data).item() if isinstance(v, TensorConstant) and v.weak
                    else np.zeros((), v.dtype)[()] for v in (start, stop)]
         dtype = np.linspace(samples[0], samples[1], 2).dtype.name
     return Linspace(endpoint, dtype)(start, stop, num)

@@ -14,6 +14,11 @@ TensorType(float32, (None,))
 TensorType(float64, (None, None))
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from nbgraph.core.graph import Apply, Variable
@@ -27,20 +32,27 @@ from nbgraph.tensor.grad_rules import index_gradient, input_gradient, is_discret
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import TensorConstant, as_tensor_variable
 
+if TYPE_CHECKING:
+    from nbgraph.core.chunks import ChunkSemantics
+    from nbgraph.tensor.scalar_op import ScalarOp
+    from nbgraph.tensor.type import StaticShape
+    from nbgraph.tensor.variable import AnyTensor
+
 __all__ = [
     "Elemwise", "DimShuffle", "SumToShape", "sum_to_shape", "broadcast_shapes",
     "promote_weak_tensors", "elemwise_output_dtypes", "add", "mul", "sub", "true_div",
 ]
 
 
-def broadcast_shapes(*shapes, names=None):
+def broadcast_shapes(*shapes: Sequence[int | None],
+                     names: Sequence[object] | None = None) -> StaticShape:
     """The static shape NumPy broadcasting gives, or ValueError for static conflicts.
 
     Entries are ints or None (unknown); all shapes must have the same length.
     ``names``: one object per shape (a Variable, say) whose repr names it in the
     error; the reprs are only computed when there is an error.
     """
-    out = []
+    out: list[int | None] = []
     for dim, sizes in enumerate(zip(*shapes, strict=True)):
         known = {s for s in sizes if s is not None and s != 1}
         if len(known) > 1:
@@ -56,11 +68,12 @@ def broadcast_shapes(*shapes, names=None):
     return tuple(out)
 
 
-def _is_python_number(x):
+def _is_python_number(x: object) -> bool:
     return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
-def promote_weak_tensors(inputs, scalar_op=None):
+def promote_weak_tensors(inputs: Sequence[Any],
+                         scalar_op: ScalarOp | None = None) -> list[Any]:
     """Replace weak inputs (Python numbers, weak constants) by constants of NumPy's dtype.
 
     The dtypes come from ``scalar_op.promote_inputs`` (the scalar layer's NEP 50
@@ -108,22 +121,24 @@ def _keep_user_constant(var, data):
     return Elemwise(ps.Cast(data.dtype.name))(var)
 
 
-_OUTPUT_DTYPES = {}  # (scalar_op, input dtypes) -> output dtypes; bounded below
+# (scalar_op, input dtypes) -> output dtypes; bounded below
+_OUTPUT_DTYPES: dict[tuple[ScalarOp, tuple[str, ...]], tuple[str, ...]] = {}
 
 
-def elemwise_output_dtypes(scalar_op, dtypes):
+def elemwise_output_dtypes(scalar_op: ScalarOp, dtypes: Sequence[str]) -> list[str]:
     """Output dtypes of ``scalar_op`` applied to inputs of ``dtypes`` (memoised:
     building a scalar node to find out is the costly part of every Elemwise node)."""
     key = (scalar_op, tuple(dtypes))
+    hashable = True
     try:
         return list(_OUTPUT_DTYPES[key])
     except KeyError:
         pass
     except TypeError:  # an unhashable scalar op
-        key = None
+        hashable = False
     node = scalar_op.make_node(*[ps.get_scalar_type(d)() for d in dtypes])
     found = [out.type.dtype for out in node.outputs]
-    if key is not None:
+    if hashable:
         if len(_OUTPUT_DTYPES) >= 4096:
             _OUTPUT_DTYPES.clear()
         _OUTPUT_DTYPES[key] = tuple(found)
@@ -139,7 +154,8 @@ class Elemwise(ElemwiseC, Op):
 
     __props__ = ("scalar_op", "inplace_pattern")
 
-    def __init__(self, scalar_op, inplace_pattern=None):
+    def __init__(self, scalar_op: ScalarOp,
+                 inplace_pattern: Mapping[int, int] | None = None) -> None:
         if not isinstance(scalar_op, ps.ScalarOp):
             raise TypeError("Elemwise needs a ScalarOp, got %r" % (scalar_op,))
         self.scalar_op = scalar_op
@@ -157,7 +173,7 @@ class Elemwise(ElemwiseC, Op):
         self.__dict__.update(state)
         self.nfunc = getattr(self.scalar_op, "nfunc", None)
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self.inplace_pattern:
             return "Elemwise{%s, inplace}" % (self.scalar_op,)
         return "Elemwise{%s}" % (self.scalar_op,)
@@ -182,7 +198,7 @@ class Elemwise(ElemwiseC, Op):
         dtypes = elemwise_output_dtypes(self.scalar_op, [v.dtype for v in converted])
         return self.apply_to_tensors(converted, dtypes)
 
-    def apply_to_tensors(self, tensors, dtypes):
+    def apply_to_tensors(self, tensors: Sequence[AnyTensor], dtypes: Sequence[str]) -> Apply:
         """The node over ``tensors`` (TensorVariables, weak constants already promoted)
         with outputs of ``dtypes``: ``make_node``'s last step, which a caller that
         knows the output dtypes (``Elemwise.grad``) takes directly."""
@@ -281,7 +297,7 @@ class Elemwise(ElemwiseC, Op):
                 o[index] = v
         return outs
 
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics | None:
         """Elementwise: runs per block (see :mod:`nbgraph.tensor.chunking`)."""
         from nbgraph.tensor import chunking
 
@@ -342,7 +358,8 @@ class _ScalarGradient:
                                and g.owner is not None])
 
 
-_SCALAR_GRADIENTS = {}  # (scalar_op, input dtypes, gradient dtypes) -> _ScalarGradient
+# (scalar_op, input dtypes, gradient dtypes) -> _ScalarGradient
+_SCALAR_GRADIENTS: dict[Any, _ScalarGradient] = {}
 
 
 def _scalar_gradient(scalar_op, in_dtypes, grad_dtypes):
@@ -434,9 +451,9 @@ class DimShuffle(DimShuffleC, Op):
     __props__ = ("input_ndim", "new_order")
     view_map = {0: [0]}
 
-    def __init__(self, input_ndim, new_order):
+    def __init__(self, input_ndim: int, new_order: Sequence[int | str]) -> None:
         self.input_ndim = int(input_ndim)
-        order = []
+        order: list[int | str] = []
         for entry in new_order:
             if entry == "x":
                 order.append("x")
@@ -454,7 +471,7 @@ class DimShuffle(DimShuffleC, Op):
         self.augment = tuple(i for i, e in enumerate(order) if e == "x")
         self.is_transpose_only = not self.dropped and not self.augment
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "DimShuffle{%s}" % ",".join(str(e) for e in self.new_order)
 
     def make_node(self, x):
@@ -492,7 +509,7 @@ class DimShuffle(DimShuffleC, Op):
             o[0] = a[0].transpose(order)
         return thunk
 
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics:
         """A view: transpose, drop and insert size-1 axes."""
         from nbgraph.tensor import chunking
 
@@ -584,7 +601,7 @@ class SumToShape(SumToShapeC, Op):
                 g.shape, target))
         output_storage[0][0] = np.asarray(out)
 
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics:
         """A view: a sum over the broadcast dimensions."""
         from nbgraph.tensor import chunking
 
@@ -604,7 +621,7 @@ class SumToShape(SumToShapeC, Op):
         return [alloc_like(output_grads[0], g)] + [index_gradient() for _ in target]
 
 
-def sum_to_shape(g, like):
+def sum_to_shape(g: AnyTensor, like: AnyTensor) -> AnyTensor:
     """``g`` reduced to ``like``'s shape where ``like`` was broadcast.
 
     A no-op when the static types prove both shapes equal.

@@ -10,6 +10,11 @@ directly (``Apply(add, [x, y], [out])``), as the seed's long example does.
 TensorType(float64, (1,))
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from nbgraph.tensor import scalar as ps
@@ -18,6 +23,10 @@ from nbgraph.tensor.elemwise import Elemwise
 from nbgraph.tensor.reduction import Reduce, normalize_axis
 from nbgraph.tensor.type import CONTINUOUS_DTYPES, normalize_dtype
 from nbgraph.tensor.variable import as_tensor_variable
+
+if TYPE_CHECKING:
+    from nbgraph.tensor.op_args import Axes, DTypeLike, TensorLike
+    from nbgraph.tensor.variable import AnyTensor, TensorVariable
 
 __all__ = [
     "add", "sub", "mul", "true_div", "int_div", "mod", "pow", "neg", "abs", "exp", "log",
@@ -62,7 +71,7 @@ switch = Elemwise(ps.switch)
 where = switch
 
 
-def sqr(x):
+def sqr(x: TensorLike) -> TensorVariable:
     """``x * x`` (NumPy's ``square``: a bool squares to int8, not to a logical and)."""
     x = as_tensor_variable(x)
     if x.dtype == "bool":
@@ -70,7 +79,7 @@ def sqr(x):
     return mul(x, x)
 
 
-def cast(x, dtype):
+def cast(x: TensorLike, dtype: DTypeLike) -> AnyTensor:
     """``x`` converted to ``dtype`` (NumPy ``astype`` semantics); ``x`` itself if equal."""
     x = as_tensor_variable(x)
     dtype = normalize_dtype(dtype)
@@ -79,10 +88,11 @@ def cast(x, dtype):
     return Elemwise(ps.Cast(dtype))(x)
 
 
-def _keep(out, axis, ndim, keepdims):
+def _keep(out: TensorVariable, axis: Sequence[int], ndim: int,
+          keepdims: bool) -> TensorVariable:
     if not keepdims:
         return out
-    pattern = []
+    pattern: list[int | str] = []
     j = 0
     for i in range(ndim):
         if i in axis:
@@ -93,13 +103,14 @@ def _keep(out, axis, ndim, keepdims):
     return out.dimshuffle(*pattern)
 
 
-def _reduce(kind, x, axis, keepdims):
+def _reduce(kind: str, x: TensorLike, axis: Axes | None, keepdims: bool) -> TensorVariable:
     x = as_tensor_variable(x)
-    axis = normalize_axis(axis, x.ndim)
-    return _keep(Reduce(kind, axis)(x), axis, x.ndim, keepdims)
+    axes = normalize_axis(axis, x.ndim)
+    return _keep(Reduce(kind, axes)(x), axes, x.ndim, keepdims)
 
 
-def _reduce_in(kind, x, axis, keepdims, dtype, acc_dtype):
+def _reduce_in(kind: str, x: TensorLike, axis: Axes | None, keepdims: bool, dtype: DTypeLike,
+               acc_dtype: DTypeLike) -> AnyTensor:
     """``kind`` reduction accumulated in ``acc_dtype`` and given as ``dtype``.
 
     NumPy's ``dtype=`` both accumulates and returns in that dtype; Theano's
@@ -117,14 +128,15 @@ def _reduce_in(kind, x, axis, keepdims, dtype, acc_dtype):
     if acc is not None and dtype is not None and not np.can_cast(dtype, acc, "same_kind"):
         raise TypeError("%s: acc_dtype %s cannot accumulate values of dtype %s" % (
             kind, acc, dtype))
-    out = _reduce(kind, cast(x, acc) if acc is not None and acc != x.dtype else x,
+    out: AnyTensor = _reduce(kind, cast(x, acc) if acc is not None and acc != x.dtype else x,
                   axis, keepdims)
     if dtype is not None and out.dtype != dtype:
         out = cast(out, dtype)
     return out
 
 
-def sum(x, axis=None, keepdims=False, dtype=None, acc_dtype=None):
+def sum(x: TensorLike, axis: Axes | None = None, keepdims: bool = False,
+        dtype: DTypeLike = None, acc_dtype: DTypeLike = None) -> AnyTensor:
     """Sum over ``axis`` (None: all); integer sums accumulate like NumPy's.
 
     ``dtype``: accumulate and return in that dtype (NumPy's meaning);
@@ -133,7 +145,9 @@ def sum(x, axis=None, keepdims=False, dtype=None, acc_dtype=None):
     return _reduce_in("sum", x, axis, keepdims, dtype, acc_dtype)
 
 
-def prod(x, axis=None, keepdims=False, dtype=None, acc_dtype=None, no_zeros_in_input=False):
+def prod(x: TensorLike, axis: Axes | None = None, keepdims: bool = False,
+         dtype: DTypeLike = None, acc_dtype: DTypeLike = None,
+         no_zeros_in_input: bool = False) -> AnyTensor:
     """Product over ``axis`` (``dtype``/``acc_dtype`` as for :func:`sum`).
 
     ``no_zeros_in_input`` is accepted for Theano's programs; the gradient is
@@ -142,17 +156,18 @@ def prod(x, axis=None, keepdims=False, dtype=None, acc_dtype=None, no_zeros_in_i
     return _reduce_in("prod", x, axis, keepdims, dtype, acc_dtype)
 
 
-def max(x, axis=None, keepdims=False):
+def max(x: TensorLike, axis: Axes | None = None, keepdims: bool = False) -> TensorVariable:
     """Maximum over ``axis`` (NaN propagates)."""
     return _reduce("max", x, axis, keepdims)
 
 
-def min(x, axis=None, keepdims=False):
+def min(x: TensorLike, axis: Axes | None = None, keepdims: bool = False) -> TensorVariable:
     """Minimum over ``axis`` (NaN propagates)."""
     return _reduce("min", x, axis, keepdims)
 
 
-def mean(x, axis=None, keepdims=False, dtype=None, acc_dtype=None):
+def mean(x: TensorLike, axis: Axes | None = None, keepdims: bool = False,
+         dtype: DTypeLike = None, acc_dtype: DTypeLike = None) -> AnyTensor:
     """Mean over ``axis``: float inputs keep their dtype, integers give float64.
 
     ``dtype`` (a float dtype) computes and returns the mean in it, as NumPy;
@@ -171,19 +186,20 @@ def mean(x, axis=None, keepdims=False, dtype=None, acc_dtype=None):
     total = sum(x, axis=axes, keepdims=keepdims, acc_dtype=acc_dtype,
                 dtype=dtype if acc_dtype is not None else None)
     sizes = [x.type.shape[a] for a in axes]
-    if all(s is not None for s in sizes):
-        count = int(np.prod(sizes, dtype=np.int64))
+    known = [s for s in sizes if s is not None]
+    count: int | AnyTensor | None
+    if len(known) == len(sizes):
+        count = int(np.prod(known, dtype=np.int64))
     else:
-        count = None
-        for a in axes:
-            entry = shape_i(x, a)
-            count = entry if count is None else mul(count, entry)
+        count = shape_i(x, axes[0])  # some size is unknown: there is an axis
+        for a in axes[1:]:
+            count = mul(count, shape_i(x, a))
         if total.dtype in CONTINUOUS_DTYPES:
             count = cast(count, total.dtype)
     return true_div(total, count)
 
 
-def outer(x, y):
+def outer(x: TensorLike, y: TensorLike) -> TensorVariable:
     """Outer product of two vectors."""
     x, y = as_tensor_variable(x), as_tensor_variable(y)
     if x.ndim != 1 or y.ndim != 1:

@@ -16,6 +16,7 @@ cumsum: axis 3 is out of bounds for a tensor of dimension 3
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,9 +24,12 @@ from nbgraph.core.graph import Constant, Variable
 from nbgraph.tensor.type import DISCRETE_DTYPES
 from nbgraph.tensor.variable import as_tensor_variable
 
+if TYPE_CHECKING:
+    from nbgraph.tensor.variable import AnyTensor
+
 #: What the op library's functions accept for a tensor argument: a tensor Variable or
 #: anything :func:`~nbgraph.tensor.variable.as_tensor_variable` turns into a constant.
-TensorLike = Variable | np.ndarray | int | float | bool | list | tuple
+TensorLike = Variable | np.ndarray | np.generic | int | float | complex | bool | list | tuple
 #: A scalar argument (a 0-d tensor Variable or a Python/NumPy number).
 ScalarLike = Variable | int | float | np.number
 #: An integer argument (an integer scalar Variable or an int).
@@ -33,24 +37,27 @@ IntLike = Variable | int | np.integer
 #: An axis argument: one int or a sequence of ints.
 Axes = int | Sequence[int]
 #: A shape: a sequence of ints and integer scalar Variables, or an int vector Variable.
-ShapeLike = Sequence[int | Variable] | Variable
+ShapeLike = Sequence[int | np.integer | Variable] | Variable
+#: A dtype argument: a name (``"float32"``, ``"floatX"``), a NumPy dtype or scalar
+#: type, or None (the function's default).
+DTypeLike = str | np.dtype | type | None
 
-__all__ = ["TensorLike", "ScalarLike", "IntLike", "Axes", "ShapeLike", "AxisError",
+__all__ = ["TensorLike", "ScalarLike", "IntLike", "Axes", "ShapeLike", "DTypeLike", "AxisError",
            "tensor_arg", "scalar_arg", "int_scalar_arg", "normalize_axis_index",
            "normalize_axis_tuple", "static_value", "static_int", "as_int_tuple"]
 
 AxisError = np.exceptions.AxisError
 
 
-def tensor_arg(value, where: str, what: str):
+def tensor_arg(value: object, where: str, what: str) -> AnyTensor:
     """``value`` as a tensor Variable; a TypeError names ``what`` of ``where`` if impossible."""
     try:
-        return as_tensor_variable(value)
+        return as_tensor_variable(value)  # type: ignore[arg-type]  # refused with a TypeError
     except (TypeError, ValueError) as exc:
         raise TypeError("%s: argument %s: %s" % (where, what, exc)) from exc
 
 
-def scalar_arg(value, where: str, what: str):
+def scalar_arg(value: object, where: str, what: str) -> AnyTensor:
     """``value`` as a 0-d tensor Variable (any real dtype)."""
     v = tensor_arg(value, where, what)
     if v.ndim != 0:
@@ -59,7 +66,8 @@ def scalar_arg(value, where: str, what: str):
     return v
 
 
-def int_scalar_arg(value, where: str, what: str, cast_to: str | None = "int64"):
+def int_scalar_arg(value: object, where: str, what: str,
+                   cast_to: str | None = "int64") -> AnyTensor:
     """``value`` as an integer 0-d tensor Variable (cast to ``cast_to`` unless None)."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError("%s: argument %s must be an integer, got %r" % (where, what, value))
@@ -78,14 +86,14 @@ def int_scalar_arg(value, where: str, what: str, cast_to: str | None = "int64"):
     return v
 
 
-def static_value(var):
+def static_value(var: object) -> np.ndarray | None:
     """The NumPy value of a constant Variable, else None."""
     if isinstance(var, Constant):
         return np.asarray(var.data)
     return None
 
 
-def static_int(var):
+def static_int(var: object) -> int | None:
     """The Python int a constant integer scalar holds, else None."""
     value = static_value(var)
     if value is None or value.ndim != 0 or value.dtype.kind not in "iu":
@@ -93,13 +101,13 @@ def static_int(var):
     return int(value)
 
 
-def _check_int(axis, where, what):
+def _check_int(axis: object, where: str, what: str) -> int:
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
         raise TypeError("%s: %s must be an int, got %r" % (where, what, axis))
     return int(axis)
 
 
-def normalize_axis_index(axis, ndim: int, where: str, what: str = "axis") -> int:
+def normalize_axis_index(axis: object, ndim: int, where: str, what: str = "axis") -> int:
     """One axis in ``[-ndim, ndim)`` as a non-negative int; AxisError when out of range."""
     axis = _check_int(axis, where, what)
     if not -ndim <= axis < ndim:
@@ -108,8 +116,8 @@ def normalize_axis_index(axis, ndim: int, where: str, what: str = "axis") -> int
     return axis % ndim
 
 
-def normalize_axis_tuple(axis, ndim: int, where: str, what: str = "axis",
-                         allow_duplicate: bool = False) -> tuple:
+def normalize_axis_tuple(axis: Any, ndim: int, where: str, what: str = "axis",
+                         allow_duplicate: bool = False) -> tuple[int, ...]:
     """An int or a sequence of ints as a tuple of non-negative axes (order kept)."""
     if isinstance(axis, (int, np.integer)) and not isinstance(axis, (bool, np.bool_)):
         axis = (axis,)
@@ -124,7 +132,7 @@ def normalize_axis_tuple(axis, ndim: int, where: str, what: str = "axis",
     return out
 
 
-def as_int_tuple(value, where: str, what: str) -> tuple:
+def as_int_tuple(value: Any, where: str, what: str) -> tuple[int, ...]:
     """An int or a sequence of Python ints as a tuple of ints (TypeError otherwise)."""
     if isinstance(value, Variable):
         data = static_value(value)

@@ -18,7 +18,6 @@ import numbers
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Union
 
-from numpy.typing import DTypeLike
 
 from nbgraph.tensor.constructors import (
     bcol, bmatrix, brow, bscalar, btensor3, btensor4, bvector, col, dcol, dmatrix, drow, dscalar,
@@ -33,6 +32,7 @@ from nbgraph.tensor.complex_constructors import (
 )
 
 if TYPE_CHECKING:  # names used in annotations only
+    from nbgraph.tensor.op_args import DTypeLike
     from nbgraph.tensor.variable import TensorVariable
 
 #: What a plural constructor returns: one Variable for one name, else a list.

@@ -9,6 +9,11 @@ the platform integer (int64/uint64), bool sums count, max/min keep the dtype.
 TensorType(int64, (None,))
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numpy.exceptions import AxisError
 
@@ -19,19 +24,23 @@ from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import as_tensor_variable
 from nbgraph.tensor.grad_rules import is_discrete, zero_gradient
 
+if TYPE_CHECKING:
+    from nbgraph.core.chunks import ChunkSemantics
+    from nbgraph.tensor.op_args import Axes
+
 __all__ = ["Reduce", "ProdWithoutSelf", "ProdWithoutSelfGrad", "normalize_axis"]
 
 _FUNCS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
 
 
-def normalize_axis(axis, ndim, what="axis"):
+def normalize_axis(axis: Axes | None, ndim: int, what: str = "axis") -> tuple[int, ...]:
     """``axis`` (None, an int or a sequence) as a sorted tuple of distinct non-negative ints."""
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
         axis = (axis,)
     try:
-        entries = list(axis)
+        entries = list(axis)  # type: ignore[arg-type]  # a bool is refused below
     except TypeError as exc:
         raise TypeError("%s must be None, an int or a tuple of ints, got %r" % (
             what, axis)) from exc
@@ -53,14 +62,14 @@ class Reduce(ReduceC, Op):
 
     __props__ = ("kind", "axis")
 
-    def __init__(self, kind, axis):
+    def __init__(self, kind: str, axis: Sequence[int]) -> None:
         if kind not in _FUNCS:
             raise ValueError("Reduce kind must be one of %s, got %r" % (sorted(_FUNCS), kind))
         self.kind = kind
         self.axis = tuple(axis)
         self.func = _FUNCS[kind]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "%s{axis=%s}" % (self.kind.capitalize(), ",".join(map(str, self.axis)))
 
     def make_node(self, x):
@@ -93,7 +102,7 @@ class Reduce(ReduceC, Op):
             out = np.asarray(out, dtype=dtype)
         output_storage[0][0] = out
 
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics:
         """A reduction whose block partials merge with the same kind."""
         from nbgraph.tensor import chunking
 
@@ -157,7 +166,7 @@ def _exclusive_products(flat):
     return left, right
 
 
-def linear_scan(a, b):
+def linear_scan(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``s[j] = a[j] * s[j-1] + b[j]`` along the last axis (``s[-1] = 0``).
 
     A log-depth parallel prefix over the affine maps ``s -> a*s + b``: every
@@ -181,7 +190,7 @@ class ProdWithoutSelf(Op):
 
     __props__ = ("axis",)
 
-    def __init__(self, axis):
+    def __init__(self, axis: Sequence[int]) -> None:
         self.axis = tuple(axis)
 
     def make_node(self, x):
@@ -222,7 +231,7 @@ class ProdWithoutSelfGrad(Op):
 
     __props__ = ("axis",)
 
-    def __init__(self, axis):
+    def __init__(self, axis: Sequence[int]) -> None:
         self.axis = tuple(axis)
 
     def make_node(self, x, gz):

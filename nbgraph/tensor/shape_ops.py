@@ -16,11 +16,11 @@ TensorType(float64, (2, 1, 1))
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:  # names used in annotations only
     from nbgraph.tensor.op_args import Axes, IntLike, ShapeLike, TensorLike
-    from nbgraph.tensor.variable import TensorVariable
+    from nbgraph.tensor.variable import AnyTensor, TensorVariable
 
 import numpy as np
 
@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 
-def flatten(x: TensorLike, ndim: int = 1) -> TensorVariable:
+def flatten(x: TensorLike, ndim: int = 1) -> AnyTensor:
     """``x`` with its last dimensions merged so that ``ndim`` remain (``ndim=1``: all)."""
     from nbgraph.tensor.basic import reshape, shape_i, shape_product
 
@@ -54,7 +54,7 @@ def flatten(x: TensorLike, ndim: int = 1) -> TensorVariable:
     return reshape(x, sizes[:ndim - 1] + [shape_product(sizes[ndim - 1:])])
 
 
-def squeeze(x: TensorLike, axis: Axes | None = None) -> TensorVariable:
+def squeeze(x: TensorLike, axis: Axes | None = None) -> AnyTensor:
     """``x`` without the size-1 ``axis`` (an int or tuple).
 
     With ``axis=None`` the dimensions statically known to be of size 1 are
@@ -71,7 +71,7 @@ def squeeze(x: TensorLike, axis: Axes | None = None) -> TensorVariable:
     for a in axes:
         if x.type.shape[a] not in (None, 1):
             raise ValueError("squeeze: cannot select an axis to squeeze out which has size "
-                             "not equal to one (axis %d of %r has size %d)" % (
+                             "not equal to one (axis %d of %r has size %s)" % (
                                  a, x, x.type.shape[a]))
     if any(x.type.shape[a] is None for a in axes):
         x = specify_shape(x, tuple(1 if i in axes else s for i, s in enumerate(x.type.shape)))
@@ -125,7 +125,7 @@ def moveaxis(x: TensorLike, source: Axes, destination: Axes) -> TensorVariable:
     return x.dimshuffle(*order)
 
 
-def broadcast_to(x: TensorLike, shape: ShapeLike) -> TensorVariable:
+def broadcast_to(x: TensorLike, shape: ShapeLike) -> AnyTensor:
     """``x`` broadcast to ``shape`` (a new array; NumPy's rules, checked at run time too)."""
     from nbgraph.tensor.basic import alloc, as_shape_entries, specify_shape
 
@@ -146,30 +146,32 @@ def broadcast_to(x: TensorLike, shape: ShapeLike) -> TensorVariable:
     return specify_shape(out, known)
 
 
-def tile(x: TensorLike, reps: ShapeLike) -> TensorVariable:
+def tile(x: TensorLike, reps: ShapeLike | int) -> AnyTensor:
     """``x`` repeated ``reps`` times along each dimension (``np.tile``)."""
     from nbgraph.tensor.basic import alloc, as_shape_entries, reshape, shape_i, shape_product
 
     x = tensor_arg(x, "tile", "A")
-    if isinstance(reps, Variable) and reps.ndim == 0 or isinstance(reps, (int, np.integer)):
-        reps = (reps,)
-    reps = as_shape_entries(reps, "tile: reps")
-    for i, r in enumerate(reps):
+    if isinstance(reps, (int, np.integer, Variable)) and (
+            not isinstance(reps, Variable) or cast("AnyTensor", reps).ndim == 0):
+        given = as_shape_entries((reps,), "tile: reps")
+    else:
+        given = as_shape_entries(reps, "tile: reps")
+    for i, r in enumerate(given):
         s = static_int(r)
         if s is not None and s < 0:
             raise ValueError("tile: reps entry %d is negative (%d)" % (i, s))
-    ndim = max(x.ndim, len(reps))
+    ndim = max(x.ndim, len(given))
     if x.ndim < ndim:
         x = x.dimshuffle(*(["x"] * (ndim - x.ndim) + list(range(x.ndim))))
     from nbgraph.tensor.basic import constant_shape_entry
 
-    reps = [constant_shape_entry(1)] * (ndim - len(reps)) + list(reps)
-    if all(static_int(r) == 1 for r in reps):
+    counts = [constant_shape_entry(1)] * (ndim - len(given)) + list(given)
+    if all(static_int(r) == 1 for r in counts):
         return x
     interleaved = x.dimshuffle(*[e for i in range(ndim) for e in ("x", i)])
     sizes = [shape_i(x, i) for i in range(ndim)]
-    big = alloc(interleaved, *[e for r, s in zip(reps, sizes, strict=True) for e in (r, s)])
-    return reshape(big, [shape_product([r, s]) for r, s in zip(reps, sizes, strict=True)])
+    big = alloc(interleaved, *[e for r, s in zip(counts, sizes, strict=True) for e in (r, s)])
+    return reshape(big, [shape_product([r, s]) for r, s in zip(counts, sizes, strict=True)])
 
 
 class Repeat(Op):
@@ -178,10 +180,10 @@ class Repeat(Op):
 
     __props__ = ("axis",)
 
-    def __init__(self, axis):
+    def __init__(self, axis: int) -> None:
         self.axis = int(axis)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "Repeat{axis=%d}" % self.axis
 
     def make_node(self, x, repeats):
@@ -269,11 +271,11 @@ class Split(Op):
 
     __props__ = ("n", "axis")
 
-    def __init__(self, n, axis):
+    def __init__(self, n: int, axis: int) -> None:
         self.n = int(n)
         self.axis = int(axis)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "Split{%d, axis=%d}" % (self.n, self.axis)
 
     def make_node(self, x, *sizes):
@@ -344,7 +346,8 @@ def split(x: TensorLike, indices_or_sections: int | Sequence[IntLike],
         size = x.shape[axis] // k if n is None else n // k
         return Split(k, axis)(x, *([size] * k)) if k > 1 else [Split(1, axis)(x, x.shape[axis])]
     cuts = [int_scalar_arg(i, "split", "indices entry") if isinstance(i, Variable) else i
-            for i in as_int_tuple_or_vars(indices_or_sections)]
+            # a bool is no sequence: refused there with a TypeError
+            for i in as_int_tuple_or_vars(indices_or_sections)]  # type: ignore[arg-type]
     bounds = [None] + cuts + [None]
     pieces = []
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
@@ -354,16 +357,18 @@ def split(x: TensorLike, indices_or_sections: int | Sequence[IntLike],
     return pieces
 
 
-def as_int_tuple_or_vars(value):
+def as_int_tuple_or_vars(value: Variable | Sequence[IntLike]) -> list[int | Variable]:
     """A sequence of ints and integer scalar Variables (for split's indices)."""
     if isinstance(value, Variable):
         data = static_value(value)
         if data is None:
             raise TypeError("split: indices must be a sequence (a symbolic vector has no static "
                             "length), got %r" % (value,))
-        value = data.tolist()
-    out = []
-    for v in value:
+        items = data.tolist()
+    else:
+        items = value
+    out: list[int | Variable] = []
+    for v in items:
         if isinstance(v, Variable):
             out.append(v)
         else:
@@ -376,10 +381,10 @@ class Roll(Op):
 
     __props__ = ("axis",)
 
-    def __init__(self, axis=None):
+    def __init__(self, axis: int | None = None) -> None:
         self.axis = None if axis is None else int(axis)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "Roll{axis=%s}" % self.axis
 
     def make_node(self, x, shift):
@@ -405,12 +410,12 @@ class Roll(Op):
 
 
 def roll(x: TensorLike, shift: IntLike | Sequence[IntLike],
-         axis: Axes | None = None) -> TensorVariable:
+         axis: Axes | None = None) -> AnyTensor:
     """``np.roll``: elements shifted cyclically along ``axis`` (ints or tuples)."""
-    x = tensor_arg(x, "roll", "a")
+    out = tensor_arg(x, "roll", "a")
     if axis is None:
-        return Roll(None)(x, shift)
-    axes = normalize_axis_tuple(axis, x.ndim, "roll", allow_duplicate=True)
+        return Roll(None)(out, shift)
+    axes = normalize_axis_tuple(axis, out.ndim, "roll", allow_duplicate=True)
     if isinstance(shift, (list, tuple)):
         shifts = list(shift)
     else:
@@ -423,5 +428,5 @@ def roll(x: TensorLike, shift: IntLike | Sequence[IntLike],
         raise ValueError("roll: 'shift' and 'axis' should be scalars or 1D sequences of the "
                          "same length")
     for a, s in zip(axes, shifts, strict=True):
-        x = Roll(a)(x, s)
-    return x
+        out = Roll(a)(out, s)
+    return out

@@ -6,6 +6,11 @@
 (TensorType(float64, (2, None)), TensorType(float64, (None,)), TensorType(float64, (4, 1, None)))
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from nbgraph.core.graph import Apply, Constant, Variable
@@ -13,6 +18,11 @@ from nbgraph.core.op import Op
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 from nbgraph.tensor.variable import as_tensor_variable, constant
 from nbgraph.tensor.grad_rules import index_gradient, input_gradient, is_discrete, zero_gradient
+
+if TYPE_CHECKING:
+    from nbgraph.core.chunks import ChunkSemantics
+    from nbgraph.tensor.op_args import TensorLike
+    from nbgraph.tensor.variable import AnyTensor, TensorVariable
 
 __all__ = ["Subtensor", "IncSubtensor", "getitem", "inc_subtensor", "set_subtensor",
            "slice_length"]
@@ -90,7 +100,8 @@ def _length(start, stop, step, n, positive):
     return _max((span + stride - 1) // stride, 0)
 
 
-def slice_length(start, stop, step, n):
+def slice_length(start: int | Variable | None, stop: int | Variable | None,
+                 step: int | Variable | None, n: int | Variable) -> AnyTensor:
     """``len(range(*slice(start, stop, step).indices(n)))`` as an int64 scalar Variable.
 
     Each argument is None (except ``n``), an int or an integer scalar
@@ -123,13 +134,13 @@ class Subtensor(Op):
     __props__ = ("idx_list",)
     view_map = {0: [0]}
 
-    def __init__(self, idx_list):
+    def __init__(self, idx_list: Sequence[Any]) -> None:
         self.idx_list = tuple(idx_list)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((type(self), _hashable(self.idx_list)))
 
-    def __str__(self):
+    def __str__(self) -> str:
         parts = []
         for entry in self.idx_list:
             if isinstance(entry, slice):
@@ -189,7 +200,7 @@ class Subtensor(Op):
             raise IndexError("%s on an array of shape %s: %s" % (self, x.shape, exc)) from exc
         output_storage[0][0] = out if type(out) is np.ndarray else np.asarray(out)
 
-    def chunk_semantics(self, node):
+    def chunk_semantics(self, node: Apply) -> ChunkSemantics:
         """A view: basic indexing."""
         from nbgraph.tensor import chunking
 
@@ -235,14 +246,14 @@ class IncSubtensor(Op):
 
     __props__ = ("idx_list", "set_instead_of_inc")
 
-    def __init__(self, idx_list, set_instead_of_inc=False):
+    def __init__(self, idx_list: Sequence[Any], set_instead_of_inc: bool = False) -> None:
         self.idx_list = tuple(idx_list)
         self.set_instead_of_inc = bool(set_instead_of_inc)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash((type(self), _hashable(self.idx_list), self.set_instead_of_inc))
 
-    def __str__(self):
+    def __str__(self) -> str:
         kind = "Set" if self.set_instead_of_inc else "Inc"
         return "%sSubtensor{%s}" % (kind, str(Subtensor(self.idx_list))[10:-1])
 
@@ -349,7 +360,7 @@ def _shape_entry(vector, index):
     return shape_i(x, int(index))
 
 
-def getitem(x, index):
+def getitem(x: TensorLike, index: Any) -> AnyTensor:
     """``x[index]`` for ints, integer scalars, slices, None and Ellipsis; an index with
     arrays or masks goes to :mod:`nbgraph.tensor.advanced_indexing`."""
     x = as_tensor_variable(x)
@@ -363,19 +374,19 @@ def getitem(x, index):
     idx_list, inputs, new_axes = _parse(x, index)
     out = Subtensor(idx_list)(x, *inputs) if idx_list else x
     if new_axes:
-        pattern = list(range(out.ndim))
+        pattern: list[int | str] = list(range(out.ndim))
         for pos in new_axes:
             pattern.insert(pos, "x")
         out = out.dimshuffle(*pattern)
     return out
 
 
-def inc_subtensor(view, y):
+def inc_subtensor(view: AnyTensor, y: TensorLike) -> TensorVariable:
     """A copy of the tensor ``view`` was sliced from, with ``y`` added in that region."""
     return _write(view, y, False)
 
 
-def set_subtensor(view, y):
+def set_subtensor(view: AnyTensor, y: TensorLike) -> TensorVariable:
     """A copy of the tensor ``view`` was sliced from, with that region set to ``y``."""
     return _write(view, y, True)
 

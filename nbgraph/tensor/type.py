@@ -11,14 +11,18 @@ True
 False
 """
 
+from __future__ import annotations
+
 import sys
 import warnings
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.exceptions import ComplexWarning
 
 from nbgraph.config import config
-from nbgraph.core.type import DowncastError, Type
+from nbgraph.core.type import DowncastError, TraceSink, Type
 from nbgraph.tensor.c_code.type import TensorTypeC
 from nbgraph.tensor.dtypes import (
     ALL_DTYPES,
@@ -30,6 +34,13 @@ from nbgraph.tensor.dtypes import (
     UINT_DTYPES,
     dtype_name,
 )
+
+if TYPE_CHECKING:
+    from nbgraph.core.graph import Variable
+    from nbgraph.tensor.op_args import DTypeLike
+
+#: A static shape: one entry per dimension, an int size or None (unknown).
+StaticShape = tuple[int | None, ...]
 
 __all__ = [
     "TensorType",
@@ -48,7 +59,7 @@ _TOLERANCES = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9), "float16": (1e-
                "complex64": (1e-4, 1e-5), "complex128": (1e-7, 1e-9)}
 
 
-def unmask(data, what="the value"):
+def unmask(data: Any, what: str = "the value") -> Any:
     """``data`` without a NumPy mask, or a TypeError when entries are masked.
 
     nbgraph computes on plain arrays; dropping a mask silently would compute
@@ -67,7 +78,7 @@ def unmask(data, what="the value"):
 _NUMPY_DTYPES = {name: np.dtype(name) for name in ALL_DTYPES}
 
 
-def normalize_dtype(dtype, what="dtype"):
+def normalize_dtype(dtype: DTypeLike, what: str = "dtype") -> str:
     """The canonical dtype name of ``dtype`` ("floatX" means config.floatX)."""
     if dtype == "floatX":
         dtype = config.floatX
@@ -85,7 +96,9 @@ class TensorType(TensorTypeC, Type):
 
     __props__ = ("dtype", "shape")
 
-    def __init__(self, dtype, shape=None, name=None, broadcastable=None):
+    def __init__(self, dtype: DTypeLike, shape: Iterable[int | bool | None] | int | None = None,
+                 name: str | None = None,
+                 broadcastable: Iterable[bool] | None = None) -> None:
         self.dtype = normalize_dtype(dtype)
         if shape is None and broadcastable is None:
             raise TypeError("TensorType needs a shape (or broadcastable), e.g. "
@@ -105,14 +118,14 @@ class TensorType(TensorTypeC, Type):
         self._static_dims = tuple((i, s) for i, s in enumerate(self.shape) if s is not None)
 
     @staticmethod
-    def _normalize_shape(shape):
+    def _normalize_shape(shape: Any) -> StaticShape:
         if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
             shape = (shape,)
         try:
             entries = tuple(shape)
         except TypeError as exc:
             raise TypeError("shape must be a tuple of ints or None, got %r" % (shape,)) from exc
-        out = []
+        out: list[int | None] = []
         for i, s in enumerate(entries):
             if s is None:
                 out.append(None)
@@ -128,7 +141,9 @@ class TensorType(TensorTypeC, Type):
                                 % (i, s))
         return tuple(out)
 
-    def clone(self, dtype=None, shape=None, broadcastable=None, name=None):
+    def clone(self, dtype: DTypeLike = None,  # type: ignore[override]  # Theano's signature
+              shape: Iterable[int | bool | None] | None = None,
+              broadcastable: Iterable[bool] | None = None, name: str | None = None) -> TensorType:
         """A TensorType like this one with ``dtype``/``shape``/``broadcastable`` changed."""
         if shape is None and broadcastable is None:
             shape = self.shape
@@ -136,13 +151,14 @@ class TensorType(TensorTypeC, Type):
         return TensorType(self.dtype if dtype is None else dtype, shape, name=name,
                           broadcastable=broadcastable)
 
-    def __str__(self):
+    def __str__(self) -> str:
         if self.name:
             return self.name
         return "TensorType(%s, %r)" % (self.dtype, self.shape)
 
     # -- values ----------------------------------------------------------
-    def filter(self, data, strict=False, allow_downcast=None):
+    def filter(self, data: Any, strict: bool = False,
+               allow_downcast: bool | None = None) -> np.ndarray:
         """``data`` as an ndarray of this type, or a TypeError naming what differs.
 
         ``strict``: ``data`` must already be an ndarray of this dtype.
@@ -178,7 +194,7 @@ class TensorType(TensorTypeC, Type):
                     self, s, i, arr.shape))
         return arr
 
-    def filter_fast_path(self):
+    def filter_fast_path(self) -> tuple[np.dtype[Any], int] | None:
         """``(dtype, ndim)`` when :meth:`filter` returns every ``numpy.ndarray`` whose
         dtype is that very dtype object and whose ndim is ``ndim`` unchanged (no
         static sizes to check, filter not overridden), else None.  Function's
@@ -187,7 +203,7 @@ class TensorType(TensorTypeC, Type):
             return None
         return self.numpy_dtype, self.ndim
 
-    def _convert(self, data, allow_downcast):
+    def _convert(self, data: Any, allow_downcast: bool | None) -> np.ndarray:
         from_python = not isinstance(data, (np.ndarray, np.generic))
         try:
             arr = np.asarray(data)
@@ -222,13 +238,14 @@ class TensorType(TensorTypeC, Type):
         raise DowncastError("%r cannot accurately hold %s of dtype %s" % (
             self, type(data).__name__, arr.dtype))
 
-    def values_eq(self, a, b):
+    def values_eq(self, a: Any, b: Any) -> bool:
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape or a.dtype != b.dtype:
             return False
         return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
 
-    def values_eq_approx(self, a, b, rtol=None, atol=None):
+    def values_eq_approx(self, a: Any, b: Any, rtol: float | None = None,
+                         atol: float | None = None) -> bool:
         """Equal shapes, NaN and inf in the same places, finite values within tolerance."""
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape:
@@ -240,38 +257,38 @@ class TensorType(TensorTypeC, Type):
         atol = default_atol if atol is None else atol
         return bool(np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True))
 
-    def data_signature(self, data):
+    def data_signature(self, data: Any) -> tuple[str, tuple[int, ...], int]:
         arr = np.asarray(data)
         return (arr.dtype.str, arr.shape, hash(arr.tobytes()))
 
-    def may_share_memory(self, a, b):
+    def may_share_memory(self, a: Any, b: Any) -> bool:
         if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
             return bool(np.may_share_memory(a, b))
         return False
 
-    def get_shape_info(self, obj):
+    def get_shape_info(self, obj: Any) -> tuple[int, ...]:
         return obj.shape
 
-    def get_size(self, shape_info):
+    def get_size(self, shape_info: Sequence[int]) -> int:
         return int(np.prod(shape_info, dtype=np.int64)) * self.numpy_dtype.itemsize
 
-    def value_zeros(self, shape):
+    def value_zeros(self, shape: int | Sequence[int]) -> np.ndarray:
         """A zero array of this dtype and ``shape``."""
         return np.zeros(shape, dtype=self.numpy_dtype)
 
     # -- relations -------------------------------------------------------
-    def in_same_class(self, otype):
+    def in_same_class(self, otype: Type) -> bool:
         """Same dtype, ndim and broadcast pattern."""
         return (isinstance(otype, TensorType) and otype.dtype == self.dtype
                 and otype.broadcastable == self.broadcastable)
 
-    def is_super(self, otype):
+    def is_super(self, otype: Type) -> bool:
         """Same dtype and ndim, and every static dim of self is None or equal in ``otype``."""
         return (isinstance(otype, TensorType) and otype.dtype == self.dtype
                 and otype.ndim == self.ndim
                 and all(s is None or s == o for s, o in zip(self.shape, otype.shape, strict=True)))
 
-    def incompatibility(self, otype):
+    def incompatibility(self, otype: Type) -> str | None:
         """Why ``otype`` cannot stand for self, in words (None if it can)."""
         if not isinstance(otype, TensorType):
             return "%r is not a TensorType" % (otype,)
@@ -284,7 +301,7 @@ class TensorType(TensorTypeC, Type):
                 return "dimension %d has static size %d, not %d" % (i, o, s)
         return None
 
-    def explain_relation(self, otype, trace):
+    def explain_relation(self, otype: Type, trace: TraceSink) -> None:
         if not isinstance(otype, TensorType):
             trace.add("is the variable a tensor?", "no", "%r" % (otype,))
             return
@@ -310,7 +327,7 @@ class TensorType(TensorTypeC, Type):
         trace.add("is the target a supertype?", "yes" if self.is_super(otype) else "no")
         trace.add("is the variable's type a supertype?", "yes" if otype.is_super(self) else "no")
 
-    def convert_variable(self, var):
+    def convert_variable(self, var: Variable) -> Variable | None:
         """``var`` when its type is as specific as self; otherwise, when the two static
         shapes agree wherever both are known, a SpecifyShape narrowing ``var`` to what
         both know (``(1, None, 3)`` and ``(None, 5, 3)`` give ``(1, 5, 3)``); None when
@@ -329,7 +346,7 @@ class TensorType(TensorTypeC, Type):
         return None
 
     # -- differentiation hooks --------------------------------------------
-    def grad_ones_like(self, var):
+    def grad_ones_like(self, var: Variable) -> Variable:
         if self.ndim != 0:
             raise TypeError("grad needs a scalar cost; %r has type %r (%d dimensions). "
                             "Reduce it first, e.g. with .sum()" % (var, self, self.ndim))
@@ -341,22 +358,22 @@ class TensorType(TensorTypeC, Type):
         dtype = self.dtype if self.dtype in CONTINUOUS_DTYPES else config.floatX
         return constant(np.ones((), dtype=dtype))
 
-    def grad_zeros_like(self, var):
+    def grad_zeros_like(self, var: Variable) -> Variable:
         from nbgraph.tensor.basic import zeros_like
 
         dtype = self.dtype if self.dtype in CONTINUOUS_DTYPES else config.floatX
         return zeros_like(var, dtype=dtype)
 
-    def grad_sum(self, terms):
+    def grad_sum(self, terms: Sequence[Variable]) -> Variable:
         from nbgraph.tensor.elemwise import add
 
         return add(*terms)
 
-    def grad_flows_back(self):
+    def grad_flows_back(self) -> bool:
         """False for integer and boolean tensors (their Ops pass zeros back)."""
         return self.dtype not in DISCRETE_DTYPES
 
-    def grad_is_zero(self, var):
+    def grad_is_zero(self, var: Variable) -> bool:
         """True for zeros as :meth:`grad_zeros_like` makes them: a small constant of
         zeros, or one broadcast by Alloc."""
         from nbgraph.core.graph import Constant

@@ -10,7 +10,10 @@ TensorType(float64, (None, None))
 ('float64', 'float32')
 """
 
+from __future__ import annotations
+
 import numbers
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import numpy as np
 
@@ -18,13 +21,24 @@ from nbgraph.core.graph import Constant, Variable
 from nbgraph.tensor.type import ALL_DTYPES, TensorType, normalize_dtype, unmask
 from nbgraph.tensor.variable_methods import TensorMethods
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import ModuleType
+
+    from nbgraph.tensor.type import StaticShape
+    from nbgraph.tensor.op_args import Axes, DTypeLike, ShapeLike, TensorLike
+
 __all__ = [
-    "TensorVariable", "TensorConstant", "SharedVariable", "as_tensor_variable", "constant",
+    "TensorVariable", "TensorConstant", "AnyTensor", "SharedVariable", "as_tensor_variable",
+    "constant",
     "shared", "tensor",
 ]  # the typed constructors (dvector, ...) are in nbgraph.tensor.constructors
 
 
-def _m():
+_Self = TypeVar("_Self", bound="_TensorOperators")
+
+
+def _m() -> ModuleType:
     from nbgraph.tensor import math
 
     return math
@@ -33,235 +47,242 @@ def _m():
 class _TensorOperators(TensorMethods):
     """Operators and methods shared by every tensor Variable."""
 
+    type: TensorType
+
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         """Number of dimensions."""
         return self.type.ndim
 
     @property
-    def dtype(self):
+    def dtype(self) -> str:
         """Dtype name."""
         return self.type.dtype
 
     @property
-    def broadcastable(self):
+    def broadcastable(self) -> tuple[bool, ...]:
         """Which dimensions are statically of size 1."""
         return self.type.broadcastable
 
     @property
-    def shape(self):
+    def shape(self) -> AnyTensor:
         """The symbolic shape: an int64 vector (index it for one dimension)."""
         from nbgraph.tensor.basic import shape
 
         return shape(self)
 
     @property
-    def static_shape(self):
+    def static_shape(self) -> StaticShape:
         """The static shape tuple of the type (None where unknown)."""
         return self.type.shape
 
     @property
-    def T(self):
+    def T(self) -> TensorVariable:
         """The transpose (reversed dimensions)."""
         return self.dimshuffle(*reversed(range(self.ndim)))
 
-    def __add__(self, other):
+    def __add__(self, other: TensorLike) -> TensorVariable:
         return _m().add(self, other)
 
-    def __radd__(self, other):
+    def __radd__(self, other: TensorLike) -> TensorVariable:
         return _m().add(other, self)
 
-    def __sub__(self, other):
+    def __sub__(self, other: TensorLike) -> TensorVariable:
         return _m().sub(self, other)
 
-    def __rsub__(self, other):
+    def __rsub__(self, other: TensorLike) -> TensorVariable:
         return _m().sub(other, self)
 
-    def __mul__(self, other):
+    def __mul__(self, other: TensorLike) -> TensorVariable:
         return _m().mul(self, other)
 
-    def __rmul__(self, other):
+    def __rmul__(self, other: TensorLike) -> TensorVariable:
         return _m().mul(other, self)
 
-    def __truediv__(self, other):
+    def __truediv__(self, other: TensorLike) -> TensorVariable:
         return _m().true_div(self, other)
 
-    def __rtruediv__(self, other):
+    def __rtruediv__(self, other: TensorLike) -> TensorVariable:
         return _m().true_div(other, self)
 
-    def __floordiv__(self, other):
+    def __floordiv__(self, other: TensorLike) -> TensorVariable:
         return _m().int_div(self, other)
 
-    def __rfloordiv__(self, other):
+    def __rfloordiv__(self, other: TensorLike) -> TensorVariable:
         return _m().int_div(other, self)
 
-    def __mod__(self, other):
+    def __mod__(self, other: TensorLike) -> TensorVariable:
         return _m().mod(self, other)
 
-    def __rmod__(self, other):
+    def __rmod__(self, other: TensorLike) -> TensorVariable:
         return _m().mod(other, self)
 
-    def __pow__(self, other):
+    def __pow__(self, other: TensorLike) -> TensorVariable:
         return _m().pow(self, other)
 
-    def __rpow__(self, other):
+    def __rpow__(self, other: TensorLike) -> TensorVariable:
         return _m().pow(other, self)
 
-    def __neg__(self):
+    def __neg__(self) -> TensorVariable:
         return _m().neg(self)
 
-    def __pos__(self):
+    def __pos__(self: _Self) -> _Self:
         return self
 
-    def __abs__(self):
+    def __abs__(self) -> TensorVariable:
         return _m().abs(self)
 
-    def __invert__(self):
+    def __invert__(self) -> TensorVariable:
         return _m().invert(self)
 
-    def __and__(self, other):
+    def __and__(self, other: TensorLike) -> TensorVariable:
         return _m().and_(self, other)
 
-    def __rand__(self, other):
+    def __rand__(self, other: TensorLike) -> TensorVariable:
         return _m().and_(other, self)
 
-    def __or__(self, other):
+    def __or__(self, other: TensorLike) -> TensorVariable:
         return _m().or_(self, other)
 
-    def __ror__(self, other):
+    def __ror__(self, other: TensorLike) -> TensorVariable:
         return _m().or_(other, self)
 
-    def __xor__(self, other):
+    def __xor__(self, other: TensorLike) -> TensorVariable:
         return _m().xor(self, other)
 
-    def __rxor__(self, other):
+    def __rxor__(self, other: TensorLike) -> TensorVariable:
         return _m().xor(other, self)
 
-    def __lshift__(self, other):
+    def __lshift__(self, other: TensorLike) -> TensorVariable:
         from nbgraph.tensor.ufuncs import left_shift
         return left_shift(self, other)
 
-    def __rlshift__(self, other):
+    def __rlshift__(self, other: TensorLike) -> TensorVariable:
         from nbgraph.tensor.ufuncs import left_shift
         return left_shift(other, self)
 
-    def __rshift__(self, other):
+    def __rshift__(self, other: TensorLike) -> TensorVariable:
         from nbgraph.tensor.ufuncs import right_shift
         return right_shift(self, other)
 
-    def __rrshift__(self, other):
+    def __rrshift__(self, other: TensorLike) -> TensorVariable:
         from nbgraph.tensor.ufuncs import right_shift
         return right_shift(other, self)
 
-    def __lt__(self, other):
+    def __lt__(self, other: TensorLike) -> TensorVariable:
         return _m().lt(self, other)
 
-    def __le__(self, other):
+    def __le__(self, other: TensorLike) -> TensorVariable:
         return _m().le(self, other)
 
-    def __gt__(self, other):
+    def __gt__(self, other: TensorLike) -> TensorVariable:
         return _m().gt(self, other)
 
-    def __ge__(self, other):
+    def __ge__(self, other: TensorLike) -> TensorVariable:
         return _m().ge(self, other)
 
     # == stays identity so Variables can key dicts and sets; use eq()/neq().
     __hash__ = Variable.__hash__
 
-    def __bool__(self):
+    def __bool__(self) -> NoReturn:
         raise TypeError("a symbolic tensor has no truth value; use nbgraph.tensor.switch or "
                         "compare values after evaluating")
 
-    def __iter__(self):
+    def __iter__(self) -> NoReturn:
         raise TypeError("a symbolic tensor cannot be iterated; index it instead")
 
-    def __len__(self):
+    def __len__(self) -> NoReturn:
         raise TypeError("a symbolic tensor has no len(); use x.shape[0]")
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> AnyTensor:
         from nbgraph.tensor.subtensor import getitem
 
         return getitem(self, index)
 
-    def dimshuffle(self, *pattern):
+    def dimshuffle(self, *pattern: int | str | list[int | str] | tuple[int | str, ...],
+                   ) -> TensorVariable:
         """Reorder, drop (size-1 only) or add ('x') dimensions."""
         from nbgraph.tensor.elemwise import DimShuffle
 
         if len(pattern) == 1 and isinstance(pattern[0], (list, tuple)):
-            pattern = tuple(pattern[0])
-        return DimShuffle(self.ndim, pattern)(self)
+            return DimShuffle(self.ndim, tuple(pattern[0]))(self)
+        return DimShuffle(self.ndim, cast("tuple[int | str, ...]", pattern))(self)
 
-    def reshape(self, *shape, ndim=None):
+    def reshape(self, *shape: ShapeLike, ndim: int | None = None) -> TensorVariable:
         """A view with another shape (one entry may be -1)."""
         from nbgraph.tensor.basic import reshape
 
         if len(shape) == 1 and (
                 not isinstance(shape[0], (numbers.Integral, Variable))
                 or (isinstance(shape[0], Variable) and getattr(shape[0].type, "ndim", 0) == 1)):
-            shape = shape[0]  # one sequence or one shape vector, not one scalar entry
-        return reshape(self, shape, ndim=ndim)
+            return reshape(self, shape[0], ndim=ndim)  # a sequence or a shape vector
+        # several entries, each one size
+        return reshape(self, cast("Sequence[int | Variable]", shape), ndim=ndim)
 
-    def astype(self, dtype):
+    def astype(self, dtype: DTypeLike) -> TensorVariable:
         """The values cast to ``dtype``."""
         return _m().cast(self, dtype)
 
     @property
-    def real(self):
+    def real(self) -> TensorVariable:
         """The real part (NumPy's ``.real``)."""
         from nbgraph.tensor.complex_ops import real
 
         return real(self)
 
     @property
-    def imag(self):
+    def imag(self) -> TensorVariable:
         """The imaginary part (NumPy's ``.imag``)."""
         from nbgraph.tensor.complex_ops import imag
 
         return imag(self)
 
-    def conj(self):
+    def conj(self) -> TensorVariable:
         """The complex conjugate (NumPy's ``.conj()``)."""
         from nbgraph.tensor.complex_ops import conj
 
         return conj(self)
 
-    def sum(self, axis=None, keepdims=False, dtype=None, acc_dtype=None):
+    def sum(self, axis: Axes | None = None, keepdims: bool = False, dtype: DTypeLike = None,
+            acc_dtype: DTypeLike = None) -> TensorVariable:
         """Sum over ``axis`` (None: all); see :func:`nbgraph.tensor.math.sum`."""
         return _m().sum(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
 
-    def prod(self, axis=None, keepdims=False, dtype=None, acc_dtype=None,
-             no_zeros_in_input=False):
+    def prod(self, axis: Axes | None = None, keepdims: bool = False, dtype: DTypeLike = None,
+             acc_dtype: DTypeLike = None, no_zeros_in_input: bool = False) -> TensorVariable:
         """Product over ``axis`` (see :func:`nbgraph.tensor.math.prod`)."""
         return _m().prod(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype,
                          no_zeros_in_input=no_zeros_in_input)
 
-    def mean(self, axis=None, keepdims=False, dtype=None, acc_dtype=None):
+    def mean(self, axis: Axes | None = None, keepdims: bool = False, dtype: DTypeLike = None,
+             acc_dtype: DTypeLike = None) -> TensorVariable:
         """Mean over ``axis`` (see :func:`nbgraph.tensor.math.mean`)."""
         return _m().mean(self, axis=axis, keepdims=keepdims, dtype=dtype, acc_dtype=acc_dtype)
 
-    def max(self, axis=None, keepdims=False):
+    def max(self, axis: Axes | None = None, keepdims: bool = False) -> TensorVariable:
         """Maximum over ``axis``."""
         return _m().max(self, axis=axis, keepdims=keepdims)
 
-    def min(self, axis=None, keepdims=False):
+    def min(self, axis: Axes | None = None, keepdims: bool = False) -> TensorVariable:
         """Minimum over ``axis``."""
         return _m().min(self, axis=axis, keepdims=keepdims)
 
-    def dot(self, other):
+    def dot(self, other: TensorLike) -> TensorVariable:
         """Matrix/vector product."""
         return _m().dot(self, other)
 
-    def __matmul__(self, other):
+    def __matmul__(self, other: TensorLike) -> TensorVariable:
         from nbgraph.tensor.linalg import matmul
 
         return matmul(self, other)
 
-    def __rmatmul__(self, other):
+    def __rmatmul__(self, other: TensorLike) -> TensorVariable:
         from nbgraph.tensor.linalg import matmul
 
         return matmul(other, self)
 
-    def dprint(self, file=None, print_type=False, **kwargs):
+    def dprint(self, file: IO[str] | None = None, print_type: bool = False,
+               **kwargs: Any) -> Any:
         """Print this variable's graph as text (see :func:`nbgraph.dprint`)."""
         from nbgraph.display.text import dprint
 
@@ -279,11 +300,12 @@ class TensorConstant(_TensorOperators, Constant):
     2.0 takes the other operand's dtype.
     """
 
-    def __init__(self, type, data, name=None, weak=False):
+    def __init__(self, type: TensorType, data: Any, name: str | None = None,
+                 weak: bool = False) -> None:
         super().__init__(type, data, name=name)
         self.weak = weak
 
-    def clone(self, name=None):
+    def clone(self, name: str | None = None) -> TensorConstant:
         new = TensorConstant(self.type, self.data, self.name if name is None else name,
                              weak=self.weak)
         new.tag = self.tag.copy()
@@ -292,6 +314,10 @@ class TensorConstant(_TensorOperators, Constant):
 
 TensorType.variable_type = TensorVariable
 TensorType.constant_type = TensorConstant
+
+#: A tensor in a graph, computed or constant: both kinds have the tensor operators
+#: and methods.  What a function returns when it may hand back a constant.
+AnyTensor = TensorVariable | TensorConstant
 
 
 class SharedVariable(TensorVariable):
@@ -302,8 +328,8 @@ class SharedVariable(TensorVariable):
     ``borrow=True`` hands over the array itself.
     """
 
-    def __init__(self, type, value, name=None, strict=False, allow_downcast=None,
-                 borrow=False):
+    def __init__(self, type: TensorType, value: Any, name: str | None = None, strict: bool = False,
+                 allow_downcast: bool | None = None, borrow: bool = False) -> None:
         super().__init__(type, None, None, name)
         if strict:  # the value must already fit
             data = type.filter(value, strict=True)
@@ -313,13 +339,13 @@ class SharedVariable(TensorVariable):
             data = data.copy()  # an array of our own, unless borrowing
         self.container = [data]
 
-    def get_value(self, borrow=False, return_internal_type=False):
+    def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> np.ndarray:
         """The current value: a copy, or with ``borrow=True`` the array itself
         (``return_internal_type`` is accepted; the internal type is ndarray)."""
         value = self.container[0]
         return value if borrow else value.copy()
 
-    def set_value(self, value, borrow=False):
+    def set_value(self, value: Any, borrow: bool = False) -> None:
         """Replace the value; it must fit the variable's type.  Without
         ``borrow`` the variable keeps a copy; with it, ``value`` itself when it
         fits as it is."""
@@ -329,7 +355,7 @@ class SharedVariable(TensorVariable):
         self.container[0] = new
 
 
-    def clone(self, name=None):
+    def clone(self, name: str | None = None) -> SharedVariable:
         new = SharedVariable(self.type, self.container[0], self.name if name is None else name,
                              borrow=True)
         new.container = self.container
@@ -337,8 +363,10 @@ class SharedVariable(TensorVariable):
         return new
 
 
-def shared(value, name=None, strict=False, allow_downcast=None, borrow=False, shape=None,
-           broadcastable=None):
+def shared(value: Any, name: str | None = None, strict: bool = False,
+           allow_downcast: bool | None = None, borrow: bool = False,
+           shape: tuple[int | None, ...] | None = None,
+           broadcastable: tuple[bool, ...] | None = None) -> SharedVariable:
     """A SharedVariable holding a copy of ``value`` (``value`` itself with
     ``borrow=True``, when it is an ndarray).
 
@@ -361,11 +389,12 @@ def shared(value, name=None, strict=False, allow_downcast=None, borrow=False, sh
                           strict=strict, allow_downcast=allow_downcast, borrow=borrow)
 
 
-def _shares_memory(a, b):
+def _shares_memory(a: Any, b: Any) -> bool:
     return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.may_share_memory(a, b)
 
 
-def constant(value, name=None, dtype=None, ndim=None):
+def constant(value: Any, name: str | None = None, dtype: DTypeLike = None,
+             ndim: int | None = None) -> TensorConstant:
     """A TensorConstant of ``value`` with a fully static shape.
 
     Plain Python numbers make *weak* constants (NEP 50).
@@ -392,7 +421,8 @@ def constant(value, name=None, dtype=None, ndim=None):
     return TensorConstant(TensorType(arr.dtype, arr.shape), arr, name=name, weak=weak)
 
 
-def as_tensor_variable(x, name=None, ndim=None, dtype=None):
+def as_tensor_variable(x: TensorLike, name: str | None = None, ndim: int | None = None,
+                       dtype: DTypeLike = None) -> AnyTensor:
     """``x`` as a tensor Variable: Variables pass, numbers and arrays become constants.
 
     ``ndim``: a Variable of fewer dimensions gains leading broadcastable ones,
@@ -411,12 +441,14 @@ def as_tensor_variable(x, name=None, ndim=None, dtype=None):
     if isinstance(x, Variable):
         if not isinstance(x.type, TensorType):
             raise TypeError("expected a tensor Variable, got %r of type %r" % (x, x.type))
-        if dtype is not None and x.dtype != normalize_dtype(dtype):
+        # a Variable of a TensorType is made by TensorType.make_variable (or make_constant)
+        tx = cast("AnyTensor", x)
+        if dtype is not None and tx.dtype != normalize_dtype(dtype):
             raise TypeError("as_tensor_variable: %r has dtype %s, not %s; cast it explicitly"
-                            % (x, x.dtype, normalize_dtype(dtype)))
-        if ndim is not None and x.ndim != ndim:
-            return _to_ndim(x, ndim)
-        return x
+                            % (x, tx.dtype, normalize_dtype(dtype)))
+        if ndim is not None and tx.ndim != ndim:
+            return _to_ndim(tx, ndim)
+        return tx
     if isinstance(x, TensorType) or hasattr(x, "make_variable"):
         raise TypeError("expected a Variable or a value, got the Type %r; call it to make a "
                         "Variable" % (x,))
@@ -436,7 +468,7 @@ def as_tensor_variable(x, name=None, ndim=None, dtype=None):
     return constant(x, name=name, ndim=ndim, dtype=dtype)
 
 
-def _to_ndim(x, ndim):
+def _to_ndim(x: AnyTensor, ndim: int) -> TensorVariable:
     """``x`` with leading size-1 dimensions added or (when statically 1) removed."""
     if x.ndim < ndim:
         return x.dimshuffle(*(("x",) * (ndim - x.ndim) + tuple(range(x.ndim))))
@@ -447,7 +479,7 @@ def _to_ndim(x, ndim):
     return x.dimshuffle(*range(extra, x.ndim))
 
 
-def _is_dtype_name(value):
+def _is_dtype_name(value: object) -> bool:
     # only full names: one-letter codes ("b", "d", "f") are common variable names
     if isinstance(value, str):
         return value == "floatX" or value in ALL_DTYPES
@@ -456,7 +488,9 @@ def _is_dtype_name(value):
     return isinstance(value, type) and issubclass(value, (bool, int, float, np.generic))
 
 
-def tensor(*args, name=None, dtype=None, shape=None, broadcastable=None):
+def tensor(*args: Any, name: str | None = None, dtype: DTypeLike = None,
+           shape: tuple[int | None, ...] | None = None,
+           broadcastable: tuple[bool, ...] | None = None) -> TensorVariable:
     """A new tensor Variable of ``TensorType(dtype, shape)``.
 
     Two spellings: nbgraph's ``tensor(dtype, shape, name)`` (positional or
