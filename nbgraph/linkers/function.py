@@ -7,7 +7,11 @@
 array(28.4)
 """
 
+from __future__ import annotations
+
 import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from nbgraph.config import config
 from nbgraph.core import progress
@@ -15,6 +19,15 @@ from nbgraph.core.fgraph import FunctionGraph, MissingInputError, path_to
 from nbgraph.core.graph import Constant, Variable, ancestors, clone_replace, graph_inputs
 from nbgraph.linkers.compiled import Function
 from nbgraph.linkers.io import unpack_inputs, unpack_outputs
+
+if TYPE_CHECKING:
+    from nbgraph.core.rewriting import GraphRewriter
+    from nbgraph.linkers.dask.function import DaskFunction, DaskLinker
+    from nbgraph.linkers.io import In, Out
+    from nbgraph.linkers.mode import Mode
+
+#: Pairs ``(variable, replacement)``, as a dict or a sequence (updates, givens).
+Pairs = Mapping[Variable, Any] | Iterable[tuple[Variable, Any]]
 
 __all__ = ["function", "Function", "UnusedInputError", "resolve_linker", "LINKERS"]
 
@@ -104,10 +117,15 @@ def _normalize_updates(updates):
     return out
 
 
-def function(inputs, outputs=None, updates=None, givens=None, linker=None, rewrite="fast",
-             name=None, on_unused_input="raise", profile=False, trust_input=False,
-             no_default_updates=False, mode=None, allow_input_downcast=None,
-             accept_inplace=False):
+def function(inputs: Sequence[Variable | In],
+             outputs: Variable | Out | Sequence[Variable | Out] | None = None,
+             updates: Pairs | None = None, givens: Pairs | None = None,
+             linker: str | DaskLinker | None = None,
+             rewrite: str | GraphRewriter | None = "fast", name: str | None = None,
+             on_unused_input: str = "raise", profile: bool = False, trust_input: bool = False,
+             no_default_updates: bool | Sequence[Variable] = False,
+             mode: str | Mode | None = None, allow_input_downcast: bool | None = None,
+             accept_inplace: bool = False) -> Function | DaskFunction:
     """Compile ``outputs`` as a function of ``inputs``.
 
     A single output Variable gives a function returning one array; a list
