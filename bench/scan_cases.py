@@ -5,6 +5,10 @@ through time) per call, with nbgraph's scan, a NumPy loop, PyTensor's scan and J
 h_t = tanh(x_t W + h_{t-1} U + b) for 100 steps, batch 32, 32 inputs, 64 hidden
 units, a linear read-out V of every state and a mean squared error; the gradients
 of W, U, b and V.
+
+``python -m bench.scan_cases`` prints wall and CPU time per call of each side
+(nbgraph with and without its small-product BLAS policy, NumPy, PyTensor, JAX)
+in interleaved rounds of one process.
 """
 
 import numpy as np
@@ -118,3 +122,68 @@ def rnn_jax():
         return loss
     run()
     return run
+
+
+def _best(fn, number, repeat):
+    """(wall, CPU) seconds per call, each the best of ``repeat`` runs of ``number`` calls.
+    CPU time is the whole process's (every thread's)."""
+    import time
+
+    fn()
+    wall = cpu = float("inf")
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(number):
+            fn()
+        wall = min(wall, (time.perf_counter() - w0) / number)
+        cpu = min(cpu, (time.process_time() - c0) / number)
+    return wall, cpu
+
+
+def _without_blas_policy(fn):
+    """``fn`` run with nbgraph's small-product BLAS policy off (BLAS threads as NumPy
+    leaves them): the "before" of nbgraph.tensor.blas_threads."""
+    from nbgraph.tensor import blas_threads
+
+    def run():
+        saved = blas_threads.SMALL_PRODUCT_MACS
+        blas_threads.SMALL_PRODUCT_MACS = 0
+        try:
+            return fn()
+        finally:
+            blas_threads.SMALL_PRODUCT_MACS = saved
+    return run
+
+
+def main(argv=None):
+    """``python -m bench.scan_cases``: wall and CPU time per call of every side, in
+    interleaved rounds of one process (a loaded machine slows all sides alike)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.scan_cases", description=main.__doc__)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--number", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    ours, numpy_side, _ = rnn_setup(None)
+    sides = [("nbgraph", ours), ("nbgraph, no BLAS policy", _without_blas_policy(ours)),
+             ("numpy", numpy_side)]
+    try:
+        sides.append(("pytensor", rnn_pytensor()))
+    except ImportError:
+        pass
+    jax_side = rnn_jax()
+    if jax_side is not None:
+        sides.append(("jax", jax_side))
+    print("%-26s %12s %12s" % ("Elman RNN T%d B%d H%d" % (T, B, N_HID), "wall ms", "CPU ms"))
+    for _ in range(args.rounds):
+        for label, fn in sides:
+            wall, cpu = _best(fn, args.number, args.repeat)
+            print("%-26s %12.2f %12.2f" % (label, wall * 1e3, cpu * 1e3), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

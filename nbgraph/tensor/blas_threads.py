@@ -42,7 +42,7 @@ import numpy as np
 __all__ = ["SMALL_PRODUCT_MACS", "one_blas_thread", "product_function", "small_product_dot"]
 
 #: Matrix products with at most this many multiply-adds (``m * k * n``) run on one
-#: BLAS thread.
+#: BLAS thread.  Read at every product: 0 turns the policy off.
 SMALL_PRODUCT_MACS = 1 << 22
 
 #: OpenBLAS runs products of at most this many multiply-adds on one thread by itself

@@ -76,7 +76,9 @@ def scan_grad(op, inputs, output_grads):
     n = forward[0].shape[0] if op.until else n_steps
     m = n if op.truncate_gradient == -1 else minimum(n, op.truncate_gradient)
 
-    # each state's trajectory (initial rows, then every step) and its gradient
+    # each state's trajectory (initial rows, then every step) and the cost's own
+    # gradient of it: (initial rows' part, steps' part), no concatenation when the
+    # steps' part is the output's gradient itself
     trajs, traj_grads = [], []
     for i in range(nst):
         lag = lags[i]
@@ -86,9 +88,10 @@ def scan_grad(op, inputs, output_grads):
         if not _is_float(traj):
             gtraj = None
         elif op.store[i] == "all":
-            gtraj = concatenate([_zeros(init_rows), g], axis=0)
+            gtraj = (_zeros(init_rows), g)
         else:
-            gtraj = _last_row_grad(traj, g)
+            whole = _last_row_grad(traj, g)
+            gtraj = (whole[:lag], whole[lag:])
         trajs.append(traj)
         traj_grads.append(gtraj)
     nit_grads = []
@@ -109,7 +112,7 @@ def scan_grad(op, inputs, output_grads):
         for tap in op.state_taps[i]:
             bseqs.append(trajs[i][lag + tap:lag + tap + n])
     bseqs += [forward[i] for i in range(nst)] + [forward[nst + k] for k in range(nnit)]
-    bseqs += [traj_grads[i][lags[i]:] for i in float_states]
+    bseqs += [traj_grads[i][1] for i in float_states]
     bseqs += [nit_grads[k] for k in float_nits]
     n_tap_inputs = sum(len(t) for t in op.state_taps)
 
@@ -202,7 +205,7 @@ def scan_grad(op, inputs, output_grads):
         pend = finals[pos:pos + lag]
         pos += lag
         rows = stack(list(reversed(pend)), axis=0)
-        direct = traj_grads[i][:lag]
+        direct = traj_grads[i][0]
         if op.truncate_gradient != -1:
             rows = switch(eq(m, n), rows, _zeros(rows))
         rows = rows + direct

@@ -20,8 +20,13 @@ only while it runs).
 Both are registered under the tag ``"scan_pushout"`` only, not in the "fast"
 pipeline: measured on the Elman benchmark (2 cores, loaded, OpenBLAS), the
 per-step products they remove cost less than the whole-sequence products,
-reshapes and stacked temporaries they add (best of 5: 62-106 ms without,
-72-127 ms with both).  Run them with
+reshapes and stacked temporaries they add.  CPU ms per call, best of 5, one
+process, after :mod:`nbgraph.tensor.blas_threads`: 21.6-23.6 without, 32-41
+with ``scan_push_out_seq``, 70-80 with ``scan_push_out_sum``, 78-111 with both
+(their whole-sequence products, 6.5 million multiply-adds, exceed the
+one-thread limit and split); with BLAS on one thread for every product
+(OPENBLAS_NUM_THREADS=1) still 17.8-18.7 without against 20.3-22.2, 23.6-27.4
+and 29.9.  Run them with
 ``EquilibriumRewriter(rewrites.query("scan_pushout")).rewrite(fgraph)``.
 """
 
