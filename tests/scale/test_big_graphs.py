@@ -48,7 +48,7 @@ def wide(nodes):
     coefficients = 1.0 + np.arange(nodes // 3) / nodes
     terms = [x * float(c) for c in coefficients]
     while len(terms) > 1:
-        paired = [a + b for a, b in zip(terms[::2], terms[1::2])]
+        paired = [a + b for a, b in zip(terms[::2], terms[1::2], strict=False)]  # odd: kept
         if len(terms) % 2:
             paired.append(terms[-1])
         terms = paired
@@ -128,3 +128,18 @@ def test_function_of_a_big_graph_with_the_debug_linker(shape):
 def test_eval_of_a_big_graph(shape):
     x, out, expected = graph(shape, COMPILED)
     np.testing.assert_allclose(out.eval({x: VALUE}), expected, rtol=1e-9)
+
+
+def _grad_expected(shape, nodes):
+    if shape == "chain":
+        return np.full(3, 1.0001 ** (nodes // 4))
+    return np.full(3, (1.0 + np.arange(nodes // 3) / nodes).sum())
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_grad_of_a_big_graph(shape):
+    # (grad of the chain once took quadratic time in the stabilize stage;
+    # tests/scale/test_linear_work.py counts the work of this path)
+    x, out, _ = graph(shape, COMPILED)
+    f = nbgraph.function([x], nbgraph.grad(out.sum(), x), linker="py")
+    np.testing.assert_allclose(f(VALUE), _grad_expected(shape, COMPILED), rtol=1e-9)
