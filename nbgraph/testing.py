@@ -95,3 +95,7 @@ from nbgraph.graph_generator import (  # noqa: E402  (the random-graph generator
 
 __all__ += ["random_graph", "RandomGraph", "GraphOp", "GRAPH_OPS", "ELEMENTWISE_OPS",
             "INPUT_SPECS", "numpy_inputs"]
+
+from nbgraph.testing_threads import run_in_threads  # noqa: E402  (threads at once)
+
+__all__ += ["run_in_threads"]

@@ -12,7 +12,6 @@ as NumPy does).
 """
 
 import os
-import threading
 
 import numpy as np
 import pytest
@@ -22,31 +21,10 @@ import nbgraph.tensor as nt
 from nbgraph.config import config
 from nbgraph.linkers.c import background
 from nbgraph.linkers.c import cache as cache_mod
+from nbgraph.testing import run_in_threads
 
 pytestmark = pytest.mark.needs_cc
 N = 50_000  # big enough that C kernels run with the GIL released
-
-
-def _run_threads(work, n):
-    barrier = threading.Barrier(n)
-    errors = []
-
-    def target(k):
-        try:
-            barrier.wait(120)
-            work(k)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=target, args=(k,), name="fault-%d" % k)
-               for k in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(300)
-    assert not any(t.is_alive() for t in threads), "a thread hung"
-    if errors:
-        raise errors[0]
 
 
 def test_threads_calling_compiling_and_evaluating_at_once_under_the_debug_linker(
@@ -91,7 +69,7 @@ def test_threads_calling_compiling_and_evaluating_at_once_under_the_debug_linker
                 f = ng.function([x, y], x * 9.5 + y, linker="debug")
                 check(f(a, b), a * 9.5 + b, "fresh view")
 
-        _run_threads(work, 6)
+        run_in_threads(work, 6, name="fault")
         background.wait_all(120)
     assert done == {"compile": 4, "call": 20, "eval": 2, "background": 10, "fresh view": 1}
     libraries = [n for n in os.listdir(d) if n.endswith(".so")]

@@ -6,14 +6,13 @@ release the GIL, so calls really overlap; see nbgraph.linkers.concurrency for
 the design these tests hold it to.
 """
 
-import threading
-
 import numpy as np
 import pytest
 
 import nbgraph as ng
 import nbgraph.tensor as nt
 from nbgraph.linkers import eval_cache
+from nbgraph.testing import run_in_threads
 
 LINKERS = ["py", "c", "cvm", "debug"]
 THREADS = 4
@@ -31,24 +30,7 @@ def c_linker(linker):
 
 def run_threads(work, n=THREADS):
     """Run ``work(k)`` on ``n`` threads started together; re-raise the first error."""
-    barrier = threading.Barrier(n)
-    errors = []
-
-    def target(k):
-        try:
-            barrier.wait(60)
-            work(k)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=target, args=(k,)) for k in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(300)
-    assert not any(t.is_alive() for t in threads), "a thread hung"
-    if errors:
-        raise errors[0]
+    run_in_threads(work, n, start_timeout=60)
 
 
 def calls_agree(f, make_args, want, calls):
