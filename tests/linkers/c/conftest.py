@@ -47,35 +47,84 @@ def python_process(c_cache_dir):
     return run
 
 
-class BusyOp(CLinkerOp, Op):
-    """Busy C code: waits ``ms`` milliseconds of wall time, returns its input + 1."""
+class RendezvousOp(CLinkerOp, Op):
+    """C that proves it runs without the GIL, whatever the machine's load.
 
-    __props__ = ("ms",)
+    Its input is a float64 *mailbox* shared with the test: the kernel writes 1
+    into ``mailbox[slot]`` ("started"), then spins until Python writes a
+    nonzero go flag into ``mailbox[-1]`` (or ``timeout_ms`` of wall time pass,
+    so a kernel holding the GIL fails the test instead of hanging it).  Its
+    output is 1.0 when it saw the flag, else 0.0.
+    """
 
-    def __init__(self, ms):
-        self.ms = ms
+    __props__ = ("slot", "timeout_ms")
 
-    def make_node(self, x):
-        x = nt.as_tensor_variable(x)
-        return Apply(self, [x], [x.type()])
+    def __init__(self, slot, timeout_ms=60_000):
+        self.slot = slot
+        self.timeout_ms = timeout_ms
+
+    def make_node(self, mailbox):
+        mailbox = nt.as_tensor_variable(mailbox)
+        return Apply(self, [mailbox], [nt.dscalar()])
 
     def c_headers(self):
         return ["time.h"]
 
     def c_prepare_outputs(self, node, inputs):
-        return [np.empty(inputs[0].shape, inputs[0].dtype)]
+        return [np.empty((), "float64")]
 
     def c_code(self, node, name, inputs, outputs, sub):
         return """{
+    volatile double *box = (volatile double *) %(box)s;
+    long last = %(box)s_dims[0] - 1;
     struct timespec t0, t1;
+    double waited = 0.0;
+    box[%(slot)d] = 1.0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    do { clock_gettime(CLOCK_MONOTONIC, &t1); }
-    while ((t1.tv_sec - t0.tv_sec) * 1000.0 + (t1.tv_nsec - t0.tv_nsec) / 1e6 < %d);
-    *%s = *%s + 1;
-}""" % (self.ms, outputs[0], inputs[0])
+    while (box[last] == 0.0 && waited < %(timeout)d) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        waited = (t1.tv_sec - t0.tv_sec) * 1000.0 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+    }
+    *%(out)s = box[last] != 0.0 ? 1.0 : 0.0;
+}""" % {"box": inputs[0], "slot": self.slot, "timeout": self.timeout_ms, "out": outputs[0]}
+
+
+def meet_inside_kernels(functions, timeout=60.0):
+    """Call each of ``functions`` (built on :class:`RendezvousOp` ``slot=k``, one
+    argument: the mailbox) in its own thread, and prove from this thread that
+    they all run C at the same time while Python keeps running.
+
+    This thread waits until every kernel has written its "started" mark, then
+    sets the go flag: a kernel that held the GIL would keep this thread (and
+    the other kernels) from running until it timed out.  Returns the
+    functions' results (1.0 each: the flag was seen inside the kernel) and the
+    number of polls this thread made while the kernels ran.  Nothing is timed:
+    on a loaded machine it only takes longer.
+    """
+    import threading
+    import time
+
+    mailbox = np.zeros(len(functions) + 1)
+    results = {}
+
+    def call(k):
+        results[k] = float(functions[k](mailbox))
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(len(functions))]
+    for t in threads:
+        t.start()
+    polls = 0
+    deadline = time.monotonic() + timeout
+    while not mailbox[:-1].all() and time.monotonic() < deadline:
+        polls += 1
+        time.sleep(0.0005)
+    mailbox[-1] = 1.0
+    for t in threads:
+        t.join()
+    return [results.get(k) for k in range(len(functions))], polls
 
 
 @pytest.fixture
-def busy_op():
-    """:class:`BusyOp`: C code that keeps its thread busy (for the GIL tests)."""
-    return BusyOp
+def rendezvous():
+    """``(RendezvousOp, meet_inside_kernels)``: the load-independent GIL check."""
+    return RendezvousOp, meet_inside_kernels
