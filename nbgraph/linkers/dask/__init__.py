@@ -19,12 +19,20 @@ semantics (:mod:`nbgraph.core.chunks`):
   runs on its gathered inputs with a warning when they are small, and is
   refused (:class:`NoChunkedRule`, naming it) otherwise.
 
+When the chunked arguments are split along their rows only (a tall design
+matrix and its targets), a graph of elementwise work, products with small
+operands and reductions over the rows runs as one task per row block
+instead (:mod:`~nbgraph.linkers.dask.blocks`): the per-block part of the
+graph is compiled as one function, called on each block (in cache-sized
+tiles when it only produces partial results), and the partial results are
+merged by a tree of tasks (``DaskLinker(row_blocks=False)`` turns it off).
+
 Kernels are referenced by content hash (:mod:`~nbgraph.linkers.dask.kernels`):
 workers load the compiled module from their own cache, or build the one
 node they need once per process.  Numerics: elementwise results equal the C
 linker's bit for bit; a reduction along axes that are not split into
-several blocks too; across blocks, partial sums are added in a different
-order (within a few ulps times the number of blocks).
+several blocks too; across blocks (and tiles), partial sums are added in a
+different order (within a few ulps times the number of blocks).
 
 :func:`local_cluster` starts a ``distributed.LocalCluster`` for nbgraph
 (memory limit per worker, one C thread per worker process).

@@ -6,20 +6,26 @@ __all__ = ["local_cluster"]
 
 
 def local_cluster(n_workers: int = 2, memory_limit="1GB", threads_per_worker: int = 1,
-                  processes: bool = True, **kwargs):
+                  processes: bool = True, profile: bool = False, **kwargs):
     """A LocalCluster on 127.0.0.1 whose workers run nbgraph kernels with one C
     thread each (dask already runs one task per worker thread; the kernels'
     own thread pool would only compete with it).
 
     ``memory_limit`` is per worker; logs below ERROR are silenced (spilling and
-    shutdown messages would land in notebook cells).  Close it (``with local_cluster() as
-    cluster:``) when done.  Other keywords go to LocalCluster."""
+    shutdown messages would land in notebook cells).  ``profile``: keep dask's
+    statistical profiler in the workers (off by default: it samples every
+    worker thread each 10 ms, CPU time that only its dashboard would show).
+    Close it (``with local_cluster() as cluster:``) when done.  Other keywords
+    go to LocalCluster."""
+    import dask
     from distributed import LocalCluster
 
     env = dict(kwargs.pop("env", {}) or {})
     env.setdefault("NBGRAPH_NUM_THREADS", "1")
     kwargs.setdefault("dashboard_address", None)
     kwargs.setdefault("silence_logs", logging.ERROR)  # no spill/shutdown chatter in cells
-    return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
-                        memory_limit=memory_limit, processes=processes,
-                        host="127.0.0.1", env=env, **kwargs)
+    # worker processes take the configuration in force when their nannies start
+    with dask.config.set({"distributed.worker.profile.enabled": bool(profile)}):
+        return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
+                            memory_limit=memory_limit, processes=processes,
+                            host="127.0.0.1", env=env, **kwargs)

@@ -37,14 +37,16 @@ class DaskLinker:
     arrays (one ``dask.compute`` per call) instead of lazy dask arrays.
     ``scheduler``: dask's ``scheduler=`` ("sync", "threads", "processes", a
     ``distributed.Client``; None: dask's default, an active Client included).
-    ``progress``: show dask's progress bar while computing.
+    ``progress``: show dask's progress bar while computing.  ``row_blocks``:
+    run a graph whose arguments are split along their rows only as one task
+    per row block where it can (:mod:`~nbgraph.linkers.dask.blocks`).
     """
 
     name = "dask"
     links_functions = True
 
     def __init__(self, chunks="auto", compute: bool = False, scheduler=None,
-                 progress: bool = False):
+                 progress: bool = False, row_blocks: bool = True):
         if isinstance(scheduler, str) and scheduler not in _SCHEDULERS:
             raise ValueError("DaskLinker(scheduler=%r): use one of %s or a distributed "
                              "Client" % (scheduler, ", ".join(s for s in _SCHEDULERS if s)))
@@ -52,6 +54,7 @@ class DaskLinker:
         self.compute = bool(compute)
         self.scheduler = scheduler
         self.progress = bool(progress)
+        self.row_blocks = bool(row_blocks)
 
     def _key(self):
         chunks = self.chunks
@@ -59,7 +62,7 @@ class DaskLinker:
             chunks = tuple(tuple(c) if isinstance(c, (list, tuple)) else c for c in chunks)
         sched = self.scheduler if isinstance(self.scheduler, (str, type(None))) \
             else id(self.scheduler)
-        return (chunks, self.compute, sched, self.progress)
+        return (chunks, self.compute, sched, self.progress, self.row_blocks)
 
     def __eq__(self, other):
         return isinstance(other, DaskLinker) and self._key() == other._key()
@@ -176,6 +179,8 @@ class DaskFunction:
         self.program = _Program(self.order, [_run_kind(node, self.kernels)
                                              for node in self.order])
         self._last = None
+        self._programs = {}  # row-block programs by plan
+        self.last_plan = None
         self._calls = itertools.count()
         self._uid = uuid.uuid4().hex
         self._lock = threading.Lock()
@@ -242,7 +247,10 @@ class DaskFunction:
                 or value.nbytes <= SMALL_BYTES else self._argument(-1, var, value)
         salt = (self._uid, next(self._calls))
         lowering = Lowering(self.kernels, self.dask_linker.chunks, salt, self._gather)
+        skip = self._row_blocks(env, lowering, salt) if self.dask_linker.row_blocks else ()
         for position, node in enumerate(self.order):
+            if node in skip or all(o in env for o in node.outputs):
+                continue  # run per row block, or a small value computed while planning
             values = [v.data if isinstance(v, Constant) else env[v] for v in node.inputs]
             lowered = lowering.lower(node, position, values)
             for var, value in zip(node.outputs, lowered, strict=True):
@@ -251,6 +259,42 @@ class DaskFunction:
         results = [self._final(v, env, lowering) for v in self.fgraph.outputs]
         self._last = [r for r in results if is_dask(r)]
         return results[:n_out], results[n_out:]
+
+    def _row_blocks(self, env, lowering, salt):
+        """Lower the row-block region of the graph, if these arguments allow one
+        (:mod:`~nbgraph.linkers.dask.blocks`): its exits go into ``env``; returns
+        the region's nodes (empty without a plan)."""
+        from dask.base import tokenize
+
+        from nbgraph.linkers.dask import blocks
+
+        found = blocks.plan_row_blocks(self.order, env, lowering, self.fgraph)
+        if found is None:
+            self.last_plan = None
+            return set()
+        planner, exits = found
+        positions = {node: k for k, node in enumerate(self.order)}
+        key = (tuple((positions[n], planner.subst.get(n, ())) for n in planner.region),
+               tuple(self.fgraph.inputs.index(v) if v in self.fgraph.inputs
+                     else -1 for v in planner.layout if planner.layout[v] == blocks.ROW),
+               tuple(id(v) for v in exits))
+        built = self._programs.get(key)
+        if built is None:
+            built = self._programs[key] = blocks.build_program(
+                planner, exits, self._program_linker())
+        program, rows_in, small_in = built
+        lowered = blocks.lower_program(
+            program, rows_in, small_in, exits, planner,
+            lambda tag: "nbgraph_blocks%s-%s" % (tag, tokenize(salt, tag)))
+        env.update(lowered)
+        self.last_plan = planner
+        return set(planner.region)
+
+    @staticmethod
+    def _program_linker():
+        from nbgraph.linkers.c import compiler_works
+
+        return "cvm" if compiler_works()[0] else "py"
 
     def _final(self, var, env, lowering):
         value = var.data if isinstance(var, Constant) else env[var]

@@ -19,18 +19,50 @@ buffer of a call is not shared).  cffi releases the GIL while the kernel
 runs, so a threaded scheduler runs kernels in parallel.
 """
 
+import os
 import threading
 
 import numpy as np
 
 from nbgraph.core.graph import Constant
 
-__all__ = ["ChunkKernel", "chunk_node", "compile_chunk_kernels", "kernel_stats"]
+__all__ = ["ChunkKernel", "chunk_node", "compile_chunk_kernels", "kernel_stats",
+           "serial_in_workers"]
 
 _STATS = {"loaded": 0, "built": 0}
 _lock = threading.Lock()
 _modules = {}  # (key, index) -> (module, knode, extra), per process
 _local = threading.local()
+
+
+_serial = {"checked": False}
+
+
+def serial_in_workers() -> bool:
+    """Inside a ``distributed`` worker process whose environment does not set
+    ``NBGRAPH_NUM_THREADS``, make nbgraph's C loops run on the calling thread
+    only (the worker already runs one task per thread; a pool of its own per
+    process would compete with the other workers for the cores).  Checked
+    once per process; True when it switched."""
+    if _serial["checked"]:
+        return False
+    _serial["checked"] = True
+    if os.environ.get("NBGRAPH_NUM_THREADS", "").strip():
+        return False
+    try:
+        from distributed import get_worker
+
+        get_worker()
+    except (ImportError, ValueError):
+        return False
+    from nbgraph.linkers.c.threads import set_num_threads
+
+    try:
+        set_num_threads(1)
+    except RuntimeError:  # pragma: no cover - a parallel loop is running right now
+        _serial["checked"] = False
+        return False
+    return True
 
 
 def kernel_stats() -> dict:
@@ -163,6 +195,7 @@ def _make_call(key, index, node):
     """``(run(values) -> outputs, extra values)`` for kernel ``index`` of module ``key``."""
     from nbgraph.linkers.c.runtime import NodeCall
 
+    serial_in_workers()
     with _lock:
         found = _modules.get((key, index))
     if found is None:

@@ -1,0 +1,487 @@
+"""Row-block programs: a whole graph run as one task per block of rows.
+
+When every chunked argument is split along its first axis only, with the
+same row blocks (a tall design matrix and its targets, several long
+vectors), a graph made of elementwise work, products with small operands
+and reductions over the rows can run as *one task per row block*: the
+per-block part of the graph (the *region*) is compiled as one nbgraph
+function (C-VM) and called on each block, and its results are either rows
+of an output (``"row"``) or partial results (``"part"``) that a tree of
+tasks merges with the reduction's ``combine`` (a sum for a product that
+contracts the rows).  Nodes after the merge (``"post"``: a mean's division,
+an SGD step) and small values (``"rep"``: shapes, shared variables,
+constants) are lowered as usual.  The logistic-regression gradient
+``X.T @ (sigmoid(X @ w) - t) / n`` thus becomes one task per block of ``X``
+plus a tree of additions, instead of one task per product and per fused
+elementwise group.
+
+Inside a task whose region has only partial results, the block is cut into
+tiles of about :data:`TILE_BYTES` of input rows, so ``X @ w`` and
+``X.T @ r`` read a tile while it is still in the cache.
+
+Layouts, decided per call from the arguments' chunks and the Ops' chunk
+semantics (:mod:`nbgraph.core.chunks`), never from which Op a node is:
+
+==========  =================================================================
+``row``     axis 0 is split like the row blocks of the arguments
+``rowT``    a 2-d value whose axis 1 is the row axis (a transposed ``row``)
+``part``    one partial result per row block; the value is their ``combine``
+``rep``     small, computed on the driver (no row-split value upstream)
+``post``    computed after the merge from ``part`` and ``rep`` values
+==========  =================================================================
+
+A shape entry equal to the number of rows that a fill or a view inside the
+region reads becomes, in the block program, the block's (or tile's) number of
+rows; everywhere else (a mean's ``1/n``) it keeps the full count.  A view is
+accepted as ``row``/``rowT`` only when it maps row ``i`` of a probe block to
+row ``i`` (a reversal or a shifted slice is not per-block).  Anything else
+gives no plan, and the node-by-node lowering runs instead.
+"""
+
+import threading
+import uuid
+
+import numpy as np
+
+from nbgraph.core.graph import Constant
+from nbgraph.linkers.dask.lowering import LazyFull, is_dask
+
+__all__ = ["BlockProgram", "plan_row_blocks", "build_program", "lower_program",
+           "program_stats", "sum_combine", "TILE_BYTES", "ROW", "ROWT", "PART", "REP", "POST"]
+
+ROW, ROWT, PART, REP, POST = "row", "rowT", "part", "rep", "post"
+
+#: Bytes of row inputs per tile inside a block whose region only has partial results.
+TILE_BYTES = 1 << 20
+
+#: Largest block (bytes) made by rechunking an argument to whole rows.
+MAX_BLOCK_BYTES = 512 << 20
+
+#: Rows of the probe block used to classify views (a prime, unlikely to be a trailing size).
+PROBE_ROWS = 1031
+
+_lock = threading.Lock()
+_local = threading.local()
+_STATS = {"compiled": 0, "calls": 0}
+
+
+def program_stats() -> dict:
+    """This process's counts: block programs ``compiled`` (once per program and
+    thread) and ``calls`` (tasks run)."""
+    return dict(_STATS)
+
+
+class _Unsupported(Exception):
+    """The graph is not a row-block program for these arguments."""
+
+
+def sum_combine(partials, axis=None, keepdims=False):
+    """Partial products merged: their sum (in the partials' dtype)."""
+    return np.sum(partials, axis=axis, keepdims=keepdims, dtype=partials.dtype)
+
+
+class BlockProgram:
+    """The region of a graph compiled as one function of a row block: a picklable
+    task callable ``program(*row_blocks, *small_values) -> tuple of results``.
+
+    ``inputs``: the program's variables (row blocks, then small values, then
+    one "rows" scalar per shape dtype); ``outputs``: the region's exits;
+    ``combines``: per exit, None (rows of an output) or the combine merging
+    partial results.  A process compiles it once per thread (``linker``:
+    "cvm", or "py" without a compiler) and keeps it by ``token``.
+    """
+
+    def __init__(self, inputs, outputs, n_rows_in, n_small, rows_dtypes, combines, linker):
+        self.token = uuid.uuid4().hex
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.n_rows_in = n_rows_in
+        self.n_small = n_small
+        self.rows_dtypes = list(rows_dtypes)
+        self.combines = list(combines)
+        self.linker = linker
+        self.row_bytes = None  # set by the plan: bytes of row inputs per row
+
+    def __dask_tokenize__(self):
+        return ("nbgraph-block-program", self.token)
+
+    def __repr__(self):
+        return "<BlockProgram %s: %d inputs, %d exits>" % (
+            self.token[:8], len(self.inputs), len(self.outputs))
+
+    def function(self):
+        """This thread's compiled function of the program."""
+        cache = getattr(_local, "programs", None)
+        if cache is None:
+            cache = _local.programs = {}
+        fn = cache.get(self.token)
+        if fn is None:
+            from nbgraph.linkers.dask.kernels import serial_in_workers
+            from nbgraph.linkers.function import function
+
+            serial_in_workers()
+            with _lock:  # compiling is not reentrant across threads
+                fn = function(self.inputs, self.outputs, linker=self.linker,
+                              on_unused_input="ignore")
+                _STATS["compiled"] += 1
+            cache[self.token] = fn
+        return fn
+
+    def _run(self, fn, blocks, small, rows):
+        counts = [np.asarray(rows, dtype=d) for d in self.rows_dtypes]
+        outs = fn(*blocks, *small, *counts)
+        return list(outs) if isinstance(outs, (list, tuple)) else [outs]
+
+    def __call__(self, *args):
+        blocks = [np.asarray(b) for b in args[:self.n_rows_in]]
+        small = list(args[self.n_rows_in:])
+        fn = self.function()
+        _STATS["calls"] += 1
+        rows = blocks[0].shape[0]
+        tile = self.tile_rows()
+        if tile is None or tile >= rows:
+            return tuple(self._run(fn, blocks, small, rows))
+        partials = [[] for _ in self.outputs]
+        for start in range(0, rows, tile):
+            stop = min(rows, start + tile)
+            outs = self._run(fn, [b[start:stop] for b in blocks], small, stop - start)
+            for acc, out in zip(partials, outs, strict=True):
+                acc.append(np.asarray(out))  # a Function never overwrites returned outputs
+        return tuple(combine(np.stack(acc), axis=0, keepdims=False)
+                     for acc, combine in zip(partials, self.combines, strict=True))
+
+    def tile_rows(self):
+        """Rows per tile (None: the block in one call, when an exit is rows of an output)."""
+        if any(c is None for c in self.combines) or not self.row_bytes:
+            return None
+        return max(64, TILE_BYTES // self.row_bytes)
+
+
+class _Item:
+    """Task callable: exit ``k`` of a program's result, a partial with a leading axis."""
+
+    def __init__(self, k, leading):
+        self.k = k
+        self.leading = leading
+
+    def __call__(self, result):
+        out = np.asarray(result[self.k])
+        return out[None] if self.leading else out
+
+    def __dask_tokenize__(self):
+        return ("nbgraph-block-item", self.k, self.leading)
+
+
+def _already_reduced(x, axis=None, keepdims=True):
+    return x
+
+
+# -- planning ---------------------------------------------------------------
+def _row_inputs(fgraph_inputs, env):
+    """``(rows, row_chunks, {var})``: the chunked arguments, all with the same number
+    of rows; the row blocks are those of the biggest one split along its rows,
+    and the others are rechunked to them (whole along their other axes) in
+    ``env``, as dask would align them for an elementwise operation."""
+    split = [v for v in fgraph_inputs if is_dask(env.get(v)) and env[v].ndim >= 1
+             and env[v].numblocks[0] > 1]
+    if not split:
+        raise _Unsupported("no argument is split along its rows")
+    first = env[max(split, key=lambda v: env[v].size)]
+    rows, chunks = first.shape[0], first.chunks[0]
+    found = set()
+    for v in fgraph_inputs:
+        value = env.get(v)
+        if not is_dask(value):
+            continue
+        if value.ndim == 0 or value.shape[0] != rows or np.isnan(value.size):
+            raise _Unsupported("argument %r does not have the %d rows" % (v, rows))
+        if value.chunks[0] != chunks or any(n != 1 for n in value.numblocks[1:]):
+            row_bytes = value.dtype.itemsize * int(np.prod(value.shape[1:], dtype=np.int64))
+            if max(chunks) * row_bytes > MAX_BLOCK_BYTES:
+                raise _Unsupported("argument %r: whole rows make blocks too big" % (v,))
+            env[v] = value.rechunk((chunks,) + tuple(value.shape[1:]))
+        found.add(v)
+    return rows, chunks, found
+
+
+def _value(var, env):
+    return var.data if isinstance(var, Constant) else env[var]
+
+
+def _broadcasts_rows(value, ndim):
+    """A small value that broadcasts along the row axis of an ndim-d result."""
+    shape = np.shape(value.value if isinstance(value, LazyFull) else value)
+    shape = (1,) * (ndim - len(shape)) + tuple(shape)
+    return ndim == 0 or shape[0] == 1
+
+
+def _as_small(value):
+    if isinstance(value, LazyFull):
+        return np.broadcast_to(np.asarray(value.value), value.shape).astype(value.dtype)
+    return np.asarray(value)
+
+
+class _Planner:
+    def __init__(self, order, env, lowering, fgraph):
+        self.order = order
+        self.env = env
+        self.lowering = lowering
+        self.fgraph = fgraph
+        self.rows, self.chunks, row_vars = _row_inputs(fgraph.inputs, env)
+        self.layout = {v: ROW if v in row_vars else REP for v in fgraph.inputs}
+        self.shapes = {v: tuple(env[v].shape) for v in row_vars}  # of row/part values
+        self.region = []
+        self.subst = {}  # node -> input positions reading the row count
+        self.post = []
+
+    def layout_of(self, var):
+        return REP if isinstance(var, Constant) else self.layout[var]
+
+    def run(self):
+        for position, node in enumerate(self.order):
+            self.visit(position, node)
+
+    def visit(self, position, node):
+        sem = node.op.chunk_semantics(node)
+        kind = None if sem is None else sem.kind
+        ls = [self.layout_of(v) for v in node.inputs]
+        values = [_value(v, self.env) if self.layout_of(v) == REP else None
+                  for v in node.inputs]
+        if all(lay == REP for lay in ls):
+            if kind == "fill" and self._fills_rows(node, values):
+                shape = tuple(int(np.asarray(v)) for v in values[1:])
+                return self._add(node, ROW, subst=(1,), shape=shape)
+            for var, out in zip(node.outputs, self.lowering.lower(node, position, values),
+                                strict=True):
+                self.env[var] = out
+                self.layout[var] = REP
+            return None
+        if any(lay in (PART, POST) for lay in ls):
+            if any(lay in (ROW, ROWT) for lay in ls):
+                raise _Unsupported("%s mixes rows with merged results" % node.op)
+            self.post.append(node)
+            for var in node.outputs:
+                self.layout[var] = POST
+            return None
+        if kind == "metadata":  # on the full shapes: a mean's 1/n keeps the full count
+            dummies = [self._dummy(v) if lay != REP else val
+                       for v, lay, val in zip(node.inputs, ls, values, strict=True)]
+            full = self.lowering.lower(node, position, dummies)
+            for var, out in zip(node.outputs, full, strict=True):
+                self.env[var] = out
+                self.layout[var] = REP
+            return None
+        if kind in ("elementwise", "reduction"):
+            ndim = node.inputs[0].ndim if kind == "reduction" else node.outputs[0].ndim
+            for lay, val in zip(ls, values, strict=True):
+                if lay == ROWT or (lay == REP and not _broadcasts_rows(val, ndim)):
+                    raise _Unsupported("%s reads a value not split like the rows" % node.op)
+            shape = np.broadcast_shapes(*[self._shape(v, ndim) for v in node.inputs])
+            if kind == "reduction":
+                shape = tuple(s for i, s in enumerate(shape) if i not in sem.axes)
+            out = PART if kind == "reduction" and 0 in sem.axes else ROW
+            return self._add(node, out, shape=shape)
+        if kind == "dot":
+            return self._add(node, *self._dot(node, ls))
+        if kind == "view" and ls[0] == ROW and all(lay in (REP, ROW) for lay in ls[1:]):
+            lay, subst, shape = self._view(node, sem, values, ls)
+            return self._add(node, lay, subst=subst, shape=shape)
+        raise _Unsupported("%s has no row-block rule" % node.op)
+
+    def _add(self, node, lay, subst=(), shape=None):
+        self.region.append(node)
+        if subst:
+            self.subst[node] = tuple(subst)
+        for var in node.outputs:
+            self.layout[var] = lay
+            self.shapes[var] = tuple(int(s) for s in shape)
+        return None
+
+    def _shape(self, var, ndim=None):
+        """The full shape of ``var`` (padded with leading 1s to ``ndim``)."""
+        if self.layout_of(var) == REP:
+            value = _value(var, self.env)
+            shape = value.shape if isinstance(value, LazyFull) else np.shape(value)
+        else:
+            shape = self.shapes[var]
+        return (1,) * ((ndim or len(shape)) - len(shape)) + tuple(shape)
+
+    def _dummy(self, var):
+        """A zero-stride array of ``var``'s full shape and dtype (for metadata)."""
+        return np.broadcast_to(np.zeros((), var.type.numpy_dtype), self.shapes[var])
+
+    def _fills_rows(self, node, values):
+        shape = values[1:]
+        if not shape or int(np.asarray(shape[0])) != self.rows:
+            return False
+        return _broadcasts_rows(values[0], len(shape))
+
+    def _dot(self, node, ls):
+        a, b = node.inputs
+        la, lb = ls
+        sa, sb = self._shape(a), self._shape(b)
+        if sa[-1] != sb[0]:
+            raise _Unsupported("%s: shapes %s and %s do not match" % (node.op, sa, sb))
+        shape = sa[:-1] + sb[1:]
+        if la == ROW and lb == REP and a.ndim == 2:
+            return ROW, (), shape
+        if (la == ROW and a.ndim == 1 or la == ROWT) and lb == ROW:
+            return PART, (), shape
+        raise _Unsupported("%s: a product not split along the rows" % node.op)
+
+    def _view(self, node, sem, values, ls):
+        """The layout of a view of a row value, checked on probe blocks (other row
+        inputs, a shape template, are given as zero-stride arrays)."""
+        x = node.inputs[0]
+        dtype = x.type.numpy_dtype
+        if dtype.kind not in "fiu" or (dtype.kind in "iu" and
+                                       np.iinfo(dtype).max < max(self.rows, PROBE_ROWS)):
+            raise _Unsupported("%s: cannot probe a view of %s" % (node.op, dtype))
+        trailing = self.shapes[x][1:]
+        subst = tuple(i for i, (v, lay) in enumerate(zip(values, ls, strict=True))
+                      if i > 0 and lay == REP and np.ndim(v) == 0
+                      and int(np.asarray(v)) == self.rows)
+        n = PROBE_ROWS if PROBE_ROWS != self.rows else PROBE_ROWS + 2
+        full_others, probe_others = [], []
+        for i, (v, lay, val) in enumerate(zip(node.inputs, ls, values, strict=True)):
+            if i == 0:
+                continue
+            if lay == ROW:
+                full_others.append(self._dummy(v))
+                probe_others.append(np.broadcast_to(np.zeros((), v.type.numpy_dtype),
+                                                    (n,) + self.shapes[v][1:]))
+            else:
+                full_others.append(_as_small(val))
+                probe_others.append(np.asarray(n, dtype=np.asarray(val).dtype)
+                                    if i in subst else _as_small(val))
+        full = sem.apply(np.broadcast_to(np.zeros((), dtype), (self.rows,) + trailing),
+                         *full_others)
+        ids = np.arange(n, dtype=dtype).reshape((-1,) + (1,) * len(trailing))
+        probe = np.asarray(sem.apply(np.broadcast_to(ids, (n,) + trailing), *probe_others))
+        want_rows = np.arange(n).reshape((-1,) + (1,) * (probe.ndim - 1))
+        if full.shape[:1] == (self.rows,) and probe.shape[:1] == (n,) \
+                and full.shape[1:] == probe.shape[1:] and np.all(probe == want_rows):
+            return ROW, subst, full.shape
+        if full.ndim == 2 and full.shape[1] == self.rows and probe.shape == (full.shape[0], n) \
+                and np.all(probe == np.arange(n)[None, :]):
+            return ROWT, subst, full.shape
+        raise _Unsupported("%s is not a per-block view of the rows" % node.op)
+
+    def exits(self, outputs):
+        region_vars = {o for node in self.region for o in node.outputs}
+        found = []
+        for node in self.post:
+            found += [v for v in node.inputs if v in region_vars and v not in found]
+        found += [v for v in outputs if v in region_vars and v not in found]
+        for v in found:
+            if self.layout[v] == ROWT:
+                raise _Unsupported("a transposed row value leaves the region")
+        return found
+
+
+def plan_row_blocks(order, env, lowering, fgraph):
+    """``(region nodes, exits, layouts, substitutions)`` for a row-block program of
+    these arguments, or None (the node-by-node lowering runs).  Small values
+    computed while planning are left in ``env``."""
+    try:
+        planner = _Planner(order, env, lowering, fgraph)
+        planner.run()
+        exits = planner.exits(fgraph.outputs)
+    except _Unsupported:
+        return None
+    if len(planner.region) < 2 or not any(planner.layout[v] == PART for v in exits):
+        return None
+    return planner, exits
+
+
+def build_program(planner, exits, linker):
+    """The :class:`BlockProgram` of a plan, and the outside variables it reads
+    (row arguments, then small values, in the program's input order)."""
+    region = planner.region
+    inside = {o for node in region for o in node.outputs}
+    rows_in, small_in = [], []
+    for node in region:
+        for i, v in enumerate(node.inputs):
+            if v in inside or isinstance(v, Constant) or i in planner.subst.get(node, ()):
+                continue
+            target = rows_in if planner.layout_of(v) == ROW else small_in
+            if v not in target:
+                target.append(v)
+    new = {v: _relaxed(v.type)() for v in rows_in}
+    new.update({v: v.type() for v in small_in})
+    counts = {}  # dtype -> the program's "rows" scalar
+    for node in region:
+        ins = []
+        for i, v in enumerate(node.inputs):
+            if i in planner.subst.get(node, ()):
+                if v.type not in counts:
+                    counts[v.type] = v.type()
+                ins.append(counts[v.type])
+            else:
+                ins.append(v if isinstance(v, Constant) else new[v])
+        made = node.op.make_node(*ins)
+        for old, out in zip(node.outputs, made.outputs, strict=True):
+            if getattr(old.type, "dtype", None) != getattr(out.type, "dtype", None):
+                raise TypeError("the block program of %s computes %s where the graph has %s"
+                                % (node.op, out.type, old.type))
+            new[old] = out
+    combines = []
+    for v in exits:
+        if planner.layout[v] == PART:
+            sem = v.owner.op.chunk_semantics(v.owner)
+            combines.append(sem.combine if sem.kind == "reduction" else sum_combine)
+        else:
+            combines.append(None)
+    program = BlockProgram([new[v] for v in rows_in] + [new[v] for v in small_in]
+                           + list(counts.values()), [new[v] for v in exits], len(rows_in),
+                           len(small_in), [t.numpy_dtype for t in counts], combines, linker)
+    program.row_bytes = sum(v.type.numpy_dtype.itemsize * int(np.prod(
+        planner.env[v].shape[1:], dtype=np.int64)) for v in rows_in)
+    return program, rows_in, small_in
+
+
+def _relaxed(ttype):
+    shape = getattr(ttype, "shape", None)
+    if shape is None:
+        return ttype
+    return ttype.clone(shape=tuple(1 if s == 1 else None for s in shape))
+
+
+def lower_program(program, rows_in, small_in, exits, planner, name):
+    """The exits' dask arrays: one task per row block, then a merge tree per partial."""
+    import dask.array as da
+
+    env = planner.env
+    small = [_as_small(_value(v, env)) for v in small_in]
+    probe = [np.ones((min(2, planner.rows),) + tuple(env[v].shape[1:]),
+                     dtype=v.type.numpy_dtype) for v in rows_in]
+    with np.errstate(all="ignore"):
+        shapes = [np.shape(o) for o in program(*probe, *small)]
+    args = []
+    for j, v in enumerate(rows_in):
+        args += [env[v], (0,) + tuple(1000 * (j + 1) + a for a in range(1, env[v].ndim))]
+    for value in small:
+        args += [value, None]
+    blocks = da.blockwise(program, (0,), *args, concatenate=True, dtype=np.float64,
+                          meta=np.empty((0,), np.float64), name=name("_blocks"))
+    out = {}
+    for k, (v, shape) in enumerate(zip(exits, shapes, strict=True)):
+        dtype = v.type.numpy_dtype
+        if planner.layout[v] == PART:
+            ind = tuple(range(len(shape) + 1))
+            parts = da.blockwise(_Item(k, True), ind, blocks, (0,), dtype=dtype,
+                                 new_axes={i + 1: s for i, s in enumerate(shape)},
+                                 adjust_chunks={0: 1}, meta=np.empty((0,) * len(ind), dtype),
+                                 name=name("_part%d" % k))
+            combine = program.combines[k]
+            out[v] = da.reduction(parts, _already_reduced, combine, combine=combine, axis=0,
+                                  keepdims=False, dtype=dtype,
+                                  meta=np.empty((0,) * len(shape), dtype),
+                                  name=name("_merge%d" % k))
+        else:
+            ind = tuple(range(len(shape)))
+            out[v] = da.blockwise(_Item(k, False), ind, blocks, (0,), dtype=dtype,
+                                  new_axes={i: s for i, s in enumerate(shape) if i},
+                                  meta=np.empty((0,) * len(ind), dtype),
+                                  name=name("_rows%d" % k))
+    return out

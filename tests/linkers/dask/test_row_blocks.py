@@ -1,0 +1,148 @@
+"""Row-block programs (nbgraph.linkers.dask.blocks): a graph over arguments split
+along their rows runs as one task per row block plus a merge tree, with the
+C-VM linker's results (reductions across blocks within the documented
+tolerance); graphs that are not per-block fall back to the node-by-node
+lowering with the same results."""
+
+import numpy as np
+import pytest
+
+import nbgraph
+import nbgraph.tensor as nt
+from nbgraph.linkers.dask import DaskLinker, blocks
+
+da = pytest.importorskip("dask.array")
+
+
+def _logreg():
+    X, t = nt.dmatrix("X"), nt.dvector("t")
+    w = nbgraph.shared(np.linspace(-0.2, 0.3, 4), "w")
+    p = nt.sigmoid(nt.dot(X, w))
+    cost = -(t * nt.log(p) + (1 - t) * nt.log(1 - p)).mean()
+    return X, t, w, cost, nbgraph.grad(cost, w)
+
+
+def _data(rows=57, cols=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((rows, cols))
+    return X, (X[:, 0] + rng.standard_normal(rows) > 0).astype("float64")
+
+
+def _layers(values):
+    return sorted({str(name) for v in values for name in v.__dask_graph__().layers})
+
+
+def test_the_logistic_gradient_is_one_task_per_row_block_and_matches_the_c_linker(dk):
+    X, t, w, cost, g = _logreg()
+    f = nbgraph.function([X, t], [cost, g], linker=DaskLinker(scheduler="sync"))
+    Xv, tv = _data()
+    lazy = f(da.from_array(Xv, chunks=(10, 4)), da.from_array(tv, chunks=10))
+    assert f.last_plan is not None
+    names = _layers(lazy)
+    assert sum(name.startswith("nbgraph_blocks_blocks") for name in names) == 1, names
+    assert not any(name.startswith(("tensordot", "transpose")) for name in names), names
+    # one task per row block for the per-block work (6 blocks of 10 rows)
+    blocks_layer = [name for name in names if name.startswith("nbgraph_blocks_blocks")][0]
+    assert len(lazy[1].__dask_graph__().layers[blocks_layer]) == 6
+    got = [np.asarray(v.compute(scheduler="sync")) for v in lazy]
+    want = dk.reference([X, t], [cost, g], [Xv, tv])
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-13)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-15)
+
+
+def test_tiles_inside_a_block_give_the_same_results(dk, monkeypatch):
+    X, t, w, cost, g = _logreg()
+    Xv, tv = _data(rows=1000)
+    want = dk.reference([X, t], [cost, g], [Xv, tv])
+    monkeypatch.setattr(blocks, "TILE_BYTES", 7 * 40)  # 64 rows per tile (the minimum)
+    f = nbgraph.function([X, t], [cost, g], linker=DaskLinker(scheduler="sync", compute=True))
+    got = f(da.from_array(Xv, chunks=(300, 4)), da.from_array(tv, chunks=300))
+    program = next(iter(f._programs.values()))[0]
+    assert program.tile_rows() == 64
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-13)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-15)
+
+
+def test_sgd_updates_and_row_outputs_through_block_programs(dk):
+    rows = 41
+    Xv, tv = _data(rows=rows, cols=3, seed=3)
+    results = []
+    for linker in (DaskLinker(chunks=(8, 3), scheduler="sync"), "cvm"):
+        X, t = nt.dmatrix("X"), nt.dvector("t")
+        w = nbgraph.shared(np.zeros(3), "w")
+        z = nt.dot(X, w)
+        cost = ((z - t) ** 2).mean()
+        g = nbgraph.grad(cost, w)
+        step = nbgraph.function([X, t], [cost, z * 2.0], updates=[(w, w - 0.1 * g)],
+                                linker=linker)
+        trace = [step(Xv, tv) for _ in range(3)]
+        results.append((trace, w.get_value()))
+    (got, w_got), (want, w_want) = results
+    for (c1, z1), (c2, z2) in zip(got, want, strict=True):
+        np.testing.assert_allclose(np.asarray(c1), c2, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(z1), z2, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(w_got, w_want, rtol=1e-12)
+
+
+def test_reductions_over_rows_fills_and_a_mean_use_the_full_row_count(dk):
+    x, y = nt.dmatrix("x"), nt.dmatrix("y")
+    outs = [((x - y) ** 2).mean(axis=0), (x * nt.ones_like(y)).sum() / x.shape[0],
+            nt.dot(x.T, y), (x * 3.0).max(axis=0), nt.alloc(2.0, x.shape[0], 5).sum(axis=0)
+            + x.mean()]
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((50, 5)), rng.standard_normal((50, 5))
+    f = nbgraph.function([x, y], outs, linker=DaskLinker(chunks=(7, 5), scheduler="sync",
+                                                         compute=True))
+    got = f(a, b)
+    assert f.last_plan is not None
+    want = dk.reference([x, y], outs, [a, b])
+    for g_, w_ in zip(got, want, strict=True):
+        np.testing.assert_allclose(g_, w_, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("case", ["reversed", "shifted", "centred", "columns"])
+def test_graphs_that_are_not_per_block_fall_back_with_the_same_results(dk, case):
+    x = nt.dmatrix("x")
+    out = {"reversed": (x[::-1] * x).sum(axis=0),
+           "shifted": (x[1:] - x[:-1]).sum(),
+           "centred": ((x - x.mean(axis=0)) ** 2).sum(axis=0),
+           "columns": nt.dot(x, x.T).sum()}[case]
+    a = np.random.default_rng(2).standard_normal((50, 4))
+    f = nbgraph.function([x], out, linker=DaskLinker(chunks=(9, 4), scheduler="sync",
+                                                     compute=True))
+    got = f(a)
+    assert f.last_plan is None
+    np.testing.assert_allclose(got, dk.reference([x], [out], [a])[0], rtol=1e-12, atol=1e-13)
+
+
+def test_row_blocks_can_be_turned_off(dk):
+    X, t, w, cost, g = _logreg()
+    f = nbgraph.function([X, t], g, linker=DaskLinker(chunks=(10, 4), scheduler="sync",
+                                                      row_blocks=False))
+    Xv, tv = _data()
+    out = f(Xv, tv)
+    assert f.last_plan is None
+    assert not any(name.startswith("nbgraph_blocks") for name in _layers([out]))
+    np.testing.assert_allclose(out.compute(), dk.reference([X, t], [g], [Xv, tv])[0],
+                               rtol=1e-12, atol=1e-15)
+
+
+def test_kernels_run_serially_inside_a_worker_without_nbgraph_num_threads(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from nbgraph.linkers.c import threads
+    from nbgraph.linkers.dask import kernels
+
+    calls = []
+    monkeypatch.delenv("NBGRAPH_NUM_THREADS", raising=False)
+    monkeypatch.setattr(kernels, "_serial", {"checked": False})
+    monkeypatch.setattr(threads, "set_num_threads", calls.append)
+    assert not kernels.serial_in_workers()  # not in a worker: nothing changes
+    assert calls == []
+    monkeypatch.setattr(kernels, "_serial", {"checked": False})
+    monkeypatch.setattr(distributed, "get_worker", lambda: object())
+    assert kernels.serial_in_workers()
+    assert calls == [1]
+    assert not kernels.serial_in_workers()  # once per process
+    monkeypatch.setattr(kernels, "_serial", {"checked": False})
+    monkeypatch.setenv("NBGRAPH_NUM_THREADS", "2")
+    assert not kernels.serial_in_workers() and calls == [1]
