@@ -31,8 +31,9 @@ wherever the exact value is, never a larger error than the naive formula.
 from nbgraph.tensor import math as tm
 from nbgraph.tensor import nnet
 from nbgraph.tensor import scalar as ps
-from nbgraph.tensor.basic import Alloc
+from nbgraph.tensor.basic import Alloc, ShapeI
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise
+from nbgraph.tensor.nnet_rewrites import first_rows  # (registers the label-pick rewrites)
 from nbgraph.tensor.reduction import Reduce
 from nbgraph.tensor.rewriting import is_all, register_rewrite
 from nbgraph.core.graph import equal_computations
@@ -145,10 +146,11 @@ def log_of_softmax(fgraph, node):
         pick = _of(arg, nnet.PickLabels)
         if pick is None:
             return None
-        sm = _of(pick.inputs[0], nnet.Softmax)
+        probs, rows = first_rows(pick.inputs[0])  # p[:S] of p[arange(S), y]
+        sm = _of(probs, nnet.Softmax)
         if sm is None or sm.op.axis != sm.inputs[0].ndim - 1:
             return None
-        out = nnet.pick_labels(nnet.LogSoftmax(sm.op.axis)(sm.inputs[0]), pick.inputs[1])
+        out = nnet.pick_labels(rows(nnet.LogSoftmax(sm.op.axis)(sm.inputs[0])), pick.inputs[1])
     out = _same_type(out, node.outputs[0])
     return [out] if out is not None else None
 
@@ -161,10 +163,32 @@ def crossentropy_of_softmax(fgraph, node):
     pick = _of(node.inputs[0], nnet.PickLabels)
     if pick is None:
         return None
-    ls = _of(pick.inputs[0], nnet.LogSoftmax)
+    logp, rows = first_rows(pick.inputs[0])
+    ls = _of(logp, nnet.LogSoftmax)
     if ls is None or ls.op.axis != ls.inputs[0].ndim - 1:
         return None
-    out = _same_type(nnet.softmax_crossentropy(ls.inputs[0], pick.inputs[1]), node.outputs[0])
+    out = _same_type(nnet.softmax_crossentropy(rows(ls.inputs[0]), pick.inputs[1]),
+                     node.outputs[0])
+    return [out] if out is not None else None
+
+
+def _values_read_once(fgraph, var):
+    """True when one client reads ``var``'s values (others, ShapeI, only its shape)."""
+    return sum(client == "output" or not isinstance(client.op, ShapeI)
+               for client, _ in fgraph.clients[var]) == 1
+
+
+@_stabilize("softmax_crossentropy_pick", [nnet.PickLabels], position=45)
+def crossentropy_of_picked_log_softmax(fgraph, node):
+    """``log_softmax(x)[.., y] -> -softmax_crossentropy(x, y)`` when nothing else reads
+    the log-softmax (one value per row computed instead of every one)."""
+    logp, rows = first_rows(node.inputs[0])
+    ls = _of(logp, nnet.LogSoftmax)
+    if ls is None or ls.op.axis != logp.ndim - 1 or not all(
+            _values_read_once(fgraph, v) for v in {logp, node.inputs[0]}):
+        return None
+    xent = nnet.softmax_crossentropy(rows(ls.inputs[0]), node.inputs[1])
+    out = _same_type(tm.neg(xent), node.outputs[0])
     return [out] if out is not None else None
 
 
@@ -196,21 +220,37 @@ def _crossentropy_gradient_parts(sm_var, diff_var):
     if found is None or found[1] != sm_var.ndim - 1:
         return None
     prod = _op_inputs(found[0], ps.mul)
-    picks = _of(g, nnet.PickLabelsGrad)
     if prod is None or len(prod) != 2 or not ((prod[0] is g and prod[1] is sm_var) or (
-            prod[1] is g and prod[0] is sm_var)) or picks is None:
+            prod[1] is g and prod[0] is sm_var)):
         return None
-    c, y, _ = picks.inputs
-    quotient = _op_inputs(c, ps.true_div)
-    if quotient is None:
+    found = _label_gradient(g, sm_var)
+    if found is None:
         return None
-    num, den = quotient
-    pick = _of(den, nnet.PickLabels)
-    negated = _op_inputs(num, ps.neg)
-    if pick is None or pick.inputs[0] is not sm_var or pick.inputs[1] is not y or \
-            negated is None:
+    c, y = found  # the gradient is sm * (g - sum(g * sm)) = -c * (sm - one_hot(y))
+    negated = _op_inputs(c, ps.neg)
+    gz = _spread_value(negated[0]) if negated is not None else tm.neg(_spread_value(c))
+    return gz, sm.inputs[0], y
+
+
+def _label_gradient(g, sm_var):
+    """``(c, y)`` when ``g`` is ``c / sm`` at the labels ``y`` and 0 elsewhere, as
+    ``PickLabelsGrad(c / sm[.., y], y)`` (from ``log(sm[.., y])``) or
+    ``PickLabelsGrad(c, y) / sm`` (from ``log(sm)[.., y]``), else None."""
+    picks = _of(g, nnet.PickLabelsGrad)
+    if picks is not None:
+        c, y, _ = picks.inputs
+        quotient = _op_inputs(c, ps.true_div)
+        if quotient is None:
+            return None
+        pick = _of(quotient[1], nnet.PickLabels)
+        if pick is None or pick.inputs[0] is not sm_var or pick.inputs[1] is not y:
+            return None
+        return quotient[0], y
+    quotient = _op_inputs(g, ps.true_div)
+    if quotient is None or quotient[1] is not sm_var:
         return None
-    return _spread_value(negated[0]), sm.inputs[0], y
+    picks = _of(quotient[0], nnet.PickLabelsGrad)
+    return None if picks is None else (picks.inputs[0], picks.inputs[1])
 
 
 def _spread_value(var):
