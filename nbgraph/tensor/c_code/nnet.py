@@ -29,7 +29,7 @@ _PKG = __package__
 _SUFFIX = {"float64": "f64", "float32": "f32"}
 #: Cost of one element of a softmax row, in adds (an exp, a division, max and sum).
 ROW_ELEMENT_COST = 8
-_VERSION = (4,)
+_VERSION = (5,)
 
 
 def _float_support(dtype):

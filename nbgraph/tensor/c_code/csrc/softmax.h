@@ -109,14 +109,35 @@ static inline ${T} nbg_rowshift_${S}(const ${T} *x, int64_t n) {
     return (m - m == 0) ? m : (${T})0;
 }
 
+/* out[i] = exp(x[i] - shift), i < n, a chunk at a time, each chunk also asking
+   for the same bytes of the next block (pfx: its x, pfo: its output; NULL:
+   none) to be brought into the cache while this one computes: the exp is
+   compute-bound, the next row's first read memory-bound, so they overlap. */
+#define NBG_EXP_CHUNK 64
+static inline void nbg_exp_prefetching_${S}(const ${T} *x, ${T} shift, ${T} *out, int64_t n,
+                                            const char *pfx, char *pfo) {
+    int64_t j, b;
+    for (j = 0; j < n; j += NBG_EXP_CHUNK) {
+        const int64_t len = n - j < NBG_EXP_CHUNK ? n - j : NBG_EXP_CHUNK;
+        const int64_t at = j * (int64_t)sizeof(${T}), bytes = len * (int64_t)sizeof(${T});
+        if (pfx)
+            for (b = 0; b < bytes; b += 64) __builtin_prefetch(pfx + at + b, 0, 3);
+        if (pfo)
+            for (b = 0; b < bytes; b += 64) __builtin_prefetch(pfo + at + b, 1, 3);
+        nbg_exp_shifted_${S}(x + j, shift, out + j, len);
+    }
+}
+
 /* nb consecutive rows of n >= 1 values at x (contiguous), op as in
    nbg_softmax_rows: into out (ops 0, 1, 3: nb rows; op 2: nb values).
    lab[r], gz[r]: the rows' labels (ops 2, 3) and gradients (op 3).
    w: 2 * nb * n scratch values (not out), v: 4 * nb.  Short rows are done a block
-   at a time so that the exp (and log1p) loops run over the whole block. */
+   at a time so that the exp (and log1p) loops run over the whole block.  pfx, pfo:
+   the next block's x and output, prefetched during the exp (NULL: none). */
 static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, int64_t n,
                                           const int op, const int64_t *lab, const ${T} *gz,
-                                          ${T} *restrict w, ${T} *restrict v) {
+                                          ${T} *restrict w, ${T} *restrict v,
+                                          const char *pfx, char *pfo) {
     const int64_t size = nb * n;
     ${T} *restrict m = v, *restrict rest = v + nb, *restrict picked = v + 2 * nb,
         *restrict lse = v + 3 * nb;
@@ -129,7 +150,7 @@ static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, 
                                     : nbg_rowshift_${S}(x + r * n, n);
     if (nb == 1 && (op == 0 || op == 3)) {
         /* a long row: exp(x - m) straight from x (the shifted values are not needed) */
-        nbg_exp_shifted_${S}(x, m[0], ex, n);
+        nbg_exp_prefetching_${S}(x, m[0], ex, n, pfx, pfo);
     } else {
         for (r = 0; r < nb; r++) {
             const ${T} *restrict xr = x + r * n;
@@ -137,7 +158,7 @@ static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, 
             const ${T} mr = m[r];
             for (j = 0; j < n; j++) sr[j] = xr[j] - mr;
         }
-        nbg_exp_shifted_${S}(sh, 0, ex, size);
+        nbg_exp_prefetching_${S}(sh, 0, ex, size, pfx, pfo);
     }
     if (op == 0 || op == 3) {
         for (r = 0; r < nb; r++) {
@@ -231,12 +252,16 @@ static inline void nbg_softmax_rows_${S}(nbg_rows *r, int64_t b, int64_t e, cons
             if (!contiguous) break;
         }
         if (contiguous) {
-            /* op 2 has one value per row, scattered to their places below */
+            /* op 2 has one value per row, scattered to their places below; ptr: the
+               next row's, whose first bytes are fetched while this block computes */
+            const int more = row + nb < e;
             nbg_softmax_block_${S}((const ${T} *)x0, op == 2 ? vals : (${T} *)o0, nb, n, op,
-                                   lab, gzs, w, v);
+                                   lab, gzs, w, v, more ? ptr[0] : NULL,
+                                   more && op != 2 ? ptr[o] : NULL);
         } else {
             for (i = 0; i < n; i++) xg[i] = *(const ${T} *)(x0 + i * r->step[0]);
-            nbg_softmax_block_${S}(xg, op == 2 ? vals : og, 1, n, op, lab, gzs, w, v);
+            nbg_softmax_block_${S}(xg, op == 2 ? vals : og, 1, n, op, lab, gzs, w, v, NULL,
+                                   NULL);
             if (op != 2)
                 for (i = 0; i < n; i++) *(${T} *)(o0 + i * ostep) = og[i];
         }
