@@ -18,8 +18,8 @@ This is the public module; the code lives in
   digamma;
 * :mod:`nbgraph.tensor.scalar_composite` — :class:`Composite`.
 
-Every op matches NumPy: same output dtype (float32 where NumPy would make
-float16 of operands that are not float16), same values in Python and in C.
+Every op matches NumPy: same output dtype (float16 included), same values
+in Python and in C.
 complex64/complex128 go wherever NumPy defines the op (:mod:`scalar_complex`).
 
 >>> x = float32("x")

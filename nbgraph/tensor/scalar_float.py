@@ -2,11 +2,11 @@
 inverse trigonometric and hyperbolic functions, base-2 and base-10
 logarithms, reciprocal, angle conversions.
 
-Each op's output dtype is NumPy's (asked from the ufunc itself; float32
-where NumPy would use float16): ``floor``/``ceil``/``trunc``/``round`` keep
-integer dtypes, ``isnan``/``isinf``/``isfinite`` give bool, the
-transcendental functions give floats by NumPy's rule (float32 up to 16-bit
-integers, float64 beyond).  C calls the C99 function of the same meaning
+Each op's output dtype is NumPy's (asked from the ufunc itself):
+``floor``/``ceil``/``trunc``/``round`` keep integer dtypes,
+``isnan``/``isinf``/``isfinite`` give bool, the transcendental functions
+give floats by NumPy's rule (float16 for bools and 8-bit integers, float32
+for 16-bit ones, float64 beyond).  C calls the C99 function of the same meaning
 (``f``-suffixed for float32); ``round`` is ``rint`` (half to even, as
 ``np.round``); ``deg2rad``/``rad2deg`` multiply by the same constant NumPy
 multiplies by, so they agree bit for bit.
@@ -93,7 +93,7 @@ class Trunc(_Rounding):
 class Round(_Rounding):
     """``a`` rounded to the nearest integral value, halves to even (``np.round``).
 
-    A bool rounds to float32 (NumPy gives float16).
+    A bool rounds to float16, as in NumPy.
     """
 
     name = "round"

@@ -1,10 +1,10 @@
 """Transcendental scalar ops: exp, log, log1p, expm1, sqrt, sin, cos, tan, tanh,
 and the numerically stable sigmoid and softplus.
 
-Integers and bools are computed in the float dtype NumPy would use (float32
-for up to 16-bit inputs where NumPy picks float16 or float32, float64
-beyond).  In C the float32 versions call the ``f``-suffixed functions of
-math.h (``expf``), so float32 stays float32.
+Integers and bools are computed in the float dtype NumPy would use (float16
+for bools and 8-bit integers, float32 for 16-bit ones, float64 beyond).  In C
+the float32 versions call the ``f``-suffixed functions of math.h (``expf``),
+so float32 stays float32; float16 is computed in float32 and rounded.
 """
 
 import numpy as np
@@ -131,27 +131,35 @@ class Tanh(UnaryMath):
 
 
 def float_input(x):
-    """``x`` as the float array NumPy's exp would compute it in (float32 for float16)."""
+    """``x`` as an array of the float dtype NumPy's exp gives it (float16 for bools
+    and 8-bit integers, as NumPy)."""
     x = np.asarray(x)
     if x.dtype.kind in "biu":
-        dtype = np.exp(np.ones((), dtype=x.dtype)).dtype
-        x = x.astype(np.float32 if dtype == np.float16 else dtype)
+        x = x.astype(np.exp(np.ones((), dtype=x.dtype)).dtype)
     return x
+
+
+def computed_in(x):
+    """The float array ``x`` is computed in: float32 for float16 (NumPy's float16
+    loops compute in float32 and round the result), else ``x`` itself."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
 
 
 @with_out
 def _sigmoid(x):
     """``1 / (1 + exp(-x))`` without overflow: exp only ever sees ``-|x|``."""
     x = float_input(x)
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    w = computed_in(x)
+    e = np.exp(-np.abs(w))
+    return np.where(w >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
 @with_out
 def _softplus(x):
     """``log(1 + exp(x))`` as ``max(x, 0) + log1p(exp(-|x|))``: never overflows."""
     x = float_input(x)
-    return np.where(x > 0, x, 0) + np.log1p(np.exp(-np.abs(x)))
+    w = computed_in(x)
+    return (np.where(w > 0, w, 0) + np.log1p(np.exp(-np.abs(w)))).astype(x.dtype, copy=False)
 
 
 _SIGMOID_SUPPORT = """#ifndef NBG_SIGMOID_SUPPORT

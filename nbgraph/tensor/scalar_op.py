@@ -52,8 +52,8 @@ class _ArrayFunction:
     """Descriptor wrapping a class's raw ``nfunc`` so it honours ``output_dtypes``.
 
     Accessed on an instance, it returns a callable taking arrays and
-    returning arrays of exactly the op's output dtypes (float32 where NumPy
-    would give float16).  Accessed on the class, it returns the raw function.
+    returning arrays of exactly the op's output dtypes.  Accessed on the
+    class, it returns the raw function.
     """
 
     def __init__(self, raw):
@@ -76,8 +76,6 @@ class _BoundArrayFunction:
         arrays = [np.asarray(a) for a in arrays]
         kind, expected = self.op._array_plan(self.raw, tuple(a.dtype.name for a in arrays))
         with np.errstate(all="ignore"):
-            if kind == "float32_inputs":
-                arrays = [a.astype(np.float32) if a.dtype.kind in "biu" else a for a in arrays]
             if kind != "cast_outputs":
                 return self.raw(*arrays, **kwargs)
             out = kwargs.pop("out", None)
@@ -151,8 +149,7 @@ class ScalarOp(CLinkerOp, Op):
         a NumPy ufunc or array function computing the op on whole arrays, or
         None.  Set it in a subclass as the raw function (``nfunc = np.hypot``);
         on an instance ``op.nfunc(*arrays, out=None)`` returns arrays of
-        exactly :meth:`output_dtypes` (integer inputs are cast to float32 where
-        NumPy would make float16 of them).  A raw
+        exactly :meth:`output_dtypes`.  A raw
         Python function used as nfunc must accept ``out=`` like a ufunc.
 
     Methods a subclass may provide: :meth:`impl` (Python, on scalars;
@@ -172,6 +169,11 @@ class ScalarOp(CLinkerOp, Op):
     #: True when :meth:`c_code` computes complex64/complex128 operands as NumPy
     #: does; otherwise such nodes run in Python.
     c_complex = False
+    #: True when computing a float16 node in float32 and rounding the result
+    #: gives NumPy's float16 answer (its float16 loops do that for arithmetic
+    #: and transcendental functions); False for ops that work on the bits of
+    #: the format itself (``nextafter``): their float16 nodes run in Python.
+    c_half_via_float32 = True
     #: False for ops that are not holomorphic on complex inputs (abs, real,
     #: imag, conj, angle): their :meth:`grad` gives Theano's complex gradient
     #: ``dC/dRe(z) + i dC/dIm(z)`` itself.  For the others Elemwise derives it
@@ -254,8 +256,8 @@ class ScalarOp(CLinkerOp, Op):
     def output_dtypes(self, *dtypes):
         """Output dtype names for inputs of ``dtypes``.
 
-        With an ``nfunc``: what NumPy gives (asked by running it on 0-d ones),
-        float16 replaced by float32 unless an input is float16.  Without:
+        With an ``nfunc``: what NumPy gives (asked by running it on 0-d ones;
+        float16 from 8-bit integers and bools as in NumPy).  Without:
         ``[np.result_type(*dtypes)] * nout``.
         """
         cache = self.__dict__.setdefault("_dtype_cache", {})
@@ -287,9 +289,7 @@ class ScalarOp(CLinkerOp, Op):
             raise TypeError("%s does not support inputs of dtype (%s): %s" % (
                 self, ", ".join(dtypes), exc)) from None
         out = []
-        half_in = "float16" in dtypes
         for d in natural:
-            d = "float32" if d == "float16" and not half_in else d
             try:
                 out.append(dtype_name(d, "output dtype"))
             except TypeError as exc:
@@ -309,9 +309,6 @@ class ScalarOp(CLinkerOp, Op):
             natural = _natural_dtypes(raw, dtypes)
             if natural == expected:
                 plan = ("direct", expected)
-            elif "float16" in natural and _natural_dtypes(raw, tuple(
-                    "float32" if np.dtype(d).kind in "biu" else d for d in dtypes)) == expected:
-                plan = ("float32_inputs", expected)
             else:
                 plan = ("cast_outputs", expected)
             plans[dtypes] = plan
@@ -364,7 +361,8 @@ class ScalarOp(CLinkerOp, Op):
         """Whether the C of ``node`` is right for its float16/complex operands.
 
         float16: yes when the op has C for the float32 twin of the node (the
-        element is computed in float32 and rounded, as NumPy does);
+        element is computed in float32 and rounded, as NumPy does) and
+        :attr:`c_half_via_float32` holds;
         complex: when the class sets :attr:`c_complex`.
         """
         if node is None:
@@ -373,6 +371,8 @@ class ScalarOp(CLinkerOp, Op):
         if any(d in _COMPLEX for d in dtypes):
             return bool(self.c_complex) and "float16" not in dtypes
         if "float16" in dtypes:
+            if not self.c_half_via_float32:
+                return False
             twin = float32_twin(self, node)
             return twin is not None and bool(self.has_c_code(twin))
         return True
@@ -392,20 +392,24 @@ class ScalarOp(CLinkerOp, Op):
 def float32_twin(op, node):
     """``op`` applied to float32 where ``node`` has float16 inputs, or None.
 
-    None when the twin's output dtypes are not ``node``'s with float16 read as
-    float32 (so computing the twin and rounding would not give ``node``).
+    Where only the outputs are float16 (NumPy's ``exp`` of an int8: the int8
+    is read as float16, exactly), the 8-bit integer and bool inputs become
+    float32 too.  None when the twin's output dtypes are not ``node``'s with
+    float16 read as float32 (so computing the twin and rounding would not
+    give ``node``).
     """
     from nbgraph.tensor.scalar_type import get_scalar_type as _get
 
+    want = ["float32" if out.type.dtype == "float16" else out.type.dtype for out in node.outputs]
+    half_in = any(v.type.dtype == "float16" for v in node.inputs)
+    small = ("float16",) if half_in else ("float16", "bool", "int8", "uint8")
     try:
-        twin = op.make_node(*[_get("float32" if v.type.dtype == "float16" else v.type.dtype)()
+        twin = op.make_node(*[_get("float32" if v.type.dtype in small else v.type.dtype)()
                               for v in node.inputs])
     except (TypeError, ValueError):
         return None
-    for out, tout in zip(node.outputs, twin.outputs, strict=True):
-        want = "float32" if out.type.dtype == "float16" else out.type.dtype
-        if tout.type.dtype != want:
-            return None
+    if [tout.type.dtype for tout in twin.outputs] != want:
+        return None
     return twin
 
 

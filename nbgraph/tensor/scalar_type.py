@@ -8,9 +8,9 @@ fixed NumPy dtype.  Values of a :class:`ScalarType` are NumPy scalars
 Python numbers are *weak*, as in NumPy 2 (NEP 50): ``as_scalar(2.0)`` makes a
 constant flagged ``weak``, and an op applied to it together with a float32
 variable converts the 2.0 to float32 instead of upcasting the variable.
-``float16`` is a storage dtype: ops on float16 values give float16 as NumPy
-does (computing in float32 and rounding), but where NumPy would produce
-float16 from integers (``exp`` of an int8) nbgraph produces float32.
+``float16`` is a storage dtype: ops give float16 where NumPy does (on
+float16 values, and ``exp`` of an int8 or a bool), computing in float32 and
+rounding as NumPy's float16 loops do.
 ``complex64``/``complex128`` follow NumPy's promotion (a Python ``complex``
 is weak, as in NEP 50).
 

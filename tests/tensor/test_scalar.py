@@ -81,23 +81,18 @@ UNARY = [n for n, f in UFUNCS.items() if f.nin == 1]
 
 
 def numpy_dtype(ufunc, dtypes):
-    """NumPy's output dtype (float16 read as float32), or None when NumPy refuses."""
+    """NumPy's output dtype (float16 included), or None when NumPy refuses."""
     try:
         resolved = ufunc.resolve_dtypes(tuple(np.dtype(d) for d in dtypes) + (None,))
     except TypeError:
         return None
-    out = resolved[-1].name
-    return "float32" if out == "float16" else out
+    return resolved[-1].name
 
 
 def numpy_values(ufunc, arrays):
-    """NumPy's result, computed from float32 inputs where NumPy would use float16."""
+    """NumPy's result."""
     with np.errstate(all="ignore"):
-        result = ufunc(*arrays)
-        if result.dtype == np.float16:
-            result = ufunc(*[a.astype(np.float32) if a.dtype.kind in "biu" else a
-                             for a in arrays])
-    return result
+        return ufunc(*arrays)
 
 
 def node_of(op, *dtypes):
@@ -426,12 +421,10 @@ class TestPromotion:
                 getattr(S, name)(*[S.as_scalar(a) for a in args])
             return
         out = getattr(S, name)(*[S.as_scalar(a) for a in args])
-        want_dtype = "float32" if want.dtype == np.float16 else want.dtype.name
-        assert out.type.dtype == want_dtype
+        assert out.type.dtype == want.dtype.name
         got = evaluate(out, {})
-        if want.dtype != np.float16:
-            assert same_values(got, want) or (want.dtype.kind == "f" and S.float64.values_eq(
-                got, want))
+        assert same_values(got, want) or (want.dtype.kind == "f" and S.float64.values_eq(
+            got, want))
 
 
 # ---------------------------------------------------------------------------
@@ -469,9 +462,10 @@ class TestOutputDtypes:
             want = numpy_dtype(np.exp, (a,))
             assert node_of(getattr(S, name), a).outputs[0].type.dtype == want
 
-    def test_float16_becomes_float32(self):
-        assert node_of(S.exp, "int8").outputs[0].type.dtype == "float32"
-        assert node_of(S.sqrt, "bool").outputs[0].type.dtype == "float32"
+    def test_float16_from_bools_and_8_bit_ints_as_numpy(self):
+        assert node_of(S.exp, "int8").outputs[0].type.dtype == "float16"
+        assert node_of(S.sqrt, "bool").outputs[0].type.dtype == "float16"
+        assert node_of(S.sqrt, "uint8").outputs[0].type.dtype == "float16"
         assert node_of(S.exp, "int16").outputs[0].type.dtype == "float32"
         assert node_of(S.exp, "int32").outputs[0].type.dtype == "float64"
 
@@ -671,9 +665,9 @@ class TestValues:
 
     def test_nfunc_writes_into_out(self):
         x = np.arange(3, dtype=np.int8)
-        target = np.zeros(3, np.float32)
+        target = np.zeros(3, np.float16)
         assert S.exp.nfunc(x, out=target) is target
-        assert_ulp_close(target, np.exp(x.astype(np.float32)), context="exp into out")
+        assert_ulp_close(target, np.exp(x), context="exp into out")
         a = np.array([1.0, 2.0, 3.0])
         assert S.add.nfunc(a, a, a, out=a) is a and a.tolist() == [3.0, 6.0, 9.0]
         z = np.zeros(2, np.float32)
@@ -944,7 +938,7 @@ class TestOpObjects:
     def test_nfunc_on_class_is_the_raw_function(self):
         assert S.Add.nfunc(np.int8(1), np.int8(2)) == 3
         assert S.Exp.nfunc is np.exp
-        assert S.exp.nfunc(np.int8(1)).dtype == np.float32  # NumPy alone gives float16
+        assert S.exp.nfunc(np.int8(1)).dtype == np.float16  # as NumPy
         assert "exp" in repr(S.exp.nfunc)
 
 
@@ -1069,8 +1063,9 @@ class TestUserOps:
             nfunc = np.arctan2
 
         op = Arctan2()
-        assert op.make_node(S.int8(), S.int8()).outputs[0].type == S.float32
-        got = op.nfunc(np.array([1, -1], np.int8), np.array([1, 1], np.int8))
+        assert op.make_node(S.int8(), S.int8()).outputs[0].type == S.float16  # as NumPy
+        assert op.make_node(S.int16(), S.int8()).outputs[0].type == S.float32
+        got = op.nfunc(np.array([1, -1], np.int16), np.array([1, 1], np.int16))
         assert got.dtype == np.float32
         assert np.allclose(got, [math.pi / 4, -math.pi / 4])
         assert op.impl(np.float64(1), np.float64(1)) == pytest.approx(math.pi / 4)
