@@ -16,7 +16,7 @@ import numpy as np
 from numpy.exceptions import AxisError
 
 from nbgraph.core.graph import Apply, Constant, Variable
-from nbgraph.core.op import Op
+from nbgraph.core.op import Op, OutputStorage
 from nbgraph.tensor.blas_threads import product_function
 from nbgraph.tensor.c_code.basic import AllocC, ReshapeC, ShapeC, ShapeIC, SpecifyShapeC
 from nbgraph.tensor.c_code.dot import DotC
@@ -130,7 +130,7 @@ def as_shape_entries(shape: ShapeLike | int | np.integer, what: str = "shape",
     return entries
 
 
-def _fold_entries(entries: Sequence[AnyTensor], combine: Callable[[Any, Any], Any],
+def _fold_entries(entries: Sequence[Variable], combine: Callable[[Any, Any], Any],
                   neutral: int) -> AnyTensor:
     """``entries`` (int64 scalar Variables) combined by ``combine``; constants are
     folded in Python, so an all-static result is one constant."""
@@ -141,27 +141,28 @@ def _fold_entries(entries: Sequence[AnyTensor], combine: Callable[[Any, Any], An
             rest.append(e)
         else:
             total = combine(total, value)
-    out: AnyTensor | None = constant_shape_entry(total) if not rest or total != neutral else None
+    out: Variable | None = constant_shape_entry(total) if not rest or total != neutral else None
     for e in rest:
         out = e if out is None else combine(out, e)
     assert out is not None  # no entries left over means the constant was made
-    return out
+    return typing.cast("AnyTensor", out)  # shape entries are int64 scalar tensors
 
 
-def shape_product(entries: Sequence[AnyTensor]) -> AnyTensor:
+def shape_product(entries: Sequence[Variable]) -> AnyTensor:
     """The product of shape entries (1 for none), as an int64 scalar Variable."""
     return _fold_entries(entries, lambda a, b: a * b, 1)
 
 
-def shape_sum(entries: Sequence[AnyTensor]) -> AnyTensor:
+def shape_sum(entries: Sequence[Variable]) -> AnyTensor:
     """The sum of shape entries (0 for none), as an int64 scalar Variable."""
     return _fold_entries(entries, lambda a, b: a + b, 0)
 
 
-def _with_static(var: AnyTensor, entries: Sequence[AnyTensor]) -> tuple[AnyTensor, ...]:
+def _with_static(var: Variable, entries: Sequence[Any]) -> tuple[Any, ...]:
     """``entries`` with the dimensions ``var``'s type knows replaced by constants."""
+    static = typing.cast("TensorType", var.type).shape  # var is a tensor Op's output
     return tuple(constant_shape_entry(s) if s is not None else e
-                 for s, e in zip(var.type.shape, entries, strict=True))
+                 for s, e in zip(static, entries, strict=True))
 
 
 class SpecifyShape(SpecifyShapeC, Op):
@@ -194,7 +195,7 @@ class SpecifyShape(SpecifyShapeC, Op):
             merged.append(want if want is not None else have)
         return Apply(self, [x], [TensorType(x.dtype, tuple(merged))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         (x,) = inputs
         if x.ndim != len(self.shape) or any(
                 want is not None and have != want
@@ -209,7 +210,8 @@ class SpecifyShape(SpecifyShapeC, Op):
 
         return chunking.same_as_input()
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         return [tuple(constant_shape_entry(w) if w is not None else s
                       for w, s in zip(self.shape, input_shapes[0], strict=True))]
 
@@ -256,9 +258,9 @@ class Alloc(AllocC, Op):
             static.append(s)
         return Apply(self, [value] + entries, [TensorType(value.dtype, tuple(static))()])
 
-    def perform(self, node, inputs, output_storage):
-        value, *shape = inputs
-        shape = tuple(int(s) for s in shape)
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
+        value, *sizes = inputs
+        shape = tuple(int(s) for s in sizes)
         out = output_storage[0][0]
         if out is None or out.shape != shape:
             out = np.empty(shape, dtype=node.outputs[0].type.numpy_dtype)
@@ -271,7 +273,8 @@ class Alloc(AllocC, Op):
 
         return ChunkSemantics("fill")
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         return [tuple(node.inputs[1:])]
 
     def grad(self, inputs, output_grads):
@@ -340,7 +343,7 @@ class Shape(ShapeC, Op):
         x = as_tensor_variable(x)
         return Apply(self, [x], [TensorType("int64", (x.ndim,))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         output_storage[0][0] = np.asarray(inputs[0].shape, dtype=np.int64)
 
     def chunk_semantics(self, node: Apply) -> ChunkSemantics:
@@ -349,8 +352,9 @@ class Shape(ShapeC, Op):
 
         return ChunkSemantics("metadata")
 
-    def infer_shape(self, node, input_shapes):
-        return [(constant_shape_entry(node.inputs[0].ndim),)]
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
+        return [(constant_shape_entry(len(input_shapes[0])),)]
 
     def grad(self, inputs, output_grads):
         return [index_gradient()]  # a shape does not depend on the values
@@ -382,7 +386,7 @@ class ShapeI(ShapeIC, Op):
                              % (self.i, x, x.ndim))
         return Apply(self, [x], [TensorType("int64", ())()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         output_storage[0][0] = np.asarray(inputs[0].shape[self.i], dtype=np.int64)
 
     def chunk_semantics(self, node: Apply) -> ChunkSemantics:
@@ -391,7 +395,8 @@ class ShapeI(ShapeIC, Op):
 
         return ChunkSemantics("metadata")
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         return [()]
 
     def grad(self, inputs, output_grads):
@@ -445,7 +450,7 @@ class Reshape(ReshapeC, Op):
         out_shape = tuple(s if s is not None and s >= 0 else None for s in static)
         return Apply(self, [x] + entries, [TensorType(x.dtype, out_shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         x, *shape = inputs
         try:
             output_storage[0][0] = x.reshape(tuple(int(s) for s in shape))
@@ -459,7 +464,8 @@ class Reshape(ReshapeC, Op):
 
         return chunking.reshape()
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         from nbgraph.tensor.math import eq, switch
 
         out = node.outputs[0]
@@ -516,7 +522,7 @@ class Dot(DotC, Op):
         dtype = np.dot(np.zeros((1,) * x.ndim, x.dtype), np.zeros((1,) * y.ndim, y.dtype)).dtype
         return Apply(self, [x, y], [TensorType(dtype, out_shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         x, y = inputs
         try:
             out = product_function(node)(x, y)
@@ -549,7 +555,8 @@ class Dot(DotC, Op):
 
         return ChunkSemantics("dot")
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         xs, ys = input_shapes
         return [tuple(xs[:-1]) + tuple(ys[1:])]
 
@@ -622,7 +629,7 @@ class Join(Op):
             shape.append(known.pop() if known else None)
         return Apply(self, tensors, [TensorType(dtype, tuple(shape))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         out = np.concatenate(inputs, axis=self.axis)
         output_storage[0][0] = np.asarray(out, dtype=node.outputs[0].type.numpy_dtype)
 
@@ -632,7 +639,8 @@ class Join(Op):
 
         return ChunkSemantics.concatenate(self.axis)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         # the other dimensions agree in every run that does not fail: read the first's
         shape = list(input_shapes[0])
         shape[self.axis] = shape_sum([shp[self.axis] for shp in input_shapes])

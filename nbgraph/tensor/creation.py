@@ -12,7 +12,8 @@ sizes that constant arguments fix are static in the output type.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # names used in annotations only
     from nbgraph.tensor.op_args import IntLike, ScalarLike, ShapeLike, TensorLike
@@ -23,7 +24,7 @@ import math
 import numpy as np
 
 from nbgraph.core.graph import Apply
-from nbgraph.core.op import Op
+from nbgraph.core.op import Op, OutputStorage
 from nbgraph.tensor.op_args import (
     int_scalar_arg, scalar_arg, static_int, static_value, tensor_arg,
 )
@@ -73,10 +74,11 @@ class ARangeLength(Op):
                   ((start, "start"), (stop, "stop"), (step, "step"))]
         return Apply(self, inputs, [TensorType("int64", ())()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         output_storage[0][0] = np.asarray(arange_length(*inputs), dtype=np.int64)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         return [()]
 
     def grad(self, inputs, output_grads):
@@ -105,14 +107,15 @@ class ARange(Op):
             raise ZeroDivisionError("arange: step is zero")
         return Apply(self, inputs, [TensorType(self.dtype, (length,))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         start, stop, step = inputs
         if step == 0:
             raise ZeroDivisionError("arange: step is zero")
         # NumPy scalars, not 0-d arrays: np.arange takes ~15x longer to read the latter
         output_storage[0][0] = np.arange(start[()], stop[()], step[()], dtype=self.dtype)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         n = node.outputs[0].type.shape[0]
         if n is not None:
             return [(constant(np.int64(n)),)]
@@ -187,7 +190,7 @@ class Eye(Op):
             shape.append(s)
         return Apply(self, inputs, [TensorType(self.dtype, tuple(shape))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         n, m, k = (int(v) for v in inputs)
         func = np.eye if self.kind == "eye" else np.tri
         try:
@@ -195,7 +198,8 @@ class Eye(Op):
         except ValueError as exc:
             raise ValueError("%s(%d, %d, %d): %s" % (self.kind, n, m, k, exc)) from exc
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         return [(node.inputs[0], node.inputs[1])]
 
     def grad(self, inputs, output_grads):
@@ -273,7 +277,7 @@ class AllocDiag(Op):
         shape = (static_int(rows), static_int(cols))
         return Apply(self, [v, rows, cols], [TensorType(v.dtype, shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         v, rows, cols = inputs
         out = np.zeros((int(rows), int(cols)), dtype=v.dtype)
         diagonal = np.diagonal(out, self.offset)
@@ -284,7 +288,8 @@ class AllocDiag(Op):
         out[idx + max(-self.offset, 0), idx + max(self.offset, 0)] = v
         output_storage[0][0] = out
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         return [(node.inputs[1], node.inputs[2])]
 
     def grad(self, inputs, output_grads):
@@ -314,10 +319,11 @@ class ExtractDiag(Op):
             n = max(0, min(r + min(self.offset, 0), c - max(self.offset, 0)))
         return Apply(self, [x], [TensorType(x.dtype, (n,))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         output_storage[0][0] = np.diagonal(inputs[0], self.offset).copy()
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         from nbgraph.tensor.math import maximum, minimum
 
         r, c = input_shapes[0]
@@ -389,12 +395,13 @@ class Linspace(Op):
             raise ValueError("linspace: Number of samples, %d, must be non-negative." % n)
         return Apply(self, [start, stop, num], [TensorType(self.dtype, (n,))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         start, stop, num = inputs
         output_storage[0][0] = np.linspace(start, stop, int(num), endpoint=self.endpoint,
                                            dtype=self.dtype)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         return [(node.inputs[2],)]
 
     def grad(self, inputs, output_grads):

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbgraph.core.graph import Apply, Variable
-from nbgraph.core.op import Op
+from nbgraph.core.op import Op, OutputStorage
 from nbgraph.tensor.c_code.basic import DimShuffleC
 from nbgraph.tensor.c_code.elemwise import ElemwiseC
 from nbgraph.tensor.c_code.reduction import SumToShapeC
@@ -209,7 +209,7 @@ class Elemwise(ElemwiseC, Op):
         shape = broadcast_shapes(*[v.type.shape for v in padded], names=tensors)
         return Apply(self, padded, [TensorType(d, shape)() for d in dtypes])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         if self.nfunc is not None:
             target = self._inplace_target(node, inputs)
             if target is not None:
@@ -303,7 +303,8 @@ class Elemwise(ElemwiseC, Op):
 
         return None if self.inplace_pattern else chunking.elementwise()
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         from nbgraph.tensor.basic import constant_shape_entry
 
         out_shape = []
@@ -486,7 +487,7 @@ class DimShuffle(DimShuffleC, Op):
         shape = tuple(1 if e == "x" else x.type.shape[e] for e in self.new_order)
         return Apply(self, [x], [TensorType(x.dtype, shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         (x,) = inputs
         if self.dropped:
             if any(x.shape[d] != 1 for d in self.dropped):
@@ -515,11 +516,12 @@ class DimShuffle(DimShuffleC, Op):
 
         return chunking.dimshuffle(self)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         from nbgraph.tensor.basic import constant_shape_entry
 
         (shp,) = input_shapes
-        return [tuple(constant_shape_entry(1) if e == "x" else shp[e] for e in self.new_order)]
+        return [tuple(constant_shape_entry(1) if e == "x" else shp[int(e)] for e in self.new_order)]
 
     def grad(self, inputs, output_grads):
         (x,) = inputs
@@ -590,7 +592,7 @@ class SumToShape(SumToShapeC, Op):
             return tuple(np.shape(inputs[1]))
         return tuple(int(s) for s in inputs[1:])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         g = inputs[0]
         target = self.target_shape(inputs)
         axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, target, strict=True))
@@ -607,7 +609,8 @@ class SumToShape(SumToShapeC, Op):
 
         return chunking.sum_to_shape(self)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         if self.takes_template(node):
             return [input_shapes[1]]
         return [tuple(node.inputs[1:])]

@@ -11,14 +11,14 @@ TensorType(int64, (None,))
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.exceptions import AxisError
 
 from nbgraph.core.graph import Apply
-from nbgraph.core.op import Op
+from nbgraph.core.op import Op, OutputStorage
 from nbgraph.tensor.c_code.reduction import ReduceC
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import as_tensor_variable
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Reduce", "ProdWithoutSelf", "ProdWithoutSelfGrad", "normalize_axis"]
 
-_FUNCS = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
+_FUNCS: dict[str, Callable[..., Any]] = {
+    "sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}
 
 
 def normalize_axis(axis: Axes | None, ndim: int, what: str = "axis") -> tuple[int, ...]:
@@ -87,7 +88,7 @@ class Reduce(ReduceC, Op):
         shape = tuple(s for i, s in enumerate(x.type.shape) if i not in axis)
         return Apply(self, [x], [TensorType(np.asarray(sample).dtype, shape)()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         (x,) = inputs
         dtype = node.outputs[0].type.numpy_dtype
         if self.kind in ("sum", "prod"):
@@ -108,7 +109,8 @@ class Reduce(ReduceC, Op):
 
         return chunking.reduction(self.kind, self.axis, node)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         return [tuple(s for i, s in enumerate(input_shapes[0]) if i not in self.axis)]
 
     def _expand(self, g, ndim):
@@ -197,13 +199,14 @@ class ProdWithoutSelf(Op):
         x = as_tensor_variable(x)
         return Apply(self, [x], [x.type()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         (x,) = inputs
         flat, restore = _flatten_axes(x, self.axis)
         left, right = _exclusive_products(flat)
         output_storage[0][0] = restore(left * right)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         return [input_shapes[0]]
 
     def grad(self, inputs, output_grads):
@@ -241,7 +244,7 @@ class ProdWithoutSelfGrad(Op):
                             "type %r)" % (self, gz, gz.type, x, x.type))
         return Apply(self, [x, gz], [x.type()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         x, gz = inputs
         gz = np.broadcast_to(gz, x.shape)
         flat, restore = _flatten_axes(x, self.axis)
@@ -257,5 +260,6 @@ class ProdWithoutSelfGrad(Op):
         after = np.concatenate([after[..., 1:], np.zeros_like(after[..., :1])], axis=-1)
         output_storage[0][0] = restore(before * right + after * left)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         return [input_shapes[0]]

@@ -16,7 +16,7 @@ TensorType(float64, (2, 1, 1))
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # names used in annotations only
     from nbgraph.tensor.op_args import Axes, IntLike, ShapeLike, TensorLike
@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # names used in annotations only
 import numpy as np
 
 from nbgraph.core.graph import Apply, Variable
-from nbgraph.core.op import Op
+from nbgraph.core.op import Op, OutputStorage
 from nbgraph.tensor.op_args import (
     as_int_tuple, int_scalar_arg, normalize_axis_index, normalize_axis_tuple, static_int,
     static_value, tensor_arg,
@@ -217,7 +217,7 @@ class Repeat(Op):
         shape[self.axis] = size
         return Apply(self, [x, repeats], [TensorType(x.dtype, tuple(shape))()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         x, repeats = inputs
         output_storage[0][0] = np.repeat(x, repeats, axis=self.axis)
 
@@ -295,7 +295,7 @@ class Split(Op):
             outs.append(TensorType(x.dtype, tuple(shape))())
         return Apply(self, [x] + sizes, outs)
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         x, *sizes = inputs
         sizes = [int(s) for s in sizes]
         if sum(sizes) != x.shape[self.axis] or min(sizes, default=0) < 0:
@@ -308,7 +308,8 @@ class Split(Op):
             cell[0] = x[tuple(index)].copy()
             start += s
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         out = []
         for s in node.inputs[1:]:
             shape = list(input_shapes[0])
@@ -395,11 +396,12 @@ class Roll(Op):
                 self.axis, x))
         return Apply(self, [x, shift], [x.type()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         x, shift = inputs
         output_storage[0][0] = np.roll(x, int(shift), axis=self.axis)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node: Apply, input_shapes: Sequence[tuple[Any, ...]],
+                    ) -> list[tuple[Any, ...]]:
         return [input_shapes[0]]
 
     def grad(self, inputs, output_grads):

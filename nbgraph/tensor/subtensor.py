@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbgraph.core.graph import Apply, Constant, Variable
-from nbgraph.core.op import Op
+from nbgraph.core.op import Op, OutputStorage
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
 from nbgraph.tensor.variable import as_tensor_variable, constant
 from nbgraph.tensor.grad_rules import index_gradient, input_gradient, is_discrete, zero_gradient
@@ -192,7 +192,7 @@ class Subtensor(Op):
                 out.append(int(next(values)))
         return tuple(out)
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         x, *indices = inputs
         try:
             out = x[self.index_tuple(indices)]
@@ -206,7 +206,7 @@ class Subtensor(Op):
 
         return chunking.subtensor(self)
 
-    def infer_shape(self, node, input_shapes):
+    def infer_shape(self, node, input_shapes):  # entries mix ints, tuples and Variables
         from nbgraph.tensor.basic import constant_shape_entry
 
         x_shape = input_shapes[0]
@@ -273,7 +273,7 @@ class IncSubtensor(Op):
                 y, y.dtype, x, x.dtype))
         return Apply(self, [x, y] + list(indices), [x.type()])
 
-    def perform(self, node, inputs, output_storage):
+    def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
         x, y, *indices = inputs
         out = x.copy()
         idx = Subtensor(self.idx_list).index_tuple(indices)
