@@ -580,35 +580,46 @@ def equal_computations(xs: Variables, ys: Variables, in_xs: Sequence[Variable] |
     stack = list(zip(xs, ys, strict=True))
     while stack:
         x, y = stack.pop()
-        if x is y and x not in pairs:
-            continue
-        if isinstance(x, Constant) and x not in pairs:
-            # by value, not through ``matched``: one constant may stand against
-            # several equal but distinct constants of the other graph
-            if isinstance(y, Constant) and x.equals(y):
-                continue
-            return False
-        if x in matched:
-            if matched[x] is not y:
+        known = _known_match(x, y, pairs, matched)
+        if known is not None:
+            if not known:
                 return False
             continue
-        if x in pairs:
-            if pairs[x] is not y:
-                return False
-            matched[x] = y
-            continue
-        if x.type != y.type:
-            return False
-        if x.owner is None or y.owner is None:
-            return False
-        if x.index != y.index:
-            return False
         nx, ny = x.owner, y.owner
-        if nx.op != ny.op or len(nx.inputs) != len(ny.inputs):
+        if nx is None or ny is None or not _same_step(x, y, nx, ny):
             return False
         matched[x] = y
         stack.extend(zip(nx.inputs, ny.inputs, strict=True))
     return True
+
+
+def _known_match(x: Variable, y: Variable, pairs: Mapping[Variable, Variable],
+                 matched: dict[Variable, Variable]) -> bool | None:
+    """Whether ``x`` matches ``y`` without comparing their owners (None: compare them).
+
+    The same variable, equal constants (by value, not through ``matched``: one
+    constant may stand against several equal but distinct constants of the
+    other graph), a pair already matched, or a pair given as inputs.
+    """
+    if x is y and x not in pairs:
+        return True
+    if isinstance(x, Constant) and x not in pairs:
+        return isinstance(y, Constant) and x.equals(y)
+    if x in matched:
+        return matched[x] is y
+    if x in pairs:
+        if pairs[x] is not y:
+            return False
+        matched[x] = y
+        return True
+    return None
+
+
+def _same_step(x: Variable, y: Variable, nx: Apply, ny: Apply) -> bool:
+    """``x`` and ``y`` (outputs of ``nx`` and ``ny``) have the same type and index, and the
+    nodes equal Ops and as many inputs (whose pairs are compared next)."""
+    return (x.type == y.type and x.index == y.index and nx.op == ny.op
+            and len(nx.inputs) == len(ny.inputs))
 
 
 def _link_types() -> None:
