@@ -514,23 +514,27 @@ def clone_get_equiv(inputs: Variables, outputs: Variables, copy_inputs: bool = T
         if inp not in equiv:
             equiv[inp] = inp.clone() if copy_inputs and not isinstance(inp, Constant) else inp
     for node in io_toposort(list(equiv), outputs):
-        for var in node.inputs:
-            if var not in equiv:
-                if var.owner is None and not isinstance(var, Constant):
-                    equiv[var] = var.clone() if copy_inputs else var
-                else:
-                    equiv[var] = var
-        new_node = node.clone_with_new_inputs([equiv[v] for v in node.inputs], strict=False)
-        equiv[node] = new_node
-        for old, new in zip(node.outputs, new_node.outputs, strict=True):
-            if old.name is not None and new.name is None:
-                new.name = old.name
-            new.tag.update(old.tag)
-            equiv[old] = new
+        _clone_node(node, equiv, copy_inputs)
     for out in _as_list(outputs):
         if out not in equiv:
             equiv[out] = out if isinstance(out, Constant) or not copy_inputs else out.clone()
     return equiv
+
+
+def _clone_node(node: Apply, equiv: dict[Any, Any], copy_inputs: bool) -> None:
+    """Record in ``equiv`` the clone of ``node`` (over the clones of its inputs; a root
+    met for the first time is cloned unless a constant) and of its outputs."""
+    for var in node.inputs:
+        if var not in equiv:
+            fresh_root = var.owner is None and not isinstance(var, Constant)
+            equiv[var] = var.clone() if fresh_root and copy_inputs else var
+    new_node = node.clone_with_new_inputs([equiv[v] for v in node.inputs], strict=False)
+    equiv[node] = new_node
+    for old, new in zip(node.outputs, new_node.outputs, strict=True):
+        if old.name is not None and new.name is None:
+            new.name = old.name
+        new.tag.update(old.tag)
+        equiv[old] = new
 
 
 def clone(inputs: Variables, outputs: Variables, copy_inputs: bool = True,
