@@ -4,6 +4,20 @@ A :class:`Feature` attached to a :class:`~nbgraph.core.fgraph.FunctionGraph`
 hears every edit (a node imported or pruned, an input rewired, a whole
 ``replace`` done); each ``replace`` also appends a :class:`Replacement` to
 the graph's ``history``.
+
+>>> import nbgraph.tensor as nt
+>>> from nbgraph.core.fgraph import FunctionGraph
+>>> class Reasons(Feature):
+...     def __init__(self):
+...         self.seen = []
+...     def on_replace(self, fgraph, record):
+...         self.seen.append(record.reason)
+>>> x = nt.dvector("x")
+>>> reasons = Reasons()
+>>> fg = FunctionGraph([x], [nt.exp(x) * 1.0], features=[reasons])
+>>> fg.replace(fg.outputs[0], nt.exp(fg.inputs[0]), reason="x * 1 is x")
+>>> reasons.seen, fg.history[-1]
+(['x * 1 is x'], <Replacement 0: Elemwise{mul}.0 -> Elemwise{exp}.0 (x * 1 is x)>)
 """
 
 from __future__ import annotations

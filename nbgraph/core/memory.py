@@ -7,6 +7,11 @@ memory is.  :func:`memory_source` reads that declaration for one output,
 <nbgraph.core.fgraph.FunctionGraph.toposort>`) moves every node that
 overwrites a value after the other readers of that value, refusing what may
 not be overwritten.
+
+>>> import nbgraph.tensor as nt
+>>> x = nt.dmatrix("x")
+>>> memory_source(x.T.owner, 0) is x, memory_source((x + 1).owner, 0)
+(True, None)
 """
 
 from __future__ import annotations
