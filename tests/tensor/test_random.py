@@ -41,8 +41,8 @@ def test_same_seed_same_numbers_across_streams_and_linkers():
         f = ng.function([], [x, u], linker=linker)
         results.append([f(), f()])
     for other in results[1:]:
-        for call_a, call_b in zip(results[0], other):
-            for a, b in zip(call_a, call_b):
+        for call_a, call_b in zip(results[0], other, strict=True):
+            for a, b in zip(call_a, call_b, strict=True):
                 np.testing.assert_allclose(a, b, rtol=1e-15, atol=0)
 
 
@@ -80,7 +80,7 @@ def test_seed_restarts_every_state():
     f()
     srng.seed(11)
     again = f()
-    for x, y in zip(first, again):
+    for x, y in zip(first, again, strict=True):
         np.testing.assert_array_equal(x, y)
     srng.seed(12)
     assert not np.array_equal(f()[0], first[0])

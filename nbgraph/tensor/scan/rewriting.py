@@ -4,6 +4,9 @@
   constants are computed once, before the loop, and passed in.
 * ``scan_last_step``: an output read only as ``out[-1]`` keeps just the last
   step (no stacked storage); an unread state keeps only its final value.
+* ``scan_row_shapes``: sizes of sequence rows and state taps the body reads
+  (gradients' broadcasting checks) come from the outer values, once; what
+  they alone decide is then hoisted too.
 * ``scan_drop_unused``: outputs nobody reads that the loop does not feed back,
   and inner inputs the body does not read, are removed.
 * ``scan_merge`` (a graph stage, before fusion): loops with the same number of
@@ -164,6 +167,48 @@ def scan_hoist_invariants(fgraph, node):
     new_op = rebuild(op, list(inner.inputs) + placeholders, new_outs, op.n_seqs, op.state_taps,
                      op.n_nit_sot, op.store)
     return new_op.make_node(*(list(node.inputs) + list(outer_values))).outputs
+
+
+def _row_sources(op, node):
+    """Inner inputs whose shape is the same at every step, with the outer value whose
+    shape (from dimension 1 on) it is: sequence rows (rows of one array) and the taps of
+    tensor states (the loop checks every step's state against the initial rows)."""
+    sources = dict(zip(op.inner_seqs(), op.outer_seqs(node), strict=True))
+    for i, (taps, init) in enumerate(zip(op.inner_state_taps(), op.outer_inits(node),
+                                         strict=True)):
+        if not op.is_opaque_state(i):
+            sources.update((v, init) for v in taps)
+    return sources
+
+
+@register_rewrite("scan_row_shapes", "fast", "scan", position=30)
+@node_rewriter([Scan])
+def scan_row_shapes(fgraph, node):
+    """Read the sizes of sequence rows and state taps from the outer values, once: the
+    body's ``shape_i`` of them (gradients' broadcasting checks) is the same at every
+    step, and then loop-invariant work :func:`scan_hoist_invariants` moves out."""
+    from nbgraph.tensor.basic import ShapeI, shape_i
+
+    op = node.op
+    inner = op.fgraph
+    sources = _row_sources(op, node)
+    found = {}
+    for inner_node in inner.toposort():
+        if isinstance(inner_node.op, ShapeI) and inner_node.inputs[0] in sources:
+            found.setdefault((inner_node.inputs[0], inner_node.op.i), []).append(
+                inner_node.outputs[0])
+    if not found:
+        return None
+    placeholders, outer_values, replace = [], [], []
+    for (var, axis), sizes in found.items():
+        size = sizes[0].type(name="%s.shape[%d]" % (var.name or "row", axis))
+        placeholders.append(size)
+        outer_values.append(shape_i(sources[var], axis + 1))
+        replace += [(v, size) for v in sizes]
+    new_outs = clone_replace(list(inner.outputs), replace)
+    new_op = rebuild(op, list(inner.inputs) + placeholders, new_outs, op.n_seqs, op.state_taps,
+                     op.n_nit_sot, op.store)
+    return new_op.make_node(*(list(node.inputs) + outer_values)).outputs
 
 
 def _independent(a, b):

@@ -68,7 +68,7 @@ def build(params, linker):
     loss = ((pred - y) ** 2).mean()
     names = ["W", "U", "b", "V"]
     grads = ng.grad(loss, [shared[k] for k in names])
-    updates = [(shared[k], shared[k] - LR * g) for k, g in zip(names, grads)]
+    updates = [(shared[k], shared[k] - LR * g) for k, g in zip(names, grads, strict=True)]
     train = ng.function([x, y], [loss] + grads, updates=updates, linker=linker)
     return train, shared
 
@@ -82,7 +82,7 @@ def test_elman_rnn_trains_like_numpy(linker):
         loss, *grads = train(x, y)
         ref_loss, ref_grads = numpy_step(ref, x, y)
         np.testing.assert_allclose(loss, ref_loss, rtol=1e-11)
-        for k, g in zip(["W", "U", "b", "V"], grads):
+        for k, g in zip(["W", "U", "b", "V"], grads, strict=True):
             np.testing.assert_allclose(g, ref_grads[k], rtol=1e-9, atol=1e-13)
         for k in ref:
             ref[k] = ref[k] - LR * ref_grads[k]

@@ -59,7 +59,7 @@ def test_taps_on_an_output_match_a_numpy_recurrence(dtype, lag, steps, data):
 
     def step(*past):
         total = past[0] * coef[0]
-        for c, p in zip(coef[1:], past[1:]):
+        for c, p in zip(coef[1:], past[1:], strict=True):
             total = total + p * c
         return total
 
@@ -68,7 +68,7 @@ def test_taps_on_an_output_match_a_numpy_recurrence(dtype, lag, steps, data):
     hist = [row for row in init]
     for _ in range(steps):
         total = hist[taps[0]] * np.asarray(coef[0], dtype)
-        for c, tap in zip(coef[1:], taps[1:]):
+        for c, tap in zip(coef[1:], taps[1:], strict=True):
             total = total + hist[tap] * np.asarray(c, dtype)
         hist.append(total)
     expected = np.array(hist[lag:], dtype=dtype).reshape((steps, 2))

@@ -16,7 +16,7 @@ def scans_of(f):
 def same_results(inputs, outputs, args):
     fast = ng.function(inputs, outputs, linker="py")
     plain = ng.function(inputs, outputs, linker="py", rewrite=None)
-    for a, b in zip(fast(*args), plain(*args)):
+    for a, b in zip(fast(*args), plain(*args), strict=True):
         np.testing.assert_array_equal(a, b)
     return fast
 
@@ -135,7 +135,7 @@ def test_matrix_products_with_weights_leave_both_loops():
     args = [rng.standard_normal((6, 3, 4)), rng.standard_normal((3, 5)),
             rng.standard_normal((4, 5)) * 0.5, rng.standard_normal((5, 5)) * 0.5]
     plain = _elman(rewrite=None)
-    for a, b in zip(f(*args), plain(*args)):
+    for a, b in zip(f(*args), plain(*args), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
 
 
@@ -146,3 +146,40 @@ def test_an_accumulator_read_in_the_body_stays_in_the_loop():
                           outputs_info=[nt.constant(0.0), None])
     f = same_results([x], [acc[-1], seen], [np.arange(4.0)])
     assert scans_of(f)[0].op.n_states == 1
+
+
+def _row_shape_reads(node):
+    from nbgraph.tensor.basic import ShapeI
+    from nbgraph.tensor.scan.rewriting import _row_sources
+
+    sources = _row_sources(node.op, node)
+    return [n for n in node.op.fgraph.apply_nodes
+            if isinstance(n.op, ShapeI) and n.inputs[0] in sources]
+
+
+def test_row_sizes_are_read_from_the_outer_values_once():
+    """The gradient loop of an Elman net checks broadcasting with the sizes of its
+    sequence rows; after rewriting no step reads a row's or a state tap's size."""
+    f = _elman()
+    loops = scans_of(f)
+    assert len(loops) == 2
+    assert all(not _row_shape_reads(node) for node in loops)
+    rng = np.random.default_rng(2)
+    args = [rng.standard_normal((5, 3, 4)), rng.standard_normal((3, 6)),
+            rng.standard_normal((4, 6)) * 0.5, rng.standard_normal((6, 6)) * 0.5]
+    for a, b in zip(f(*args), _elman(rewrite=None)(*args), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_row_sizes_used_as_values_keep_their_meaning(go_backwards):
+    x, h0 = nt.dmatrix("x"), nt.dmatrix("h0")
+    # sizes of a sequence row and of both taps of a state, read as values in the body
+    out, _ = scan(lambda v, h2, h1: h1 * v.shape[0] + h2.shape[0] + 2 * h1.shape[0],
+                  sequences=x, outputs_info=dict(initial=h0, taps=[-2, -1]),
+                  go_backwards=go_backwards)
+    f = same_results([x, h0], [out], [np.arange(12.0).reshape(4, 3), np.ones((2, 3))])
+    assert not _row_shape_reads(scans_of(f)[0])
+    # zero steps: the sizes come from the (empty) outer values all the same
+    (got,) = f(np.zeros((0, 3)), np.ones((2, 3)))
+    assert got.shape == (0, 3)
