@@ -117,6 +117,27 @@ def _assert_grad_close(got, want, gz):
     assert ok.all(), (got, want)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("n", [2, 1500])
+def test_the_exp_holds_over_its_whole_range(dtype, n):
+    """The kernels' own vectorised exp (csrc/fastexp.h) against mpmath: rows of a 0 and
+    values swept through the whole range (down to where the result underflows, through
+    the subnormals), short rows (a block of rows shares one exp loop) and long ones."""
+    mp = pytest.importorskip("mpmath")
+    low = -760.0 if dtype == "float64" else -110.0
+    sweep = np.concatenate([np.linspace(low, 0.0, 4001), -np.geomspace(1e-9, 1.0, 200)])
+    sweep = sweep.astype(dtype)
+    rows = np.zeros((sweep.size, n), dtype)
+    rows[:, 1] = sweep  # softmax[:, 1] = e^v / (1 + e^v (+ n - 2))
+    xv = nt.tensor(dtype, (None, None), "x")
+    got = _fn([xv], [nnet.softmax(xv)], "c")(rows)[0][:, 1]
+    with mp.workdps(40):
+        want = np.array([float(mp.exp(mp.mpf(float(v))) / (n - 1 + mp.exp(mp.mpf(float(v)))))
+                         for v in sweep]).astype(dtype)
+    # the exp within ~1.2 ulp, the sum and the scaling a rounding or two each
+    assert_ulp_close(got, want, 4, "softmax of [0, v, 0...]")
+
+
 def test_rows_of_special_values():
     inf, nan = np.inf, np.nan
     x = np.array([[0.0, 1.0, 2.0], [-inf, -inf, -inf], [inf, 0.0, 1.0], [nan, 0.0, 1.0],
