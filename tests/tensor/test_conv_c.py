@@ -40,15 +40,17 @@ def _t4(dtype):
     return nt.TensorType(dtype, (None,) * 4)()
 
 
-def _run_all(op, values, dtype):
-    """(C result, perform's result, the bound sum(|products|) in float64)."""
+def _run_all(ops, values, dtype):
+    """For each Op: (C result, perform's result, the bound sum(|products|) in float64);
+    one function (one C module) for the three."""
     args = [_t4(dtype) for _ in values]
-    out = op(*args)
-    got = _fn(args, out, "c")(*values)
-    want = _fn(args, out, "py")(*values)
+    outs = [op(*args[:2]) if isinstance(op, Conv2d) else op(*args) for op in ops]
+    got = _fn(args, outs, "c")(*values)
+    want = _fn(args, outs, "py")(*values)
     args64 = [_t4("float64") for _ in values]
-    bound = _fn(args64, op(*args64), "py")(*[np.abs(v).astype("float64") for v in values])
-    return got, want, bound
+    outs64 = [op(*args64[:2]) if isinstance(op, Conv2d) else op(*args64) for op in ops]
+    bound = _fn(args64, outs64, "py")(*[np.abs(v).astype("float64") for v in values])
+    return zip(got, want, bound, strict=True)
 
 
 def _terms(op, x, w):
@@ -115,9 +117,8 @@ def _cases(draw):
 @given(case=_cases())
 def test_c_kernels_match_perform(case):
     params, x, f, g, dtype = case
-    for op, values in ((Conv2d(*params), (x, f)), (Conv2dGradWeights(*params), (x, f, g)),
-                       (Conv2dGradInputs(*params), (x, f, g))):
-        got, want, bound = _run_all(op, values, dtype)
+    ops = [Conv2d(*params), Conv2dGradWeights(*params), Conv2dGradInputs(*params)]
+    for op, (got, want, bound) in zip(ops, _run_all(ops, (x, f, g), dtype), strict=True):
         _assert_close(got, want, bound, _terms(op, x, f))
 
 
@@ -127,9 +128,9 @@ def test_the_lenet_shapes_match_perform():
         x = rng.standard_normal(xs).astype("float32")
         f = rng.standard_normal(ws).astype("float32")
         g = rng.standard_normal((xs[0], ws[0], xs[2] - 4, xs[3] - 4)).astype("float32")
-        for op, values in ((Conv2d(), (x, f)), (Conv2dGradWeights(), (x, f, g)),
-                           (Conv2dGradInputs(), (x, f, g))):
-            got, want, bound = _run_all(op, values, "float32")
+        ops = [Conv2d(), Conv2dGradWeights(), Conv2dGradInputs()]
+        for op, (got, want, bound) in zip(ops, _run_all(ops, (x, f, g), "float32"),
+                                          strict=True):
             _assert_close(got, want, bound, _terms(op, x, f))
 
 
@@ -188,13 +189,13 @@ def test_bad_shapes_are_refused_naming_the_argument():
 
 _THREADS_SCRIPT = r"""
 import hashlib, numpy as np, nbgraph as ng, nbgraph.tensor as nt
-from nbgraph.tensor.conv import conv2d
+from nbgraph.tensor.conv import conv2d, pool_2d
 rng = np.random.default_rng(7)
 h = hashlib.sha256()
 for dtype, xs, ws, border in [("float32", (64, 20, 12, 12), (50, 20, 5, 5), "valid"),
                               ("float64", (9, 3, 30, 31), (8, 3, 3, 3), "half")]:
     X, F = nt.TensorType(dtype, (None,) * 4)(), nt.TensorType(dtype, (None,) * 4)()
-    out = conv2d(X, F, border_mode=border)
+    out = pool_2d(conv2d(X, F, border_mode=border), (2, 2), ignore_border=True)
     f = ng.function([X, F], [out] + ng.grad((out * out).sum(), [X, F]), linker="c")
     for v in f(rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)):
         h.update(v.tobytes())
@@ -203,6 +204,7 @@ print(h.hexdigest())
 
 
 def test_results_do_not_depend_on_the_thread_count(c_cache_dir):
+    """Convolutions and pooling (tests/tensor/test_pool_c.py) in 1, 2 and 3 threads."""
     digests = []
     for threads in ("1", "2", "3"):
         env = dict(os.environ, NBGRAPH_NUM_THREADS=threads, NBGRAPH_CACHE_DIR=str(c_cache_dir),

@@ -22,7 +22,9 @@ this code stays in one place:
 * :mod:`~nbgraph.tensor.c_code.dot` — Dot: matrix-vector loops split across
   threads, a blocked matrix product (its fixed C in ``csrc/dot_*.h``);
 * :mod:`~nbgraph.tensor.c_code.conv` — the 2-d convolution and its two
-  gradients, over the matrix product's micro-kernel (``csrc/conv.h``).
+  gradients, over the matrix product's micro-kernel (``csrc/conv.h``);
+* :mod:`~nbgraph.tensor.c_code.pool` — 2-d pooling and its gradient, one
+  pass per plane (``csrc/pool.h``).
 
 Nothing here imports cffi or runs a compiler: importing it is cheap.
 """
