@@ -85,6 +85,8 @@ def _same(a, b):
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         if a.shape != b.shape or a.dtype != b.dtype:
             return False
+        if a.dtype.kind == "c":  # each part, NaN equal to NaN (an input holding NaN is unchanged)
+            return _same(a.real, b.real) and _same(a.imag, b.imag)
         return bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
     try:
         return bool(a == b)

@@ -14,19 +14,35 @@ from nbgraph.tensor.scalar_ops import neg, sqr
 
 __all__ = [
     "UnaryMath", "Exp", "Log", "Log1p", "Expm1", "Sqrt", "Sin", "Cos", "Tan", "Tanh",
-    "Sigmoid", "Softplus",
+    "Sigmoid", "Softplus", "C99_COMPLEX",
     "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh",
     "sigmoid", "softplus",
 ]
 
 
+#: The functions whose complex NumPy loops call C99's ``complex.h`` namesake
+#: (``cexp``, ``clog``, ``csqrt``, ... with C99's branch cuts and special values;
+#: the results of glibc's are NumPy's bit for bit).  NumPy computes the others
+#: on complex numbers itself (log1p, expm1, log2, log10, exp2): those run in Python.
+C99_COMPLEX = frozenset({"exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "sinh", "cosh",
+                         "asin", "acos", "atan", "asinh", "acosh", "atanh"})
+
+
 class UnaryMath(UnaryScalarOp):
-    """A float function of one input calling the math.h function ``c_function``."""
+    """A float function of one input calling the math.h function ``c_function``
+    (for complex operands its ``complex.h`` twin, where in :data:`C99_COMPLEX`)."""
 
     c_function = None
     element_cost = 5
 
+    @property
+    def c_complex(self):
+        """True when the complex C of this function is C99's (see :data:`C99_COMPLEX`)."""
+        return self.c_function in C99_COMPLEX
+
     def c_loop(self, a, dtype):
+        if dtype in ("complex64", "complex128"):
+            return "c%s%s(%s)" % (self.c_function, "f" if dtype == "complex64" else "", a)
         return "%s%s(%s)" % (self.c_function, float_suffix(dtype), a)
 
 
