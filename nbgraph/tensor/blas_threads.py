@@ -3,14 +3,16 @@
 NumPy's BLAS (OpenBLAS in NumPy's wheels) splits a matrix product across all
 its threads once it has more than 262,144 multiply-adds.  For products of a
 few million multiply-adds that costs more than it saves: a product of
-``2**22`` multiply-adds takes about 0.3 ms on one core, splitting it saves at
+``2**23`` multiply-adds takes about 0.5 ms on one core, splitting it saves at
 most half of that on an idle machine, and it wakes a worker thread that then
 spins, waiting for the next product, on a core someone else could use.  On a
 loaded machine the product also waits for the worker to be scheduled.
 Measured on 2 busy cores (OpenBLAS 0.3.31, best of 7, CPU time of the
 process): ``3200x64 @ 64x8`` took 694 us of CPU on two threads against 180 us
 on one, ``128x128 @ 128x128`` 768 against 140 us; the Elman RNN benchmark
-(loss and gradients through a 100-step scan) 39-46 ms of CPU against 12 ms.
+(loss and gradients through a 100-step scan) 39-46 ms of CPU against 12 ms;
+a softmax-regression SGD step (600x784 @ 784x10 and its transpose, 4.7
+million multiply-adds each) 34-46 ms of wall time against 1.2-3.1 ms.
 
 :func:`product_function` gives the ``dot`` a :class:`~nbgraph.tensor.basic.Dot`
 node calls: for a product of two floating or complex matrices, one that runs
@@ -43,7 +45,7 @@ __all__ = ["SMALL_PRODUCT_MACS", "one_blas_thread", "product_function", "small_p
 
 #: Matrix products with at most this many multiply-adds (``m * k * n``) run on one
 #: BLAS thread.  Read at every product: 0 turns the policy off.
-SMALL_PRODUCT_MACS = 1 << 22
+SMALL_PRODUCT_MACS = 1 << 23
 
 #: OpenBLAS runs products of at most this many multiply-adds on one thread by itself
 #: (65536 times its GEMM_MULTITHREAD_THRESHOLD, 4): no need to limit those.

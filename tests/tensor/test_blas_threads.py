@@ -58,7 +58,7 @@ def test_a_small_product_runs_on_one_thread_a_large_one_on_the_callers_count(two
 
     # sizes only: zero-stride views stand for big operands without the memory
     small = (np.broadcast_to(0.0, (512, 64)), np.broadcast_to(0.0, (64, 64)))
-    large = (np.broadcast_to(0.0, (4096, 1024)), np.broadcast_to(0.0, (1024, 2)))
+    large = (np.broadcast_to(0.0, (4096, 1024)), np.broadcast_to(0.0, (1024, 4)))
     tiny = (np.zeros((4, 4)), np.zeros((4, 4)))
     assert small[0].size * small[1].shape[1] <= SMALL_PRODUCT_MACS
     assert large[0].size * large[1].shape[1] > SMALL_PRODUCT_MACS

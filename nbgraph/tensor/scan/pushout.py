@@ -23,8 +23,9 @@ per-step products they remove cost less than the whole-sequence products,
 reshapes and stacked temporaries they add.  CPU ms per call, best of 5, one
 process, after :mod:`nbgraph.tensor.blas_threads`: 21.6-23.6 without, 32-41
 with ``scan_push_out_seq``, 70-80 with ``scan_push_out_sum``, 78-111 with both
-(their whole-sequence products, 6.5 million multiply-adds, exceed the
-one-thread limit and split); with BLAS on one thread for every product
+(their whole-sequence products, 6.5 million multiply-adds, exceeded the
+one-thread limit then, 2**22, and split; with the limit at 2**23: 16.2-23.0
+without, 18.1-25.5, 56-107 and 73-88); with BLAS on one thread for every product
 (OPENBLAS_NUM_THREADS=1) still 17.8-18.7 without against 20.3-22.2, 23.6-27.4
 and 29.9.  Run them with
 ``EquilibriumRewriter(rewrites.query("scan_pushout")).rewrite(fgraph)``.
