@@ -29,6 +29,7 @@ from nbgraph.tensor.c_code.reduction import SumToShapeC
 from nbgraph.core.gradient_types import is_disconnected, null_reason
 from nbgraph.tensor import scalar as ps
 from nbgraph.tensor.grad_rules import index_gradient, input_gradient, is_discrete, zero_gradient
+from nbgraph.tensor.dtypes import COMPLEX_DTYPES
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import TensorConstant, as_tensor_variable
 
@@ -324,7 +325,7 @@ class Elemwise(ElemwiseC, Op):
 
     def grad(self, inputs, output_grads):
         if self.scalar_op.holomorphic and any(
-                v.dtype in ("complex64", "complex128") for v in list(inputs) + list(output_grads)):
+                v.dtype in COMPLEX_DTYPES for v in list(inputs) + list(output_grads)):
             # Theano's gradient of a real cost C in z = x + iy is dC/dx + i dC/dy: for a
             # holomorphic op, conj(f'(z)) * gz, i.e. the real formula taken on conj(gz), conjugated
             conj = Elemwise(ps.conj)
@@ -414,7 +415,7 @@ def _may_broadcast(inp, inputs):
 
 
 def _is_complex(var):
-    return getattr(var, "dtype", None) in ("complex64", "complex128")  # markers have none
+    return getattr(var, "dtype", None) in COMPLEX_DTYPES  # markers have none
 
 
 def _switch_on_one(size, other):

@@ -25,6 +25,7 @@ import numpy as np
 
 from nbgraph.core.graph import Apply
 from nbgraph.core.op import Op
+from nbgraph.tensor.dtypes import FLOAT_DTYPES
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import as_tensor_variable
 
@@ -35,7 +36,7 @@ __all__ = ["Inv", "Pinv", "Solve", "Cholesky", "Det", "SlogDet", "Eigh", "SVD", 
 
 def float_dtype(dtype: str) -> str:
     """The dtype numpy.linalg computes in for an input of ``dtype``."""
-    return dtype if dtype in ("float32", "float64") else "float64"
+    return dtype if dtype in FLOAT_DTYPES else "float64"
 
 
 def _matrix(value, where, what, ndims=(2,)):

@@ -55,6 +55,7 @@ from nbgraph.core.graph import Apply, Constant, Variable
 from nbgraph.core.op import Op
 from nbgraph.core.type import MethodNotDefined, SingletonType
 from nbgraph.tensor.elemwise import broadcast_shapes
+from nbgraph.tensor.dtypes import FLOAT_DTYPES
 from nbgraph.tensor.type import TensorType, normalize_dtype
 from nbgraph.tensor.variable import SharedVariable, TensorVariable, as_tensor_variable
 from nbgraph.tensor.grad_rules import zero_gradient
@@ -347,7 +348,7 @@ class RandomStream:
 
     def _float_dtype(self, dtype):
         dtype = normalize_dtype(dtype or config.floatX)
-        if dtype not in ("float32", "float64"):
+        if dtype not in FLOAT_DTYPES:
             raise TypeError("dtype must be float32 or float64 for a continuous draw, got %r"
                             % (dtype,))
         return dtype

@@ -17,6 +17,7 @@ operations as NumPy's loops, so the results are bit for bit NumPy's; C's own
 
 import numpy as np
 
+from nbgraph.tensor.dtypes import COMPLEX_DTYPES
 from nbgraph.tensor.scalar_op import UnaryScalarOp, input_gradients, with_out, zero_gradients
 
 __all__ = ["Real", "Imag", "Conj", "Angle", "real", "imag", "conj", "angle",
@@ -25,7 +26,7 @@ __all__ = ["Real", "Imag", "Conj", "Angle", "real", "imag", "conj", "angle",
 
 def is_complex(dtype):
     """True for complex64 and complex128."""
-    return dtype in ("complex64", "complex128")
+    return dtype in COMPLEX_DTYPES
 
 
 def _parts(dtype):

@@ -28,7 +28,7 @@ from nbgraph.core.graph import Apply
 from nbgraph.core.c_interface import CLinkerOp
 from nbgraph.core.op import Op
 from nbgraph.core.type import MethodNotDefined
-from nbgraph.tensor.dtypes import C_TYPES, dtype_name
+from nbgraph.tensor.dtypes import C_TYPES, COMPLEX_DTYPES, dtype_name
 from nbgraph.tensor.scalar_type import (
     ScalarConstant,
     as_scalar,
@@ -43,9 +43,6 @@ __all__ = [
     "with_out",
     "element_code",
 ]
-
-_COMPLEX = ("complex64", "complex128")
-
 
 
 class _ArrayFunction:
@@ -115,7 +112,7 @@ def c_cast(expr, src, dst):
         return expr
     if dst == "bool":
         return "((uint8_t)((%s) != 0))" % expr
-    if src in _COMPLEX and dst not in _COMPLEX:
+    if src in COMPLEX_DTYPES and dst not in COMPLEX_DTYPES:
         raise ValueError("c_cast does not drop imaginary parts; use the cast or real op")
     if np.dtype(src).kind in "fc" and np.dtype(dst).kind in "iu":
         raise ValueError("c_cast does not convert floats to integers; use the cast op")
@@ -278,7 +275,7 @@ class ScalarOp(CLinkerOp, Op):
 
     def _compute_output_dtypes(self, dtypes):
         raw = self._raw_nfunc()
-        if any(d in _COMPLEX for d in dtypes) and not self._allows_complex(raw):
+        if any(d in COMPLEX_DTYPES for d in dtypes) and not self._allows_complex(raw):
             raise TypeError("%s is not defined for complex inputs (dtypes %s): NumPy has no "
                             "such function on complex numbers" % (self, ", ".join(dtypes)))
         if raw is None:
@@ -368,7 +365,7 @@ class ScalarOp(CLinkerOp, Op):
         if node is None:
             return False
         dtypes = [v.type.dtype for v in node.inputs + node.outputs]
-        if any(d in _COMPLEX for d in dtypes):
+        if any(d in COMPLEX_DTYPES for d in dtypes):
             return bool(self.c_complex) and "float16" not in dtypes
         if "float16" in dtypes:
             if not self.c_half_via_float32:

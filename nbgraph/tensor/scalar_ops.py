@@ -15,7 +15,7 @@ undefined behaviour (signed arithmetic wraps through unsigned types) nor on
 
 import numpy as np
 
-from nbgraph.tensor.dtypes import INT_DTYPES, UINT_DTYPES
+from nbgraph.tensor.dtypes import FLOAT_DTYPES, INT_DTYPES, UINT_DTYPES
 from nbgraph.tensor.scalar_op import (
     BinaryScalarOp,
     UnaryScalarOp,
@@ -165,7 +165,7 @@ static inline %(t)s nbg_mod_%(d)s(%(t)s a, %(t)s b) {
 static inline %(t)s nbg_floordiv_%(d)s(%(t)s a, %(t)s b) { return b == 0 ? 0 : (%(t)s)(a / b); }
 static inline %(t)s nbg_mod_%(d)s(%(t)s a, %(t)s b) { return b == 0 ? 0 : (%(t)s)(a %% b); }"""
                      % {"t": c_type_of(d), "d": d})
-    for d in ("float32", "float64"):
+    for d in FLOAT_DTYPES:
         parts.append("""
 /* NumPy's divmod: fmod, then move the remainder to the divisor's sign and
    snap the quotient to the nearest integer. */

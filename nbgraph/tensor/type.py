@@ -26,6 +26,7 @@ from nbgraph.core.type import DowncastError, TraceSink, Type
 from nbgraph.tensor.c_code.type import TensorTypeC
 from nbgraph.tensor.dtypes import (
     ALL_DTYPES,
+    COMPLEX_DTYPES,
     CONTINUOUS_DTYPES,
     DISCRETE_DTYPES,
     EXTENDED_DTYPES,
@@ -352,7 +353,7 @@ class TensorType(TensorTypeC, Type):
                             "Reduce it first, e.g. with .sum()" % (var, self, self.ndim))
         from nbgraph.tensor.variable import constant
 
-        if self.dtype in ("complex64", "complex128"):
+        if self.dtype in COMPLEX_DTYPES:
             raise TypeError("grad needs a real cost; %r is %s (take abs() or real() of it, "
                             "as Theano required)" % (var, self.dtype))
         dtype = self.dtype if self.dtype in CONTINUOUS_DTYPES else config.floatX
