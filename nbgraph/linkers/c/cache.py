@@ -208,8 +208,8 @@ class LoadedModule:
     """A loaded C module: ``kernels[i]`` is the i-th kernel (a cffi function
     pointer), ``freefns[j]`` the j-th free function; ``path`` and ``key``.
 
-    ``runtime`` (the thread pool's table, or NULL: serial) is bound at once,
-    before any kernel can run."""
+    ``runtime`` (the runtime library's table, or NULL for a standalone module:
+    serial) is bound at once, before any kernel can run."""
 
     def __init__(self, lib, key, path, runtime=None):
         ffi = get_ffi()
@@ -222,10 +222,18 @@ class LoadedModule:
                                                                  _compiler.ABI_VERSION))
         if lib.nbg_attach_runtime(ffi.NULL if runtime is None else runtime) != 0:
             raise OSError("module %s rejected the thread-pool runtime" % path)
-        self.parallel = runtime is not None and runtime != ffi.NULL
+        self.bound = runtime is not None and runtime != ffi.NULL
         self.kernels = [lib.nbg_kernel_at(i) for i in range(lib.nbg_nkernels())]
         self.freefns = [lib.nbg_freefn_at(i) for i in range(lib.nbg_nfreefns())]
         self.ffi = ffi
+
+    @property
+    def parallel(self):
+        """Whether its big loops may use several threads (bound to the runtime,
+        and more than one thread wanted)."""
+        from nbgraph.linkers.c import threads
+
+        return self.bound and threads.get_num_threads() > 1
 
     def __repr__(self):
         return "<LoadedModule %s: %d kernels>" % (self.key[:12], len(self.kernels))

@@ -31,16 +31,23 @@ ERROR_CODES = {1: ValueError, 2: TypeError, 3: IndexError, 4: MemoryError, 5: Ru
 ERRLEN = 512
 
 
-def prelude(info):
+def prelude(info, standalone=False):
     """The text every module starts with: ``csrc/module_head.h`` (filled in),
-    libmvec's declarations when the compiler probe found it, ``csrc/prelude.h``."""
+    libmvec's declarations when the compiler probe found it, ``csrc/common.h``,
+    then ``csrc/prelude.h``; a *standalone* module (no runtime library, see
+    :func:`nbgraph.linkers.c.threads.standalone`) has ``csrc/helpers.h`` in
+    between, the others call the runtime's copy of the helpers."""
     head = c_template(__package__, "csrc/module_head.h", abi=_compiler.ABI_VERSION,
                       errlen=ERRLEN, rt_version=RUNTIME_VERSION)
     mvec = ""
     if info is not None and info.mvec:
         mvec = "/* vector versions of libm functions (glibc libmvec) */\n" + \
             _compiler._mvec_declarations()
-    return head + mvec + c_source(__package__, "csrc/prelude.h")
+    helpers = ""
+    if standalone:
+        helpers = "#define NBG_STANDALONE 1\n" + c_source(__package__, "csrc/helpers.h")
+    return head + mvec + c_source(__package__, "csrc/common.h") + helpers + \
+        c_source(__package__, "csrc/prelude.h")
 
 
 def c_supported(vtype):
@@ -186,8 +193,9 @@ def _indent(text, n=4):
     return "\n".join(pad + line if line.strip() else line for line in text.splitlines())
 
 
-def module_source(kernels, info):
-    """The module text for ``kernels`` (a list of KernelSource).
+def module_source(kernels, info, standalone=False):
+    """The module text for ``kernels`` (a list of KernelSource); ``standalone``:
+    see :func:`prelude`.
 
     Returns ``(source, kernel_index, freefuncs)``: ``kernel_index[i]`` is the
     table position of ``kernels[i]`` (equal kernels share one), ``freefuncs``
@@ -214,8 +222,8 @@ def module_source(kernels, info):
             pos = positions[ks.body] = len(bodies)
             bodies.append(ks.body.replace("NBG_KERNEL_NAME", "nbg_k%d" % pos))
         kernel_index.append(pos)
-    parts = [prelude(info)]
-    standard = {"stdint.h", "stddef.h", "string.h", "stdarg.h", "stdio.h", "math.h"}
+    parts = [prelude(info, standalone)]
+    standard = {"stdint.h", "stddef.h", "math.h"}
     parts += ["#include <%s>" % h if not h.startswith(("<", '"')) else "#include %s" % h
               for h in headers if h not in standard]
     parts += support

@@ -11,7 +11,7 @@ import os
 
 from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.core.type import MethodNotDefined
-from nbgraph.linkers.c import background, codegen
+from nbgraph.linkers.c import background, codegen, threads
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.compiler import probe
 from nbgraph.linkers.c.kernel_nodes import kernel_view
@@ -73,7 +73,10 @@ class ModulePlan:
         self.info = probe(self.cache)
         self.views = {node: kernel_view(node) for node in self.nodes}
         kernels = [codegen.node_kernel(self.views[node].knode) for node in self.nodes]
-        self.source, self.index, self.freefuncs = codegen.module_source(kernels, self.info)
+        # the helpers are the runtime library's, unless it cannot be had here
+        threads.runtime_table(self.cache, self.info)
+        self.source, self.index, self.freefuncs = codegen.module_source(
+            kernels, self.info, standalone=threads.standalone())
         self.key = self.cache.module_key(self.source, self.info)
 
     def lookup(self):

@@ -1,12 +1,21 @@
-"""The thread pool that big C loops share: a tiny runtime library in plain C.
+"""The runtime library every C module is bound to: the thread pool that big
+loops share and the helpers kernels call, in plain C.
 
 The library is built once with the probed compiler, cached on disk beside
 the modules (``runtime-<key>.so``, same security rules, see
 :mod:`~nbgraph.linkers.c.cache`) and loaded with ``ffi.dlopen``.  It holds a
 process-wide pool of ``NBGRAPH_NUM_THREADS - 1`` worker threads (default:
-the CPUs this process may use); the calling thread takes part in every job.
-Its table (``nbg_rt_get()``) is handed to each module after loading through
-the module's ``nbg_attach_runtime``; a module never attached runs serially.
+the CPUs this process may use; with one, no worker is ever started); the
+calling thread takes part in every job.  Its table (``nbg_rt_get()``) is
+handed to each module after loading through the module's
+``nbg_attach_runtime``.
+
+The table also holds the helpers of ``csrc/helpers.h`` (messages, shape
+checks, the general iterator): compiled here once, they are not compiled
+again into every module, which holds only its kernels (a new module's
+compile time is what a new graph waits for).  When the runtime cannot be
+built, modules are generated *standalone* (:func:`standalone`): they compile
+the helpers themselves and run every loop serially.
 
 Rules the C side keeps:
 
@@ -28,10 +37,10 @@ import threading
 import warnings
 
 __all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_threads",
-           "get_num_threads", "set_num_threads", "runtime_table"]
+           "get_num_threads", "set_num_threads", "runtime_table", "standalone"]
 
-#: Version of the table layout (``nbg_runtime`` in the C of both sides).
-RUNTIME_VERSION = 3
+#: Version of the table layout (``nbg_runtime`` in ``csrc/common.h``).
+RUNTIME_VERSION = 4
 
 #: Extra flags for the runtime library (threads; never unloaded).
 RUNTIME_FLAGS = ["-pthread", "-Wl,-z,nodelete"]
@@ -44,13 +53,22 @@ RUNTIME_SOURCE = None
 
 
 def runtime_source():
-    """The C source of the thread-pool runtime library."""
+    """The C source of the runtime library (``csrc/runtime.c`` with
+    ``csrc/common.h`` and ``csrc/helpers.h``)."""
     if RUNTIME_SOURCE is not None:
         return RUNTIME_SOURCE
-    from nbgraph.core.c_interface import c_template
+    from nbgraph.core.c_interface import c_source, c_template
+    from nbgraph.linkers.c.codegen import ERRLEN
 
-    return c_template(__package__, "csrc/runtime.c", version=RUNTIME_VERSION)
+    return c_template(__package__, "csrc/runtime.c", version=RUNTIME_VERSION, errlen=ERRLEN,
+                      common=c_source(__package__, "csrc/common.h"),
+                      helpers=c_source(__package__, "csrc/helpers.h"))
 
+
+def standalone():
+    """True once the runtime library is known to be unavailable in this process:
+    new modules then compile the helpers themselves (and run serially)."""
+    return _state["failed"]
 
 
 def default_num_threads():
@@ -96,11 +114,13 @@ def set_num_threads(n):
 
 
 def runtime_table(cache, info):
-    """The runtime's table (a cffi ``void *``) to bind modules to, or NULL (serial).
+    """The runtime's table (a cffi ``void *``) to bind modules to, or NULL.
 
-    Loaded, or built, once per process; NULL when one thread is wanted or
-    the library cannot be built (with one warning).  An unsafe cache entry
-    raises :class:`~nbgraph.linkers.c.cache.CacheSecurityError`, as a module's.
+    Loaded, or built, once per process (also for one thread: it holds the
+    helpers); NULL when the library cannot be built (with one warning: new
+    modules are then standalone, see :func:`standalone`).  An unsafe cache
+    entry raises :class:`~nbgraph.linkers.c.cache.CacheSecurityError`, as a
+    module's.
     """
     table = _state["table"]
     if table is not None:
@@ -108,7 +128,7 @@ def runtime_table(cache, info):
     from nbgraph.linkers.c.cache import CacheSecurityError, get_ffi
 
     ffi = get_ffi()
-    if get_num_threads() <= 1 or _state["failed"]:
+    if _state["failed"]:
         return ffi.NULL
     with _lock:
         if _state["table"] is None and not _state["failed"]:
@@ -126,6 +146,7 @@ def runtime_table(cache, info):
             except Exception as exc:  # noqa: BLE001 - any other failure means "serial"
                 _state["failed"] = True
                 warnings.warn("nbgraph: the thread-pool runtime is unavailable, C loops run "
-                              "on one thread: %s" % (exc,), RuntimeWarning, stacklevel=2)
+                              "on one thread (modules compile its helpers themselves): %s"
+                              % (exc,), RuntimeWarning, stacklevel=2)
                 return ffi.NULL
     return _state["table"]

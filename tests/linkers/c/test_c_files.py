@@ -12,7 +12,7 @@ from nbgraph.core.c_interface import c_source, c_template
 from nbgraph.linkers.c import codegen
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.compiler import ABI_VERSION, probe
-from nbgraph.linkers.c.threads import RUNTIME_VERSION, runtime_source
+from nbgraph.linkers.c.threads import runtime_source
 
 LINKER = "nbgraph.linkers.c"
 TENSOR = "nbgraph.tensor.c_code"
@@ -25,11 +25,6 @@ def _compile(tmp_path, text, name, extra=()):
     proc = subprocess.run(info.argv + info.flags + list(extra) + ["-fsyntax-only", str(src)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-
-
-def _head():
-    return c_template(LINKER, "csrc/module_head.h", abi=ABI_VERSION, errlen=codegen.ERRLEN,
-                      rt_version=RUNTIME_VERSION)
 
 
 def test_every_c_file_is_declared_package_data():
@@ -51,15 +46,22 @@ def test_a_missing_placeholder_fails():
     assert "$" not in codegen.prelude(None)
 
 
-def test_the_prelude_compiles_alone(tmp_path):
-    _compile(tmp_path, c_source(LINKER, "csrc/prelude.h"), "prelude",
+def test_the_common_header_compiles_alone(tmp_path):
+    _compile(tmp_path, c_source(LINKER, "csrc/common.h"), "common",
              ["-DNBG_ERRLEN=512", "-DNBG_RT_VERSION=1"])
 
 
-def test_the_module_head_prelude_and_table_compile_together(tmp_path):
+@pytest.mark.parametrize("standalone", [False, True])
+def test_the_module_head_prelude_and_table_compile_together(tmp_path, standalone):
     tail = c_template(LINKER, "csrc/module_tail.c", table="0", frees="0", abi=ABI_VERSION,
                       nkernels=0, nfreefns=0)
-    _compile(tmp_path, _head() + c_source(LINKER, "csrc/prelude.h") + tail, "module")
+    _compile(tmp_path, codegen.prelude(None, standalone) + tail, "module_%d" % standalone)
+
+
+def test_a_linked_module_holds_no_helper_and_declares_no_stdio():
+    text = codegen.prelude(None)
+    assert "nbg_iter_init(nbg_iter" not in text and "#include <stdio.h>" not in text
+    assert "nbg_iter_init(nbg_iter" in codegen.prelude(None, standalone=True)
 
 
 def test_the_thread_runtime_compiles_alone(tmp_path):
@@ -74,6 +76,6 @@ def test_each_dot_header_compiles_after_the_prelude(tmp_path, dtype, matrix):
     from nbgraph.tensor.c_code import dot
 
     suffix, ctype, kind = dot._COMPUTE[dtype]
-    text = (_head() + c_source(LINKER, "csrc/prelude.h") + c_source(TENSOR, "csrc/dot_common.h")
+    text = (codegen.prelude(None) + c_source(TENSOR, "csrc/dot_common.h")
             + dot._core(suffix, ctype, kind, matrix) + dot._pack(dtype, suffix, ctype))
     _compile(tmp_path, text, "dot_%s_%d" % (dtype, matrix))

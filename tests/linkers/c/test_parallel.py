@@ -347,14 +347,17 @@ def test_thread_count_settings(monkeypatch):
         threads.set_num_threads(0)
 
 
-def test_one_thread_means_no_runtime(python_process, tmp_path, c_cache_dir):
+def test_one_thread_means_serial_loops(python_process, tmp_path, c_cache_dir):
+    """With one thread the runtime library is still loaded (it holds the helpers
+    every module calls) but starts no worker."""
     code = ("import numpy as np, nbgraph as ng, nbgraph.tensor as nt, os, json\n"
             "x = nt.dvector('x')\n"
             "f = ng.function([x], (x * 7.5).sum(), linker='c')\n"
             "r = f(np.ones(10 ** 6))\n"
+            "from nbgraph.linkers.c import threads\n"
             "print(json.dumps({'r': float(r), 'parallel': f.program.module.parallel, "
-            "'runtime': sorted(n for n in os.listdir(os.environ['NBGRAPH_CACHE_DIR']) "
-            "if n.startswith('runtime-'))}))\n")
+            "'workers': threads._state['lib'].nbg_rt_running(), "
+            "'bound': f.program.module.bound}))\n")
     d = tmp_path / "one"
     d.mkdir(mode=0o700)
     for name in os.listdir(c_cache_dir):  # reuse the session's compiler probe
@@ -363,7 +366,7 @@ def test_one_thread_means_no_runtime(python_process, tmp_path, c_cache_dir):
     proc = python_process(code, cache_dir=d, extra_env={"NBGRAPH_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out == {"r": 7.5e6, "parallel": False, "runtime": []}
+    assert out == {"r": 7.5e6, "parallel": False, "workers": 0, "bound": True}
 
 
 def _private_dir(tmp_path, c_cache_dir, name):

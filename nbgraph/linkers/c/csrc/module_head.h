@@ -1,9 +1,6 @@
 /* nbgraph C module (ABI ${abi}).  Generated: do not edit. */
 #include <stdint.h>
 #include <stddef.h>
-#include <string.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <math.h>
 #define NBG_ERRLEN ${errlen}
 #define NBG_RT_VERSION ${rt_version}

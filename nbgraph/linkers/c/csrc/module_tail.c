@@ -9,6 +9,9 @@ NBG_EXPORT nbg_freefn nbg_freefn_at(int k) { return nbg_frees[k]; }
 NBG_EXPORT int nbg_attach_runtime(const void *rt) {
     const nbg_runtime *r = (const nbg_runtime *)rt;
     if (r && r->version != NBG_RT_VERSION) return -1;
+#ifndef NBG_STANDALONE
+    if (!r) return -1;  /* its helpers are the runtime's */
+#endif
     nbg_rt = r;
     return 0;
 }

@@ -1,4 +1,7 @@
-/* nbgraph thread-pool runtime (version ${version}).  Filled in by nbgraph.linkers.c.threads (string.Template). */
+/* nbgraph runtime library (version ${version}): the thread pool and the helpers
+   every module calls (csrc/helpers.h), handed to modules as one table.
+   Filled in by nbgraph.linkers.c.threads (string.Template), with the text of
+   csrc/common.h and csrc/helpers.h after the system headers. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -6,6 +9,16 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
+#define NBG_ERRLEN ${errlen}
+#define NBG_RT_VERSION ${version}
+${common}
+static int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain);
+static int rt_worth(int64_t n, int64_t min_n);
+/* the helpers' loops use the pool directly */
+#define NBG_HELPERS_PARALLEL(fn, ctx, n, grain, min_n) \
+    do { if ((n) >= (min_n) && rt_worth((n), (min_n))) rt_parallel_for((fn), (ctx), (n), (grain)); \
+         else (fn)((ctx), 0, (n)); } while (0)
+${helpers}
 #if defined(__x86_64__) || defined(__i386__)
 #define NBG_PAUSE() __builtin_ia32_pause()
 #elif defined(__aarch64__)
@@ -13,17 +26,8 @@
 #else
 #define NBG_PAUSE() ((void)0)
 #endif
-#define NBG_EXPORT __attribute__((visibility("default")))
 #define NBG_MAXTHREADS 256
 #define NBG_CHUNKS_PER_THREAD 8
-
-typedef void (*nbg_task)(void *ctx, int64_t begin, int64_t end);
-typedef struct {
-    int version;
-    int (*nthreads)(void);
-    int64_t (*parallel_for)(nbg_task fn, void *ctx, int64_t n, int64_t grain);
-    int (*worth)(int64_t n, int64_t min_n);
-} nbg_runtime;
 
 /* One job at a time.  A caller claims the pool with `busy`, then writes the
    job under `mu` once no worker is inside a job (`active` == 0) and bumps
@@ -210,7 +214,13 @@ static int rt_worth(int64_t n, int64_t min_n) {
     return t - last < 1000000;
 }
 
-static const nbg_runtime runtime = {${version}, rt_nthreads, rt_parallel_for, rt_worth};
+static const nbg_runtime runtime = {
+    ${version}, rt_nthreads, rt_parallel_for, rt_worth,
+    nbg_errorf, nbg_set_error, nbg_shape_text, nbg_fail_once,
+    nbg_iter_init, nbg_iter_step, nbg_iter_seek, nbg_iter_sub,
+    nbg_check_broadcast, nbg_broadcast_shape, nbg_all_contiguous, nbg_check_ones,
+    nbg_run_rows,
+};
 
 NBG_EXPORT int nbg_rt_version(void) { return ${version}; }
 NBG_EXPORT const void *nbg_rt_get(void) { return &runtime; }

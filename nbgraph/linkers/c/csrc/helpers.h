@@ -1,0 +1,288 @@
+/* The helpers nbgraph's kernels call: messages, shape checks and the general
+   iterator.  Compiled once into the runtime library (csrc/runtime.c), which
+   hands them to every module in its table; a module built without the
+   runtime (it could not be built) compiles them itself.  Comes after
+   csrc/common.h.  Plain C, no placeholders. */
+#include <stdarg.h>
+#include <stdio.h>
+#ifndef NBG_HELPERS_PARALLEL  /* a standalone module: no pool, serial */
+#define NBG_HELPERS_PARALLEL(fn, ctx, n, grain, min_n) (fn)((ctx), 0, (n))
+#endif
+static NBG_NOINLINE void nbg_fail_once(nbg_fails *f, int status, const char *msg) {
+    int expected = 0;
+    if (__atomic_compare_exchange_n(&f->failed, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        f->status = status;
+        snprintf(f->err, NBG_ERRLEN, "%s", msg[0] ? msg : "the C code failed");
+    }
+}
+/* Store a message (printf-style) for the Python side. */
+static NBG_NOINLINE void nbg_errorf(char *err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, NBG_ERRLEN, fmt, ap);
+    va_end(ap);
+}
+static NBG_NOINLINE void nbg_set_error(char *err, const char *msg) { nbg_errorf(err, "%s", msg); }
+/* "(3, 4)" into buf. */
+static NBG_NOINLINE const char *nbg_shape_text(char *buf, size_t size, int nd, const int64_t *dims) {
+    size_t used = 0;
+    int d;
+    used += snprintf(buf + used, size - used, "(");
+    for (d = 0; d < nd && used < size; d++)
+        used += snprintf(buf + used, size - used, d ? ", %lld" : "%lld", (long long)dims[d]);
+    if (used < size) snprintf(buf + used, size - used, nd == 1 ? ",)" : ")");
+    return buf;
+}
+static NBG_NOINLINE int nbg_iter_init(nbg_iter *it, int nd, int nops, const int64_t *shape,
+                         const int64_t *const *dims, const int64_t *const *strides,
+                         const int64_t *items, void *const *bases, int sort, char *err) {
+    int d, k, out;
+    if (nops > NBG_MAXOPS || nd > NBG_MAXDIMS) {
+        nbg_errorf(err, "too many operands or dimensions for the C iterator");
+        return -1;
+    }
+    it->nops = nops;
+    for (d = 0; d < nd; d++) {
+        it->shape[d] = shape[d];
+        for (k = 0; k < nops; k++)
+            it->st[k][d] = (dims[k][d] == 1 && shape[d] != 1) ? 0 : strides[k][d];
+    }
+    if (sort) {
+        int a, b;
+        for (a = 1; a < nd; a++) {
+            for (b = a; b > 0; b--) {
+                int64_t sa = it->st[0][b - 1], sb = it->st[0][b], t;
+                if (sa < 0) sa = -sa;
+                if (sb < 0) sb = -sb;
+                if (sb <= sa) break;
+                t = it->shape[b]; it->shape[b] = it->shape[b - 1]; it->shape[b - 1] = t;
+                for (k = 0; k < nops; k++) {
+                    t = it->st[k][b]; it->st[k][b] = it->st[k][b - 1]; it->st[k][b - 1] = t;
+                }
+            }
+        }
+    }
+    out = 0;
+    for (d = 0; d < nd; d++) {
+        if (it->shape[d] == 1) continue;
+        it->shape[out] = it->shape[d];
+        for (k = 0; k < nops; k++) it->st[k][out] = it->st[k][d];
+        out++;
+    }
+    if (out == 0) {
+        it->shape[0] = 1;
+        for (k = 0; k < nops; k++) it->st[k][0] = 0;
+        out = 1;
+    }
+    nd = out;
+    out = 0;
+    for (d = 1; d < nd; d++) {
+        int merge = 1;
+        for (k = 0; k < nops; k++)
+            if (it->st[k][out] != it->st[k][d] * it->shape[d]) { merge = 0; break; }
+        if (merge) {
+            it->shape[out] *= it->shape[d];
+            for (k = 0; k < nops; k++) it->st[k][out] = it->st[k][d];
+        } else {
+            out++;
+            it->shape[out] = it->shape[d];
+            for (k = 0; k < nops; k++) it->st[k][out] = it->st[k][d];
+        }
+    }
+    it->nd = out + 1;
+    it->n = it->shape[it->nd - 1];
+    for (k = 0; k < nops; k++) {
+        int64_t s = it->st[k][it->nd - 1];
+        if (s % items[k]) {
+            nbg_errorf(err, "an operand has strides that are not a multiple of its item size");
+            return -1;
+        }
+        it->inner[k] = s / items[k];
+        it->ptr[k] = it->base[k] = (char *)bases[k];
+    }
+    for (d = 0; d < it->nd; d++) it->idx[d] = 0;
+    return 0;
+}
+static NBG_NOINLINE int nbg_iter_step(const nbg_iter *it, int64_t *idx, char **ptr) {
+    int d, k;
+    for (d = it->nd - 2; d >= 0; d--) {
+        for (k = 0; k < it->nops; k++) ptr[k] += it->st[k][d];
+        if (++idx[d] < it->shape[d]) return 1;
+        for (k = 0; k < it->nops; k++) ptr[k] -= it->st[k][d] * it->shape[d];
+        idx[d] = 0;
+    }
+    return 0;
+}
+/* Position idx/ptr at the start of row `row`. */
+static NBG_NOINLINE void nbg_iter_seek(const nbg_iter *it, int64_t row, int64_t *idx, char **ptr) {
+    int d, k;
+    for (k = 0; k < it->nops; k++) ptr[k] = it->base[k];
+    for (d = it->nd - 2; d >= 0; d--) {
+        int64_t i = row % it->shape[d];
+        row /= it->shape[d];
+        idx[d] = i;
+        for (k = 0; k < it->nops; k++) ptr[k] += i * it->st[k][d];
+    }
+}
+/* dst = src restricted to [lo, hi) along dimension d, at its start. */
+static NBG_NOINLINE void nbg_iter_sub(const nbg_iter *src, nbg_iter *dst, int d, int64_t lo,
+                                      int64_t hi) {
+    int e, k;
+    dst->nd = src->nd;
+    dst->nops = src->nops;
+    for (e = 0; e < src->nd; e++) {
+        dst->shape[e] = src->shape[e];
+        dst->idx[e] = 0;
+    }
+    dst->shape[d] = hi - lo;
+    dst->n = dst->shape[dst->nd - 1];
+    for (k = 0; k < src->nops; k++) {
+        for (e = 0; e < src->nd; e++) dst->st[k][e] = src->st[k][e];
+        dst->inner[k] = src->inner[k];
+        dst->base[k] = dst->ptr[k] = src->base[k] + lo * src->st[k][d];
+    }
+}
+
+/* Each operand's dims must equal shape's or be 1 (NumPy broadcasting). */
+static NBG_NOINLINE int nbg_check_broadcast(int nd, const int64_t *shape, int n, const int64_t *const *dims,
+                               char *err, const char *what) {
+    int k, d;
+    char b1[200], b2[200];
+    for (k = 0; k < n; k++)
+        for (d = 0; d < nd; d++)
+            if (dims[k][d] != shape[d] && dims[k][d] != 1) {
+                nbg_errorf(err, "%s: operands could not be broadcast together: shape %s does "
+                           "not fit the result shape %s", what,
+                           nbg_shape_text(b1, 200, nd, dims[k]), nbg_shape_text(b2, 200, nd, shape));
+                return -1;
+            }
+    return 0;
+}
+/* The broadcast shape of n operands; -1 (with a message) when they clash. */
+static NBG_NOINLINE int nbg_broadcast_shape(int nd, int n, const int64_t *const *dims, int64_t *shape,
+                               char *err, const char *what) {
+    int k, d;
+    for (d = 0; d < nd; d++) {
+        shape[d] = 1;
+        for (k = 0; k < n; k++) {
+            if (dims[k][d] == 1) continue;
+            if (shape[d] != 1 && shape[d] != dims[k][d]) {
+                nbg_errorf(err, "%s: operands could not be broadcast together (dimension %d: "
+                           "%lld and %lld)", what, d, (long long)shape[d], (long long)dims[k][d]);
+                return -1;
+            }
+            shape[d] = dims[k][d];
+        }
+    }
+    return 0;
+}
+/* Every operand has dims equal to shape and is C-contiguous. */
+static NBG_NOINLINE int nbg_all_contiguous(int nd, const int64_t *shape, int n, const int64_t *const *dims,
+                              const int64_t *const *strides, const int64_t *items) {
+    int k;
+    for (k = 0; k < n; k++)
+        if (!nbg_same_dims(nd, dims[k], shape) || !nbg_contiguous(nd, dims[k], strides[k], items[k]))
+            return 0;
+    return 1;
+}
+/* Operands statically of size 1 must have all dims 1 at run time. */
+static NBG_NOINLINE int nbg_check_ones(int nd, int n, const int64_t *const *dims, char *err, const char *what) {
+    int k, d;
+    char b1[200];
+    for (k = 0; k < n; k++)
+        for (d = 0; d < nd; d++)
+            if (dims[k][d] != 1) {
+                nbg_errorf(err, "%s: an operand of static size 1 has shape %s", what,
+                           nbg_shape_text(b1, 200, nd, dims[k]));
+                return -1;
+            }
+    return 0;
+}
+
+/* The driver of an elementwise loop (nbgraph.tensor.c_code.parallel): the
+   kernel gives the result's shape, its operands (dims, byte strides, item
+   sizes, base pointers) and a row function
+       row(user, ptrs, strides, len, stream, err)
+   running the element code over one row (ptrs: each operand's first element,
+   strides: in items, len: elements; stream: write a big contiguous output
+   with non-temporal stores).  The operands are walked as one flat row when
+   all are C-contiguous with the output's shape, else as the rows of the
+   general iterator; the range [0, n) is split across the thread pool by
+   NBG_HELPERS_PARALLEL when worth it.  Returns 0, or the status of the first
+   failing row (its message in err), or NBG_TYPE_ERROR (bad strides). */
+typedef struct {
+    nbg_fails fails;
+    const nbg_iter *it;
+    nbg_row_fn row;
+    const void *user;
+    int nops, stream;
+    char *base[NBG_MAXOPS];
+    int64_t items[NBG_MAXOPS];
+} nbg_rows_job;
+static void nbg_rows_task(void *vc, int64_t b, int64_t e) {
+    const nbg_rows_job *job = (const nbg_rows_job *)vc;
+    const int nops = job->nops;
+    char err[NBG_ERRLEN];
+    char *row[NBG_MAXOPS];
+    int st = 0, k;
+    err[0] = 0;
+    if (!job->it) {
+        int64_t ones[NBG_MAXOPS];
+        for (k = 0; k < nops; k++) {
+            row[k] = job->base[k] + b * job->items[k];
+            ones[k] = 1;
+        }
+        st = job->row(job->user, row, ones, e - b, job->stream, err);
+    } else {
+        const nbg_iter *it = job->it;
+        const int64_t n = it->n;
+        const int last = it->nd - 1;
+        int64_t idx[NBG_MAXDIMS], pos = b, i = b % n;
+        char *ptr[NBG_MAXOPS];
+        nbg_iter_seek(it, b / n, idx, ptr);
+        for (;;) {
+            const int64_t len = n - i < e - pos ? n - i : e - pos;
+            for (k = 0; k < nops; k++) row[k] = ptr[k] + i * it->st[k][last];
+            st = job->row(job->user, row, it->inner, len, 0, err);
+            pos += len;
+            if (st || pos >= e) break;
+            i = 0;
+            nbg_iter_step(it, idx, ptr);
+        }
+    }
+    if (st) nbg_fail_once((nbg_fails *)&job->fails, st, err);
+}
+static NBG_NOINLINE int nbg_run_rows(nbg_row_fn row, const void *user, int nd, int nops,
+                                     const int64_t *shape, const int64_t *const *dims,
+                                     const int64_t *const *strides, const int64_t *items,
+                                     void *const *bases, int64_t n, int64_t grain,
+                                     int64_t min_n, int64_t out_item, char *err) {
+    nbg_rows_job job;
+    nbg_iter it;
+    int k;
+    if (n <= 0) return 0;
+    if (nops > NBG_MAXOPS) {
+        nbg_errorf(err, "too many operands for the C iterator");
+        return NBG_TYPE_ERROR;
+    }
+    job.fails.failed = 0;
+    job.fails.status = 0;
+    job.fails.err = err;
+    job.row = row;
+    job.user = user;
+    job.nops = nops;
+    for (k = 0; k < nops; k++) job.items[k] = items[k];
+    if (nbg_all_contiguous(nd, shape, nops, dims, strides, items)) {
+        for (k = 0; k < nops; k++) job.base[k] = (char *)bases[k];
+        job.it = NULL;
+        job.stream = n * out_item >= NBG_STREAM_MIN;
+    } else {
+        if (nbg_iter_init(&it, nd, nops, shape, dims, strides, items, bases, 0, err))
+            return NBG_TYPE_ERROR;
+        job.it = &it;
+        job.stream = 0;
+    }
+    NBG_HELPERS_PARALLEL(nbg_rows_task, &job, n, grain, min_n);
+    return job.fails.failed ? job.fails.status : 0;
+}
