@@ -13,9 +13,10 @@ import time
 
 import numpy as np
 
+from bench.mlp import mlp_script
 from bench.process import seconds_printed
 
-__all__ = ["CASES"]
+__all__ = ["cases"]
 
 _MS = 1e-3
 
@@ -97,49 +98,32 @@ def _chain(mod, x, y, plan):
     return h
 
 
-def _chain_ours():
-    import nbgraph as ng
-    import nbgraph.tensor as nt
+def _chain_case(library):
+    """A new random chain per run, with nbgraph's C linker or PyTensor."""
+    def setup():
+        if library == "nbgraph":
+            import nbgraph as ng
+            import nbgraph.tensor as mod
 
-    a, b = np.linspace(0.1, 1.0, 10), np.linspace(1.0, 2.0, 10)
-    rng = random.Random(os.urandom(16))
+            def function(inputs, output):
+                return ng.function(inputs, output, linker="c")
+        else:
+            import pytensor
+            import pytensor.tensor as mod
 
-    def run():
-        plan = _chain_plan(rng)
-        t = time.perf_counter()
-        x, y = nt.dvector("x"), nt.dvector("y")
-        f = ng.function([x, y], _chain(nt, x, y, plan), linker="c")
-        f(a, b)
-        return time.perf_counter() - t
-    return run
+            function = pytensor.function
+        a, b = np.linspace(0.1, 1.0, 10), np.linspace(1.0, 2.0, 10)
+        rng = random.Random(os.urandom(16))
 
-
-def _chain_peer():
-    import pytensor
-    import pytensor.tensor as pt
-
-    a, b = np.linspace(0.1, 1.0, 10), np.linspace(1.0, 2.0, 10)
-    rng = random.Random(os.urandom(16))
-
-    def run():
-        plan = _chain_plan(rng)
-        t = time.perf_counter()
-        x, y = pt.dvector("x"), pt.dvector("y")
-        pt_ops = _PtOps(pt)
-        f = pytensor.function([x, y], _chain(pt_ops, x, y, plan))
-        f(a, b)
-        return time.perf_counter() - t
-    return run
-
-
-class _PtOps:
-    def __init__(self, pt):
-        self.pt = pt
-
-    def __getattr__(self, name):
-        if name == "sigmoid":
-            return self.pt.sigmoid
-        return getattr(self.pt, name)
+        def run():
+            plan = _chain_plan(rng)
+            t = time.perf_counter()
+            x, y = mod.dvector("x"), mod.dvector("y")
+            f = function([x, y], _chain(mod, x, y, plan))
+            f(a, b)
+            return time.perf_counter() - t
+        return run
+    return setup
 
 
 # -- logistic regression: grad + compile + first call ------------------------------
@@ -222,24 +206,6 @@ f(np.ones(10), np.ones(10))
 print(time.perf_counter() - t)
 """
 
-_MLP = """import time
-t = time.perf_counter()
-import numpy as np, nbgraph as ng, nbgraph.tensor as nt
-rng = np.random.default_rng(0)
-x = nt.dmatrix("x")
-h, params = x, []
-for i in range(12):
-    w = ng.shared(rng.standard_normal((16, 16)) * 0.1, name="W%d" % i)
-    b = ng.shared(np.zeros(16), name="b%d" % i)
-    params += [w, b]
-    h = nt.tanh(nt.dot(h, w) + b)
-cost = (h ** 2).mean()
-f = ng.function([x], [cost] + ng.grad(cost, params), linker="c")
-f(np.ones((4, 16)))
-print(time.perf_counter() - t)
-"""
-
-
 def _empty_cache(code):
     def setup():
         def run():
@@ -272,12 +238,6 @@ def _pt_empty_cache(code):
     return setup
 
 
-def _pt_mlp():
-    return (_MLP.replace("nbgraph as ng, nbgraph.tensor as nt", "pytensor, pytensor.tensor as nt")
-            .replace("ng.shared", "pytensor.shared").replace("ng.grad", "pytensor.grad")
-            .replace("ng.function", "pytensor.function").replace(', linker="c"', ""))
-
-
 def _case(name, ours, peer, target, repeat=5):
     from bench.cases import Case
 
@@ -290,13 +250,14 @@ def cases():
     """The C-layer rows of ``make bench`` (see the module docstring)."""
     return [
         _case("new graph x*c + y (fresh c), linker=c", _fresh_c_ours, _fresh_c_peer, 5 * _MS),
-        _case("new random 6-op chain, linker=c", _chain_ours, _chain_peer, 60 * _MS),
+        _case("new random 6-op chain, linker=c", _chain_case("nbgraph"),
+              _chain_case("pytensor"), 60 * _MS),
         _case("logreg grad+compile+call, fresh constant", _logreg_ours, _logreg_peer,
               100 * _MS),
         _case("logreg graph, fresh process, cache warm", _logreg_process_ours,
               _logreg_process_peer, 15 * _MS, repeat=3),
         _case("first use, empty cache (fresh process)", _empty_cache(_FIRST_USE),
               _pt_empty_cache(_PT_FIRST_USE), 400 * _MS, repeat=2),
-        _case("12-layer MLP + grad, fresh process, empty", _empty_cache(_MLP),
-              _pt_empty_cache(_pt_mlp()), 0.6, repeat=2),
+        _case("12-layer MLP + grad, fresh process, empty", _empty_cache(mlp_script(linker="c")),
+              _pt_empty_cache(mlp_script("pytensor")), 0.6, repeat=2),
     ]

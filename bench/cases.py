@@ -9,6 +9,7 @@ import numpy as np
 
 from bench import peers
 from bench.lenet_case import lenet_jax, lenet_setup
+from bench.mlp import mlp_code, mlp_script
 from bench.scan_cases import rnn_jax, rnn_pytensor, rnn_setup
 from bench.process import seconds_printed
 
@@ -226,48 +227,28 @@ def logreg_grad(linker):
 
 
 def mlp_compile(linker):
-    ng, nt = _nt()
-    rng = np.random.default_rng(0)
+    """function() of the MLP (:mod:`bench.mlp`) in this process."""
+    import nbgraph as ng
+    import nbgraph.tensor as nt
 
-    def build():
-        x = nt.dmatrix("x")
-        h = x
-        params = []
-        for i in range(12):
-            w = ng.shared(rng.standard_normal((16, 16)) * 0.1, name="W%d" % i)
-            b = ng.shared(np.zeros(16), name="b%d" % i)
-            params += [w, b]
-            h = nt.tanh(nt.dot(h, w) + b)
-        cost = (h ** 2).mean()
-        return ng.function([x], [cost] + ng.grad(cost, params), linker=linker)
-    return build, None, None
+    code = mlp_code(linker)
+    names = {"np": np, "nt": nt, "FUNCTION": ng.function, "SHARED": ng.shared,
+             "GRAD": ng.grad}
+    return (lambda: exec(code, dict(names))), None, None
 
 
 def mlp_cold_process(linker):
     """A fresh interpreter with an empty C cache: function() of the MLP until its
     C code is compiled and installed."""
-    code = """import time, numpy as np, nbgraph as ng, nbgraph.tensor as nt
-t = time.perf_counter()
-rng = np.random.default_rng(0)
-x = nt.dmatrix("x")
-h, params = x, []
-for i in range(12):
-    w = ng.shared(rng.standard_normal((16, 16)) * 0.1, name="W%d" % i)
-    b = ng.shared(np.zeros(16), name="b%d" % i)
-    params += [w, b]
-    h = nt.tanh(nt.dot(h, w) + b)
-cost = (h ** 2).mean()
-f = ng.function([x], [cost] + ng.grad(cost, params), linker=LINKER)
-getattr(f.program, "wait_compiled", lambda: None)()
-print(time.perf_counter() - t)
-"""
+    code = mlp_script("nbgraph", linker, time_imports=False,
+                      then='getattr(f.program, "wait_compiled", lambda: None)()\n')
 
     def run():
         import tempfile
 
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, NBGRAPH_CACHE_DIR=cache)
-            return seconds_printed(code.replace("LINKER", repr(linker)), env)
+            return seconds_printed(code, env)
     return run, None, None
 
 

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 
+from bench.mlp import mlp_code, mlp_script
 from bench.process import seconds_printed
 
 # Before PyTensor is first imported (here, and in every subprocess, which
@@ -103,41 +104,22 @@ def logreg_grad():
 
 
 def mlp_compile():
-    """function() of the MLP with PyTensor's compile cache warm (built once first)."""
+    """function() of the MLP (:mod:`bench.mlp`) with PyTensor's compile cache warm
+    (built once first)."""
     pytensor, pt = _pt()
-    rng = np.random.default_rng(0)
+    code = mlp_code(None)
+    names = {"np": np, "nt": pt, "FUNCTION": pytensor.function, "SHARED": pytensor.shared,
+             "GRAD": pytensor.grad}
 
     def build():
-        x = pt.dmatrix("x")
-        h = x
-        params = []
-        for i in range(12):
-            w = pytensor.shared(rng.standard_normal((16, 16)) * 0.1, name="W%d" % i)
-            b = pytensor.shared(np.zeros(16), name="b%d" % i)
-            params += [w, b]
-            h = pt.tanh(pt.dot(h, w) + b)
-        cost = (h ** 2).mean()
-        return pytensor.function([x], [cost] + pytensor.grad(cost, params))
+        exec(code, dict(names))
     build()
     return build
 
 
 def mlp_cold_process():
     """The MLP's function() in a fresh interpreter with an empty compile directory."""
-    code = """import time, numpy as np, pytensor, pytensor.tensor as pt
-t = time.perf_counter()
-rng = np.random.default_rng(0)
-x = pt.dmatrix("x")
-h, params = x, []
-for i in range(12):
-    w = pytensor.shared(rng.standard_normal((16, 16)) * 0.1, name="W%d" % i)
-    b = pytensor.shared(np.zeros(16), name="b%d" % i)
-    params += [w, b]
-    h = pt.tanh(pt.dot(h, w) + b)
-cost = (h ** 2).mean()
-f = pytensor.function([x], [cost] + pytensor.grad(cost, params))
-print(time.perf_counter() - t)
-"""
+    code = mlp_script("pytensor", time_imports=False, then="")
 
     def run():
         import tempfile

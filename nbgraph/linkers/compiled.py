@@ -277,31 +277,8 @@ class Function(FunctionExtras):
 
     def _positional(self, args, kwargs) -> list | tuple:
         """One value per input: ``args``, keywords by input name, then defaults."""
-        if self._has_defaults:
+        if self._has_defaults or kwargs:
             return self._fill_defaults(args, kwargs)
-        if kwargs:
-            return self._merge_kwargs(args, kwargs)
-        return args
-
-    def _merge_kwargs(self, args, kwargs) -> list:
-        args = list(args)
-        names = self._input_names
-        for key, value in kwargs.items():
-            if key not in names:
-                raise TypeError("%s has no input named %r (inputs: %s)" % (
-                    self._describe(), key, names))
-            if names.count(key) > 1:
-                raise TypeError("%s has %d inputs named %r; pass their values by position" % (
-                    self._describe(), names.count(key), key))
-            pos = names.index(key)
-            while len(args) <= pos:
-                args.append(call_code.MISSING)
-            if args[pos] is not call_code.MISSING:
-                raise TypeError("%s got two values for input %r" % (self._describe(), key))
-            args[pos] = value
-        if any(a is call_code.MISSING for a in args):
-            missing = [names[i] for i, a in enumerate(args) if a is call_code.MISSING]
-            raise TypeError("%s is missing values for %s" % (self._describe(), missing))
         return args
 
     def _describe(self) -> str:

@@ -1,16 +1,20 @@
 """Elementwise loops split across the thread pool (see :mod:`nbgraph.linkers.c.threads`).
 
-The loop becomes three helper functions emitted before the kernel (through
-``sub["helpers"]``, named after ``sub["kernel"]``): a context struct, a *row*
-function running the element code over one row (unit strides: a
-vectorisable loop over restrict pointers; other strides: a strided loop) and
-a *task* running the rows of a range of the flat iteration space.  The
-kernel fills the context and calls ``nbg_parallel``: the range is split
-across the pool when it has at least :func:`min_parallel` elements and the
-workers are awake (they spin for a while after each job), or four times
-that, or when such loops keep coming, while they sleep (waking one costs
-~15 us here); else the task runs on the calling thread.  Each element is computed by exactly one
-thread with the same code, so results never depend on the thread count.
+The loop becomes two row functions emitted before the kernel (through
+``sub["helpers"]``, named after ``sub["kernel"]``) and a context struct of
+its scalar values: ``_row`` runs the element code over one row of unit
+strides (a vectorisable loop over restrict pointers) and hands rows of other
+strides to ``_strided`` (a plain loop, compiled without vectorisation: it
+costs compile time and such rows gain little from it).  Everything else is
+the runtime library's ``nbg_run_rows`` (``nbgraph/linkers/c/csrc/helpers.h``),
+compiled once instead of into every module: it walks the operands as one
+flat row when all are contiguous, else as the rows of the general iterator,
+and splits the range across the pool when it has at least
+:func:`min_parallel` elements and the workers are awake (they spin for a
+while after each job), or four times that, or when such loops keep coming,
+while they sleep (waking one costs ~15 us here); else the rows run on the
+calling thread.  Each element is computed by exactly one thread with the
+same code, so results never depend on the thread count.
 
 A big contiguous output (``NBG_STREAM_MIN`` bytes) of a cheap element is
 written with non-temporal stores, tile by tile (the element loop fills a
@@ -67,57 +71,15 @@ def parallel_loop(nd, inputs, arrays, scalar_names, outputs, element, restrict, 
     nops = len(ops)
     scalars = [(k, x) for k, x in enumerate(inputs) if x.scalar]
     weight = element_weight(element)
-    stream = weight <= 2
-    rq = "restrict " if restrict else ""
-    # -- the context and the row function
-    H = ["typedef struct {", "nbg_fails fails;", "const nbg_iter *it;",
-         "char *base[%d];" % nops, "int stream;"]
-    H += ["%s v%d;" % (x.ctype, k) for k, x in scalars if x.literal is None]
+    H = ["typedef struct {"]
+    H += ["%s v%d;" % (x.ctype, k) for k, x in scalars if x.literal is None] or ["char none;"]
     H.append("} %s_ctx;" % P)
-    H.append("static NBG_NOINLINE int %s_row(const %s_ctx *nbg_c, char *const *nbg_row, "
-             "const int64_t *nbg_rs, int64_t nbg_len, char *nbg_err) {" % (P, P))
-    H.append("int nbg_status = NBG_VALUE_ERROR, nbg_unit = 1, nbg_k;")
-    H.append("(void)nbg_c; (void)nbg_err; (void)nbg_status;")
-    for k, x in scalars:
-        H.append("const %s nbg_v%d = %s;" % (x.ctype, k, x.literal if x.literal is not None
-                                              else "nbg_c->v%d" % k))
-    H.append("for (nbg_k = 0; nbg_k < %d; nbg_k++) nbg_unit &= (nbg_rs[nbg_k] == 1);" % nops)
-    H.append("if (nbg_unit) {")
-    for m, (_, ctype, p, is_in) in enumerate(ops):
-        c = "const " if is_in else ""
-        H.append("%s%s *%s%s = (%s%s *)nbg_row[%d];" % (c, ctype, rq, p, c, ctype, m))
-    H.append("int64_t nbg_i = 0;")
-    unit_ins = [scalar_names[k] if x.scalar else "nbg_p%d[nbg_i]" % k
-                for k, x in enumerate(inputs)]
-    unit_outs = ["nbg_q%d[nbg_i]" % j for j in range(len(outputs))]
-    if stream:
-        H += _stream_block(inputs, scalar_names, outputs, element, rq)
-    H.append("for (; nbg_i < nbg_len; nbg_i++) {")
-    H.append(element(unit_ins, unit_outs))
-    H.append("}")
-    H.append("} else {")
-    for m, (_, ctype, p, is_in) in enumerate(ops):
-        c = "const " if is_in else ""
-        H.append("%s%s *%s = (%s%s *)nbg_row[%d];" % (c, ctype, p, c, ctype, m))
-        H.append("const int64_t %s_s = nbg_rs[%d];" % (p, m))
-    H.append("int64_t nbg_i;")
-    H.append("for (nbg_i = 0; nbg_i < nbg_len; nbg_i++) {")
-    H.append(element([scalar_names[k] if x.scalar else "nbg_p%d[nbg_i * nbg_p%d_s]" % (k, k)
-                      for k, x in enumerate(inputs)],
-                     ["nbg_q%d[nbg_i * nbg_q%d_s]" % (j, j) for j in range(len(outputs))]))
-    H.append("}")
-    H.append("}")
-    H.append("return 0;")
-    H.append("nbg_fail:")
-    H.append("return nbg_status ? nbg_status : NBG_VALUE_ERROR;")
-    H.append("}")
-    # -- the task: elements [b, e) of the flat iteration space
-    H.append(_TASK % {"P": P, "nops": nops, "items": ", ".join(
-        "sizeof(%s)" % t for _, t, _, _ in ops), "ones": ", ".join(["1"] * nops)})
+    H += _strided_row(P, ops, inputs, scalars, scalar_names, outputs, element)
+    H += _unit_row(P, ops, inputs, scalars, scalar_names, outputs, element,
+                   "restrict " if restrict else "", weight <= 2)
     sub["helpers"].append("\n".join(H))
-    # -- the kernel's part
-    L = [prolog, "if (nbg_n > 0) {", "%s_ctx nbg_c;" % P, "nbg_iter nbg_it;",
-         "nbg_c.fails.failed = 0; nbg_c.fails.status = 0; nbg_c.fails.err = nbg_err;"]
+    # -- the kernel's part: the runtime's driver runs the rows (csrc/helpers.h)
+    L = [prolog, "if (nbg_n > 0) {", "%s_ctx nbg_c;" % P]
     for k, x in scalars:
         if x.literal is None:
             L.append("nbg_c.v%d = nbg_v%d;" % (k, k))
@@ -129,31 +91,77 @@ def parallel_loop(nd, inputs, arrays, scalar_names, outputs, element, restrict, 
         nops, ", ".join("sizeof(%s)" % t for _, t, _, _ in ops)))
     L.append("void *const nbg_bases[%d] = {%s};" % (nops, ", ".join(
         "(void *)%s" % c for c, _, _, _ in ops)))
-    L.append("if (nbg_all_contiguous(%d, %s_dims, %d, nbg_dl, nbg_sl, nbg_items)) {" % (
-        nd, outputs[0][0], nops))
-    L.append("int nbg_k;")
-    L.append("for (nbg_k = 0; nbg_k < %d; nbg_k++) nbg_c.base[nbg_k] = (char *)nbg_bases[nbg_k];"
-             % nops)
-    L.append("nbg_c.it = NULL;")
-    L.append("nbg_c.stream = NBG_STREAM_OK && nbg_n * (int64_t)sizeof(%s) >= NBG_STREAM_MIN;"
-             % outputs[0][1])
-    L.append("} else {")
-    L.append("if (NBG_UNLIKELY(nbg_iter_init(&nbg_it, %d, %d, %s_dims, nbg_dl, nbg_sl, nbg_items, "
-             "nbg_bases, 0, nbg_err))) { nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }" % (
-                 nd, nops, outputs[0][0]))
-    L.append("nbg_c.it = &nbg_it;")
-    L.append("nbg_c.stream = 0;")
-    L.append("}")
-    L.append("nbg_parallel(%s_task, &nbg_c, nbg_n, 64, %d);" % (P, min_parallel(weight)))
-    L.append("if (nbg_c.fails.failed) { nbg_status = nbg_c.fails.status; goto nbg_fail; }")
+    L.append("nbg_status = nbg_run_rows(%s_row, &nbg_c, %d, %d, %s_dims, nbg_dl, nbg_sl, "
+             "nbg_items, nbg_bases, nbg_n, 64, %d, sizeof(%s), nbg_err);" % (
+                 P, nd, nops, outputs[0][0], min_parallel(weight), outputs[0][1]))
+    L.append("if (nbg_status) goto nbg_fail;")
     L.append("}")
     return "\n".join(L)
+
+
+def _row_head(P, scalars):
+    lines = ["int nbg_status = NBG_VALUE_ERROR;", "(void)nbg_c; (void)nbg_err; (void)nbg_status;"]
+    for k, x in scalars:
+        lines.append("const %s nbg_v%d = %s;" % (x.ctype, k, x.literal if x.literal is not None
+                                                  else "nbg_c->v%d" % k))
+    return lines
+
+
+_ROW_TAIL = ["return 0;", "nbg_fail:", "return nbg_status ? nbg_status : NBG_VALUE_ERROR;", "}"]
+
+
+def _strided_row(P, ops, inputs, scalars, scalar_names, outputs, element):
+    """``<P>_strided``: one row of any strides, never vectorised (rows reach it
+    only when some stride is not 1; vectorising it costs compile time for no
+    run time)."""
+    H = ["static NBG_NOINLINE NBG_SCALAR_ONLY int %s_strided(const %s_ctx *nbg_c, "
+         "char *const *nbg_row, const int64_t *nbg_rs, int64_t nbg_len, char *nbg_err) {"
+         % (P, P)]
+    H += _row_head(P, scalars)
+    for m, (_, ctype, p, is_in) in enumerate(ops):
+        c = "const " if is_in else ""
+        H.append("%s%s *%s = (%s%s *)nbg_row[%d];" % (c, ctype, p, c, ctype, m))
+        H.append("const int64_t %s_s = nbg_rs[%d];" % (p, m))
+    H.append("int64_t nbg_i;")
+    H.append("for (nbg_i = 0; nbg_i < nbg_len; nbg_i++) {")
+    H.append(element([scalar_names[k] if x.scalar else "nbg_p%d[nbg_i * nbg_p%d_s]" % (k, k)
+                      for k, x in enumerate(inputs)],
+                     ["nbg_q%d[nbg_i * nbg_q%d_s]" % (j, j) for j in range(len(outputs))]))
+    H.append("}")
+    return H + _ROW_TAIL
+
+
+def _unit_row(P, ops, inputs, scalars, scalar_names, outputs, element, rq, stream):
+    """``<P>_row``, the row function given to ``nbg_run_rows``: unit strides
+    run a vectorisable loop over restrict pointers (with the non-temporal tiles
+    of a cheap element when ``stream``), other strides ``<P>_strided``."""
+    nops = len(ops)
+    H = ["static int %s_row(const void *nbg_vc, char *const *nbg_row, const int64_t *nbg_rs, "
+         "int64_t nbg_len, int nbg_big, char *nbg_err) {" % P,
+         "const %s_ctx *nbg_c = (const %s_ctx *)nbg_vc;" % (P, P),
+         "int nbg_unit = 1, nbg_k;",
+         "for (nbg_k = 0; nbg_k < %d; nbg_k++) nbg_unit &= (nbg_rs[nbg_k] == 1);" % nops,
+         "if (!nbg_unit) return %s_strided(nbg_c, nbg_row, nbg_rs, nbg_len, nbg_err);" % P,
+         "(void)nbg_big;"]
+    H += _row_head(P, scalars)
+    for m, (_, ctype, p, is_in) in enumerate(ops):
+        c = "const " if is_in else ""
+        H.append("%s%s *%s%s = (%s%s *)nbg_row[%d];" % (c, ctype, rq, p, c, ctype, m))
+    H.append("int64_t nbg_i = 0;")
+    if stream:
+        H += _stream_block(inputs, scalar_names, outputs, element, rq)
+    H.append("for (; nbg_i < nbg_len; nbg_i++) {")
+    H.append(element([scalar_names[k] if x.scalar else "nbg_p%d[nbg_i]" % k
+                      for k, x in enumerate(inputs)],
+                     ["nbg_q%d[nbg_i]" % j for j in range(len(outputs))]))
+    H.append("}")
+    return H + _ROW_TAIL
 
 
 def _stream_block(inputs, scalar_names, outputs, element, rq):
     """The unit-stride loop's non-temporal part: an aligned head, then whole tiles."""
     sizes = "sizeof(%s)" % outputs[0][1]
-    T = ["if (NBG_STREAM_OK && nbg_c->stream) {",
+    T = ["if (NBG_STREAM_OK && nbg_big) {",
          "enum { NBG_T = NBG_TILE_BYTES / (%s) < 32 ? 32 : NBG_TILE_BYTES / (%s) };" % (
              _max_size(outputs), _max_size(outputs)),
          "const int64_t nbg_h = (uintptr_t)nbg_q0 %% %s ? -1 : (int64_t)(((64 - "
@@ -193,38 +201,3 @@ def _max_size(outputs):
     for s in sizes[1:]:
         expr = "(%s > %s ? %s : %s)" % (expr, s, expr, s)
     return expr
-
-
-_TASK = r"""static void %(P)s_task(void *nbg_vc, int64_t nbg_b, int64_t nbg_e) {
-    const %(P)s_ctx *nbg_c = (const %(P)s_ctx *)nbg_vc;
-    static const int64_t nbg_items[%(nops)d] = {%(items)s};
-    static const int64_t nbg_ones[%(nops)d] = {%(ones)s};
-    char nbg_err[NBG_ERRLEN];
-    char *nbg_row[%(nops)d];
-    int nbg_st = 0, nbg_k;
-    nbg_err[0] = 0;
-    if (!nbg_c->it) {
-        for (nbg_k = 0; nbg_k < %(nops)d; nbg_k++)
-            nbg_row[nbg_k] = nbg_c->base[nbg_k] + nbg_b * nbg_items[nbg_k];
-        nbg_st = %(P)s_row(nbg_c, nbg_row, nbg_ones, nbg_e - nbg_b, nbg_err);
-    } else {
-        const nbg_iter *nbg_it = nbg_c->it;
-        const int64_t nbg_n = nbg_it->n;
-        const int nbg_last = nbg_it->nd - 1;
-        int64_t nbg_idx[NBG_MAXDIMS], nbg_pos = nbg_b, nbg_i = nbg_b %% nbg_n;
-        char *nbg_ptr[%(nops)d];
-        nbg_iter_seek(nbg_it, nbg_b / nbg_n, nbg_idx, nbg_ptr);
-        for (;;) {
-            const int64_t nbg_len = nbg_n - nbg_i < nbg_e - nbg_pos
-                                    ? nbg_n - nbg_i : nbg_e - nbg_pos;
-            for (nbg_k = 0; nbg_k < %(nops)d; nbg_k++)
-                nbg_row[nbg_k] = nbg_ptr[nbg_k] + nbg_i * nbg_it->st[nbg_k][nbg_last];
-            nbg_st = %(P)s_row(nbg_c, nbg_row, nbg_it->inner, nbg_len, nbg_err);
-            nbg_pos += nbg_len;
-            if (nbg_st || nbg_pos >= nbg_e) break;
-            nbg_i = 0;
-            nbg_iter_step(nbg_it, nbg_idx, nbg_ptr);
-        }
-    }
-    if (nbg_st) nbg_fail_once((nbg_fails *)&nbg_c->fails, nbg_st, nbg_err);
-}"""

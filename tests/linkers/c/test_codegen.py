@@ -1,5 +1,7 @@
 """Generated modules: compiler flags, vector math, NaN/inf semantics, module layout."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -65,7 +67,7 @@ def test_equal_nodes_share_one_kernel_in_one_module():
     plan_nodes = [n for n in f.program.nodes]
     plan = ModulePlan(plan_nodes)
     assert plan.index.count(plan.index[0]) >= 2  # exp(x) and exp(y): one C function
-    assert plan.source.count("static int nbg_k") == len(set(plan.index))
+    assert len(re.findall(r"static int nbg_k\d+\(", plan.source)) == len(set(plan.index))
     assert len({id(f.program.module)}) == 1
 
 
@@ -83,5 +85,5 @@ def test_kernel_source_is_readable():
     x = nt.dmatrix("x")
     node = nt.exp(x + 1).owner
     ks = codegen.node_kernel(node)
-    assert "nbg_iter_init" in ks.body and "exp(" in ks.body
+    assert "nbg_run_rows" in ks.body and "exp(" in ks.body
     assert "NBG_KERNEL_NAME" in ks.body

@@ -39,7 +39,7 @@ def split_threshold(f):
     found = []
     for node in f.program.nodes:
         body = codegen.node_kernel(node).body
-        found += [int(n) for n in re.findall(r"nbg_parallel\(\w+_task, &nbg_c, nbg_n, 64, (\d+)\)",
+        found += [int(n) for n in re.findall(r"nbg_run_rows\(\w+_row, &nbg_c, .*nbg_n, 64, (\d+),",
                                              body)]
         found += [int(n) for n in re.findall(r"nbg_worth_splitting\(nbg_nout \* nbg_nred, (\d+)\)",
                                              body)]

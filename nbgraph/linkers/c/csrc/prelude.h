@@ -32,6 +32,12 @@ static const nbg_runtime *nbg_rt;
 #define nbg_check_ones (nbg_rt->check_ones)
 #define nbg_run_rows (nbg_rt->run_rows)
 #endif
+/* A function whose loops are not worth vectorising (compile time). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NBG_SCALAR_ONLY __attribute__((optimize("no-tree-vectorize")))
+#else
+#define NBG_SCALAR_ONLY
+#endif
 static inline int nbg_iter_next(nbg_iter *it) { return nbg_iter_step(it, it->idx, it->ptr); }
 /* The number of rows (the product of the outer dimensions). */
 static inline int64_t nbg_iter_rows(const nbg_iter *it) {
