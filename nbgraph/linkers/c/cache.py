@@ -69,7 +69,7 @@ from nbgraph.linkers.c.compiler import sha256
 
 __all__ = ["dump_record", "load_record", "ModuleCache", "CacheSecurityError", "CacheWriteError",
            "CacheUnwritableWarning", "LoadedModule", "get_cache", "cache_info", "clear_cache",
-           "STATS"]
+           "STATS", "RuntimeMissing"]
 
 #: Counters for tests and diagnostics: compiles, disk loads, memory hits.
 STATS = {"compiles": 0, "disk_loads": 0, "memory_hits": 0, "rebuilt_corrupt": 0,
@@ -156,6 +156,11 @@ class CacheSecurityError(PermissionError):
     """The cache directory or a file in it may be written by another user."""
 
 
+class RuntimeMissing(RuntimeError):
+    """A module that calls the runtime library's helpers was loaded where the
+    runtime is unavailable (:meth:`ModuleCache.get` rebuilds it standalone)."""
+
+
 class CacheWriteError(OSError):
     """A compiled library could not be written, in the cache directory nor in a
     private temporary one (a full disk, a file-size limit)."""
@@ -221,6 +226,8 @@ class LoadedModule:
             raise OSError("module %s has ABI %d, expected %d" % (path, abi,
                                                                  _compiler.ABI_VERSION))
         if lib.nbg_attach_runtime(ffi.NULL if runtime is None else runtime) != 0:
+            if runtime is None or runtime == ffi.NULL:
+                raise RuntimeMissing("module %s needs the runtime library" % path)
             raise OSError("module %s rejected the thread-pool runtime" % path)
         self.bound = runtime is not None and runtime != ffi.NULL
         self.kernels = [lib.nbg_kernel_at(i) for i in range(lib.nbg_nkernels())]
@@ -409,12 +416,23 @@ class ModuleCache:
         return h.hexdigest()[:40]
 
     def get(self, source, info):
-        """The :class:`LoadedModule` for ``source``: from memory, disk, or a new build."""
+        """The :class:`LoadedModule` for ``source``: from memory, disk, or a new build
+        (standalone, when the runtime library it needs turns out to be unavailable:
+        see :func:`nbgraph.linkers.c.threads.standalone`)."""
         key = self.module_key(source, info)
         found = self.lookup(source, info, key)
         if found is not None:
             return found
-        return self._get_built(key, source, info, (), self._module_loader(info))
+        try:
+            return self._get_built(key, source, info, (), self._module_loader(info),
+                                   lambda: self._find_published(key, info))
+        except RuntimeMissing:
+            from nbgraph.linkers.c import codegen
+
+            alone = codegen.as_standalone(source, info)
+            if alone == source:
+                raise
+            return self.get(alone, info)
 
     def lookup(self, source, info, key=None):
         """The module for ``source`` if it is loaded or published (never compiles a
@@ -424,7 +442,19 @@ class ModuleCache:
         if found is not None:
             STATS["memory_hits"] += 1
             return found
-        return self._lookup_published(key, self._module_loader(info))
+        return self._find_published(key, info)
+
+    def _find_published(self, key, info):
+        """The published module ``key``, loaded and bound to the runtime, or None."""
+        if self.ensure_directory() is None or not os.path.exists(self._paths(key)[0]):
+            return None
+        from nbgraph.linkers.c import threads
+
+        runtime = threads.runtime_table(self, info)  # outside our lock: it may build
+
+        def load(lib, key, path):
+            return LoadedModule(lib, key, path, runtime)
+        return self._lookup_published(key, load)
 
     def get_runtime(self, source, info, flags):
         """The thread-pool runtime library (a cffi lib) built from ``source`` with
@@ -438,8 +468,11 @@ class ModuleCache:
     def _module_loader(self, info):
         from nbgraph.linkers.c import threads
 
-        runtime = threads.runtime_table(self, info)  # outside our locks: it may build
-        return lambda lib, key, path: LoadedModule(lib, key, path, runtime)
+        def load(lib, key, path):
+            # a new build: waits for the runtime a prefetch may be building (never
+            # called under self._lock, which that build takes)
+            return LoadedModule(lib, key, path, threads.runtime_table(self, info))
+        return load
 
     def _lookup_published(self, key, loader):
         with self._lock:
@@ -454,9 +487,9 @@ class ModuleCache:
                 self._memory[key] = found
             return found
 
-    def _get_built(self, key, source, info, flags, loader):
+    def _get_built(self, key, source, info, flags, loader, find=None):
         with self._build_lock(key):
-            found = self._lookup_published(key, loader)
+            found = find() if find is not None else self._lookup_published(key, loader)
             if found is not None:
                 return found
             found = self._build(key, source, info, flags, loader)
@@ -512,6 +545,8 @@ class ModuleCache:
         try:
             lib = get_ffi().dlopen(so_path)
             found = loader(lib, key, so_path)
+        except RuntimeMissing:
+            return None  # usable only with the runtime: get() builds a standalone twin
         except (OSError, AttributeError):
             STATS["rebuilt_corrupt"] += 1
             return None

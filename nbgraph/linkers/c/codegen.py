@@ -21,8 +21,8 @@ from nbgraph.linkers.c import compiler as _compiler
 from nbgraph.linkers.c.compiler import sha256
 from nbgraph.linkers.c.threads import RUNTIME_VERSION
 
-__all__ = ["prelude", "node_kernel", "module_source", "KernelSource", "ERROR_CODES",
-           "operand_layout", "c_supported"]
+__all__ = ["prelude", "as_standalone", "node_kernel", "module_source", "KernelSource",
+           "ERROR_CODES", "operand_layout", "c_supported"]
 
 #: Return codes of kernels and the Python exceptions they become.
 ERROR_CODES = {1: ValueError, 2: TypeError, 3: IndexError, 4: MemoryError, 5: RuntimeError,
@@ -48,6 +48,12 @@ def prelude(info, standalone=False):
         helpers = "#define NBG_STANDALONE 1\n" + c_source(__package__, "csrc/helpers.h")
     return head + mvec + c_source(__package__, "csrc/common.h") + helpers + \
         c_source(__package__, "csrc/prelude.h")
+
+
+def as_standalone(source, info):
+    """``source`` (a module generated to call the runtime library's helpers) with
+    the standalone prelude instead (see :func:`prelude`)."""
+    return source.replace(prelude(info), prelude(info, standalone=True), 1)
 
 
 def c_supported(vtype):

@@ -73,8 +73,10 @@ class ModulePlan:
         self.info = probe(self.cache)
         self.views = {node: kernel_view(node) for node in self.nodes}
         kernels = [codegen.node_kernel(self.views[node].knode) for node in self.nodes]
-        # the helpers are the runtime library's, unless it cannot be had here
-        threads.runtime_table(self.cache, self.info)
+        # the helpers are the runtime library's (loaded, or built meanwhile), unless
+        # it is known not to build here; a module whose runtime then turns out to
+        # be missing is rebuilt standalone (ModuleCache.get)
+        threads.prefetch(self.cache, self.info)
         self.source, self.index, self.freefuncs = codegen.module_source(
             kernels, self.info, standalone=threads.standalone())
         self.key = self.cache.module_key(self.source, self.info)
@@ -84,7 +86,11 @@ class ModulePlan:
         return self._ready(self.cache.lookup(self.source, self.info, self.key))
 
     def build(self):
-        """The module, compiling it if needed."""
+        """The module, compiling it if needed (the C call path's extension builds
+        meanwhile, when it is not there yet)."""
+        from nbgraph.linkers.c import fastcall
+
+        fastcall.prefetch()
         return self._ready(self.cache.get(self.source, self.info))
 
     def _ready(self, module):

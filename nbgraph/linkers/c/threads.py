@@ -37,13 +37,14 @@ import threading
 import warnings
 
 __all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_threads",
-           "get_num_threads", "set_num_threads", "runtime_table", "standalone"]
+           "get_num_threads", "set_num_threads", "runtime_table", "standalone", "prefetch"]
 
 #: Version of the table layout (``nbg_runtime`` in ``csrc/common.h``).
 RUNTIME_VERSION = 4
 
-#: Extra flags for the runtime library (threads; never unloaded).
-RUNTIME_FLAGS = ["-pthread", "-Wl,-z,nodelete"]
+#: Extra flags for the runtime library (threads; never unloaded; -O2: it is built
+#: once per machine and holds no element loop, so -O3 would only cost compile time).
+RUNTIME_FLAGS = ["-pthread", "-Wl,-z,nodelete", "-O2"]
 
 #: How long idle workers spin before sleeping (nanoseconds).
 SPIN_NS = 50000
@@ -85,7 +86,7 @@ def default_num_threads():
 
 
 _lock = threading.Lock()
-_state = {"threads": None, "lib": None, "table": None, "failed": False}
+_state = {"threads": None, "lib": None, "table": None, "failed": False, "prefetch": None}
 
 
 def get_num_threads():
@@ -111,6 +112,36 @@ def set_num_threads(n):
                            "loop runs")
     _state["threads"] = n
     return old
+
+
+def prefetch(cache, info):
+    """Start loading or building the runtime on a thread, unless it is loaded or
+    known to be unavailable (a new module then compiles meanwhile; loading it
+    waits for the runtime, see :func:`runtime_table`)."""
+    if _state["table"] is not None or _state["failed"] or _state["prefetch"] is not None:
+        return
+    thread = threading.Thread(target=_prefetch, args=(cache, info), daemon=True,
+                              name="nbgraph-runtime")
+    _state["prefetch"] = thread
+    thread.start()
+
+
+def _prefetch(cache, info):
+    try:
+        runtime_table(cache, info)
+    except Exception:  # noqa: BLE001 - the caller's own runtime_table() raises it again
+        pass
+
+
+def _after_fork_in_child():
+    """A forked child: a prefetch thread is not here, and may have held the lock."""
+    global _lock
+    _lock = threading.Lock()
+    _state["prefetch"] = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def runtime_table(cache, info):
