@@ -10,7 +10,7 @@
 :data:`DELAY` seconds, the current *reporter* is told (``"start"``), then
 every :data:`INTERVAL` seconds (``"update"``, with the stage and the seconds
 so far), and once more when it ends (``"done"``: clear the indicator).  Quick
-work shows nothing and costs a timer.
+work shows nothing and costs a list append (one watcher thread per process).
 
 Reporters: in a terminal (standard error is a TTY) the default writes one
 line, rewritten in place (``\\r``) and erased when done; elsewhere it stays
@@ -88,11 +88,11 @@ class _Task:
         self._stage = ""
         self._reporter = reporter
         self._start = time.perf_counter()
-        self._done = threading.Event()
+        self._next = self._start + DELAY  # when the watcher reports next
+        self._lock = threading.Lock()  # orders reports: start, updates, done
+        self._done = False
         self.shown = False
-        self._thread = threading.Thread(target=self._watch, name="nbgraph-progress",
-                                        daemon=True)
-        self._thread.start()
+        _watch(self)
 
     def stage(self, name: str) -> None:
         """Name what the task is doing now (shown after the label)."""
@@ -107,19 +107,61 @@ class _Task:
         except Exception:  # a broken reporter must not break a compile
             pass
 
-    def _watch(self) -> None:
-        if self._done.wait(DELAY):
-            return
-        self.shown = True
-        self._report("start")
-        while not self._done.wait(INTERVAL):
-            self._report("update")
+    def tick(self, now: float) -> bool:
+        """Report "start" or "update" when due (the watcher's call); False once done."""
+        with self._lock:
+            if self._done:
+                return False
+            if now >= self._next:
+                self._report("update" if self.shown else "start")
+                self.shown = True
+                self._next = now + INTERVAL
+            return True
 
     def finish(self) -> None:
-        self._done.set()
-        self._thread.join()
-        if self.shown:
-            self._report("done")
+        with self._lock:
+            self._done = True
+            if self.shown:
+                self._report("done")
+
+
+# One watcher thread per process serves every task: a task costs a list append,
+# not a thread (function() runs two tasks; starting and joining a thread for
+# each cost more than a cached compile).  It sleeps until the earliest report
+# is due and drops finished tasks then.
+_cond = threading.Condition()
+_tasks: list[_Task] = []
+_watcher: list[int] = []  # the pid whose watcher thread runs
+_wake_at = [float("inf")]  # when the watcher wakes next (inf: when notified)
+
+
+def _watch(task: _Task) -> None:
+    with _cond:
+        if _watcher != [os.getpid()]:  # none yet, or a forked child's parent's
+            _watcher[:] = [os.getpid()]
+            _tasks.clear()
+            threading.Thread(target=_watch_loop, name="nbgraph-progress", daemon=True).start()
+        elif len(_tasks) > 64:
+            _tasks[:] = [t for t in _tasks if not t._done]
+        _tasks.append(task)
+        if task._next < _wake_at[0]:
+            _cond.notify()  # it would wake too late for this one
+
+
+def _watch_loop() -> None:
+    while True:
+        with _cond:
+            while not _tasks:
+                _wake_at[0] = float("inf")
+                _cond.wait()
+            tasks = list(_tasks)
+        now = time.perf_counter()
+        alive = [t for t in tasks if t.tick(now)]
+        with _cond:
+            _tasks[:] = [t for t in _tasks if t in alive or t not in tasks]
+            if _tasks:
+                _wake_at[0] = min(t._next for t in _tasks)
+                _cond.wait(max(0.0, _wake_at[0] - time.perf_counter()))
 
 
 class _Quiet:
