@@ -55,7 +55,6 @@ import errno
 import marshal
 import os
 import stat
-import tempfile
 import threading
 import warnings
 import weakref
@@ -397,6 +396,8 @@ class ModuleCache:
                 raise
 
     def _write_atomic(self, path, data):
+        import tempfile  # only when writing (tempfile imports shutil: ~5 ms)
+
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-%d-" % os.getpid())
         try:
             with os.fdopen(fd, "wb") as f:
@@ -626,6 +627,7 @@ class ModuleCache:
 
     def _new_workdir(self):
         """(a new private build directory, whether it is outside the cache directory)."""
+        import tempfile
         if self._unwritable is None and self.ensure_directory() is not None:
             try:
                 # the pid in the name lets a later process remove it if this one is killed
@@ -643,6 +645,8 @@ class ModuleCache:
     def _private_workdir(self, why):
         """A private build directory outside the cache directory (the system's
         temporary directory); ``why`` the cache directory could not be used."""
+        import tempfile
+
         where = tempfile.gettempdir()
         if not self._swept:  # leftovers of killed private builds, once per process
             self._swept = True

@@ -32,7 +32,6 @@ session grows the cache for ever.  The rules:
 from __future__ import annotations
 
 import os
-import shutil
 import time
 
 __all__ = ["mark_used", "limit_bytes", "usage", "prune", "remove_stale_temporaries",
@@ -162,6 +161,8 @@ def remove_stale_temporaries(directory: str, now: float | None = None,
             continue  # this process's own build in progress
         if (pid is not None and not _pid_alive(pid)) or age > STALE_AFTER:
             if os.path.isdir(path) and not os.path.islink(path):
+                import shutil  # (imported only when there is something to remove)
+
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 try:

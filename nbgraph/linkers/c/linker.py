@@ -7,6 +7,7 @@ The Program has the interface of :class:`nbgraph.linkers.python.Program`
 ``kinds`` with ``"c"`` or ``"py"`` per node), so Function uses it unchanged.
 """
 
+import functools
 import os
 
 from nbgraph.core.c_interface import CLinkerOp, OutputRule
@@ -217,12 +218,14 @@ class CProgram(Program):
                 view = plan.views[node]
                 storage, kcells = view.storage(self.storage, cells)
                 knode = view.knode
-                thunk = make_c_thunk(knode, kernel, module, storage, kcells)
+                make = functools.partial(make_c_thunk, knode, kernel, module, storage, kcells)
                 # the C call path runs it; an intermediate's buffer is kept for
-                # the next call only when small (peak memory stays as it was)
+                # the next call only when small (peak memory stays as it was); the
+                # generated Python thunk is its fallback, made on first use
                 keep = -1 if all(v in results for v in node.outputs) else POINTER_CACHE_BYTES
-                self.thunks[i] = make_cell_thunk(knode, kernel, module, storage, thunk,
-                                                 keep) or thunk
+                thunk = make_cell_thunk(knode, kernel, module, storage, _on_first_use(make),
+                                        keep)
+                self.thunks[i] = thunk if thunk is not None else make()
                 kinds[i] = "c"
         self.kinds = kinds
         self.module = module
@@ -394,6 +397,18 @@ def _runner(view, runner):
     if not view.extra:
         return runner
     return lambda values: runner(view.values(values))
+
+
+def _on_first_use(make):
+    """A thunk that makes the real one (``make()``) when first called: a fallback
+    most programs never call costs nothing to build."""
+    made = []
+
+    def thunk():
+        if not made:
+            made.append(make())
+        return made[0]()
+    return thunk
 
 
 def _runs_inner_graphs(node):
