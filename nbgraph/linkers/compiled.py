@@ -131,8 +131,9 @@ class Function(FunctionExtras):
         if getattr(self.program, "direct_call", None) is not None:
             if self.program.module is not None:
                 self._install_direct()
-            elif self.program.compiling:
-                # the kernel is still compiling: keep the generic call until it is in
+            if self.program.compiling:
+                # the kernel is still compiling (or the C call path's extension, see
+                # fastcall.Upgrade): keep the generic call until it is in
                 ref = weakref.ref(self)
                 self.program.on_install = [lambda program: ref() and ref()._install_direct()]
 

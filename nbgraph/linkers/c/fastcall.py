@@ -21,7 +21,7 @@ from nbgraph.config import env_switch
 from nbgraph.linkers.c import compiler as _compiler
 
 
-__all__ = ["get", "prefetch", "ENABLED", "FastcallUnavailable"]
+__all__ = ["get", "get_now", "pending", "Upgrade", "prefetch", "ENABLED", "FastcallUnavailable"]
 
 #: False (or ``NBGRAPH_C_FASTCALL=0``): never use the extension.
 ENABLED = env_switch("NBGRAPH_C_FASTCALL")
@@ -53,6 +53,53 @@ def get():
         if _state["module"] is None and _state["failed"] is None:
             _obtain()
         return _state["module"]
+
+
+def get_now():
+    """The ``_fastcall`` module if it is loaded or published (loaded from disk at
+    once), else None; a build it would need is started on a thread
+    (:func:`prefetch`), so a first use does not wait ~0.5 s for it: programs
+    linked meanwhile call kernels through cffi and switch to the extension
+    when it is in (:class:`Upgrade`)."""
+    module = _state["module"]
+    if module is not None or not ENABLED or _state["failed"] is not None:
+        return module
+    if _state["thread"] is None and _lock.acquire(blocking=False):
+        try:
+            if _state["module"] is None and _state["failed"] is None:
+                _state["module"] = load_published()
+        except Exception as exc:  # noqa: BLE001 - an unsafe directory, ...: as get()
+            _state["failed"] = exc
+        finally:
+            _lock.release()
+    if _state["module"] is None and _state["failed"] is None:
+        prefetch()
+    return _state["module"]
+
+
+def pending():
+    """True while the extension is being built on a thread."""
+    return _state["thread"] is not None
+
+
+class Upgrade:
+    """Stands for a program's pending switch to the extension (a CProgram's job):
+    ``ready()`` once the build thread is done, ``wait(timeout)`` for it."""
+
+    error = None
+
+    def __init__(self, module):
+        self.module = module  # the program's LoadedModule, installed again
+        self.pid = os.getpid()
+
+    def ready(self):
+        return not pending()
+
+    def wait(self, timeout=None):
+        thread = _state["thread"]
+        if thread is not None:
+            thread.join(timeout)
+        return self.ready()
 
 
 def prefetch():
@@ -133,14 +180,27 @@ def cache_key(source, info):
 
 def load_or_build(cache=None):
     """The extension module: from the cache directory, or compiled into it."""
+    module = load_published(cache)
+    if module is not None:
+        return module
+    cache, info, key, source = _identity(cache)
+    return _build(cache, info, key, source)
+
+
+def _identity(cache):
+    from nbgraph.core.c_interface import c_source
     from nbgraph.linkers.c.cache import get_cache
 
     cache = cache or get_cache()
     info = _compiler.probe(cache)
-    from nbgraph.core.c_interface import c_source
-
     source = c_source(__package__, "csrc/_fastcall.c").encode()
-    key = cache_key(source, info)
+    return cache, info, cache_key(source, info), source
+
+
+def load_published(cache=None):
+    """The extension module from the cache directory, or None when it is not
+    there (or fails its check: then it is rebuilt)."""
+    cache, info, key, source = _identity(cache)
     so_path, meta_path = _paths(cache, key)
     if cache.ensure_directory() is not None and os.path.exists(so_path):
         if cache.verify_library(so_path, meta_path, "compiled extension"):
@@ -151,7 +211,7 @@ def load_or_build(cache=None):
             except (ImportError, OSError, FastcallUnavailable):
                 pass
         STATS["rebuilt_corrupt"] += 1
-    return _build(cache, info, key, source)
+    return None
 
 
 def _paths(cache, key):

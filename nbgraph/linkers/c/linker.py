@@ -12,7 +12,7 @@ import os
 
 from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.core.type import MethodNotDefined
-from nbgraph.linkers.c import background, codegen, threads
+from nbgraph.linkers.c import background, codegen, fastcall, threads
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.compiler import probe
 from nbgraph.linkers.c.kernel_nodes import kernel_view
@@ -89,8 +89,6 @@ class ModulePlan:
     def build(self):
         """The module, compiling it if needed (the C call path's extension builds
         meanwhile, when it is not there yet)."""
-        from nbgraph.linkers.c import fastcall
-
         fastcall.prefetch()
         return self._ready(self.cache.get(self.source, self.info))
 
@@ -193,6 +191,11 @@ class CProgram(Program):
 
     def _poll(self):
         job = self._job
+        if isinstance(job, fastcall.Upgrade):  # the C call path's extension came in
+            if job.ready():
+                self._job = None
+                self.install(job.module)
+            return
         if job.pid != os.getpid():  # a forked child: the parent's worker is gone
             self._job = background.submit(job.cache, job.source, job.info, job.key, self)
             return
@@ -229,10 +232,12 @@ class CProgram(Program):
                 kinds[i] = "c"
         self.kinds = kinds
         self.module = module
-        self._plan = None  # its source text is no longer needed
+        plan.source = None  # its text is no longer needed (installing again needs the rest)
         self._pointer_cells = cells
         self._kernel_of = kernel_of
         self._views = plan.views
+        if fastcall.pending():  # its kernels run through cffi until it is in
+            self._job = fastcall.Upgrade(module)
         for callback in self.on_install:
             callback(self)
 
@@ -368,8 +373,6 @@ class CLinker:
                     and all(_has_perform(node) for node in c_nodes)):
                 program._job = background.submit(plan.cache, plan.source, plan.info, plan.key,
                                                  program)
-                from nbgraph.linkers.c import fastcall
-
                 fastcall.prefetch()  # the C call path's extension builds meanwhile, if needed
                 return program
             module = plan.build()

@@ -439,7 +439,7 @@ def make_kernel_call(node, kernel, module, fallback, on_error, **options):
         return None
     from nbgraph.linkers.c import fastcall
 
-    ext = fastcall.get()
+    ext = fastcall.get_now()  # None while it builds: see fastcall.Upgrade
     if ext is None:
         return None
     ins = tuple((v.type.numpy_dtype.num, v.type.ndim) for v in node.inputs)
