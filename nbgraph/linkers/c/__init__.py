@@ -29,15 +29,43 @@ CPU, see :mod:`~nbgraph.linkers.c.compiler`) and loaded in cffi's ABI mode
 compiled against Python's headers.  Modules are cached in memory and on disk
 (:mod:`~nbgraph.linkers.c.cache`).
 
-Big loops use several cores through a small runtime library in plain C
+Compile latency
+---------------
+
+A new graph waits for the C compiler, so a module holds as little as
+possible (measured on this 2-core machine, compiler CPU of a new 6-op
+elementwise chain: ~430 ms before, ~110-140 ms now, under load):
+
+* the helpers every kernel calls (messages, shape checks, the general
+  iterator, the elementwise row driver ``nbg_run_rows``) are compiled once
+  into the runtime library and reached through its table
+  (``csrc/helpers.h``, ``csrc/common.h``); a module holds only its kernels;
+* an elementwise kernel emits one vectorisable unit-stride row and one
+  strided row compiled without vectorisation (``NBG_SCALAR_ONLY``);
+* the module head parses ``math.h`` only (memcpy and friends are declared);
+* on a first use the runtime library and the call-path extension build on
+  threads while the first module compiles, and the extension is not waited
+  for at all (:class:`~nbgraph.linkers.c.fastcall.Upgrade`); the compiler
+  probe is one build and one bare-interpreter run.
+
+Measured and not taken: ``-O2`` instead of ``-O3`` saves ~10% of a kernel
+module's compile time but leaves loops of transcendental functions
+unvectorised (GCC 12's very-cheap cost model), which would slow steady-state
+loops several-fold; a quick ``-O1`` tier replaced later by the ``-O3``
+build would change results in the last bits (vectorised libmvec calls and
+scalar libm differ), so it is not done.
+
+Big loops use several cores through the runtime library in plain C
 (:mod:`~nbgraph.linkers.c.threads`): a process-wide pool of
 ``NBGRAPH_NUM_THREADS`` threads (default: the CPUs this process may use; the
 calling thread is one of them), built once with the probed compiler and
 cached beside the modules (``runtime-<key>.so``).  Each module is bound to
-it after loading; a module never bound (one thread, or no runtime) runs
-every loop serially.  A loop is split only above a size that depends on the
-cost of its element; a call made while the pool is busy (another Python
-thread) runs serially; a forked child starts its own workers.  Elementwise
+it after loading (with one thread too: no worker is started).  Where the
+runtime cannot be built, modules are generated standalone (they compile
+the helpers themselves) and run every loop serially.  A loop is split only
+above a size that depends on the cost of its element; a call made while
+the pool is busy (another Python thread) runs serially; a forked child
+starts its own workers.  Elementwise
 results never depend on the thread count, and neither do reductions (fixed
 blocks merged in a fixed order: bit-identical to the serial code).
 
@@ -103,8 +131,10 @@ parallel loop) appends its definitions to the list ``sub["helpers"]``,
 named with the prefix ``sub["kernel"]`` (unique per kernel); they are
 emitted just before the kernel.  The prelude gives them
 ``nbg_parallel(task, ctx, n, grain, min_n)`` (``task(ctx, begin, end)``
-over ``[0, n)``, split across the pool when ``n >= min_n``) and
-``nbg_fail_once`` (the first failing task's status and message).
+over ``[0, n)``, split across the pool when ``n >= min_n``),
+``nbg_fail_once`` (the first failing task's status and message) and
+``nbg_run_rows`` (an elementwise loop over rows, see
+:mod:`nbgraph.tensor.c_code.parallel`).
 
 The module exports, besides its static kernels::
 
@@ -113,7 +143,7 @@ The module exports, besides its static kernels::
     nbg_kernel nbg_kernel_at(int k);
     int nbg_nfreefns(void);
     nbg_freefn nbg_freefn_at(int k);        /* the CDataType freefuncs */
-    int nbg_attach_runtime(const void *rt);   /* the pool's table, or NULL */
+    int nbg_attach_runtime(const void *rt);   /* the runtime's table (NULL: standalone only) */
 
 so one cdef serves every module (shipped pre-parsed in ``_ffi.py``, so
 pycparser is never imported).  cffi releases the GIL during each kernel
@@ -125,8 +155,10 @@ The Python side of a call
 
 The C call path (:mod:`~nbgraph.linkers.c.fastcall`): a small CPython
 extension, ``_fastcall.c``, compiled against Python's and NumPy's headers
-when the first C module is installed and cached beside the modules (the
-same checks: a bad file is rebuilt, an unsafe one refused).  Its
+on a thread when the first C module is built and cached beside the modules
+(the same checks: a bad file is rebuilt, an unsafe one refused); programs
+linked before it is in call their kernels through cffi and switch to it at
+their first run after (:class:`~nbgraph.linkers.c.fastcall.Upgrade`).  Its
 ``Kernel`` object, a vectorcall callable, wraps one kernel over tensors: it
 checks each input (exact ndarray, the operand's dtype and ndim, aligned),
 makes the outputs (a "broadcast" rule's shape is the broadcast of the
