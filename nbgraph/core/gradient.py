@@ -14,15 +14,19 @@ undefined-gradient marker).  None is accepted from Ops outside nbgraph and
 means a zero gradient; nbgraph's own Ops never return it.
 """
 
+from __future__ import annotations
+
 import contextlib
 import gc
 import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal, overload
 
 from nbgraph.core.gradient_types import (
     DisconnectedGradient, DisconnectedType, NullGradient, NullType, grad_not_implemented,
     grad_undefined, is_disconnected, null_reason,
 )
-from nbgraph.core.graph import Variable, clone_replace, graph_inputs, toposort
+from nbgraph.core.graph import Apply, Variable, clone_replace, graph_inputs, toposort
 from nbgraph.core.scope import label_gradient  # display labels: grad(cost, W0)
 from nbgraph.core.type import MethodNotDefined
 
@@ -39,7 +43,35 @@ class NullGradientError(TypeError):
     """An Op declared the gradient undefined on the path to a requested input."""
 
 
-def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", known_grads=None):
+Disconnected = Literal["raise", "warn", "ignore"]
+
+
+@overload
+def grad(cost: Variable | None, wrt: Variable,
+         consider_constant: Iterable[Variable] | None = None,
+         disconnected_inputs: Disconnected = "raise",
+         known_grads: Mapping[Variable, Any] | None = None) -> Variable: ...
+
+
+# (a tuple gives a tuple, any other sequence a list: the overlap is meant)
+@overload
+def grad(cost: Variable | None, wrt: tuple[Variable, ...],  # type: ignore[overload-overlap]
+         consider_constant: Iterable[Variable] | None = None,
+         disconnected_inputs: Disconnected = "raise",
+         known_grads: Mapping[Variable, Any] | None = None) -> tuple[Variable, ...]: ...
+
+
+@overload
+def grad(cost: Variable | None, wrt: Sequence[Variable],
+         consider_constant: Iterable[Variable] | None = None,
+         disconnected_inputs: Disconnected = "raise",
+         known_grads: Mapping[Variable, Any] | None = None) -> list[Variable]: ...
+
+
+def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
+         consider_constant: Iterable[Variable] | None = None,
+         disconnected_inputs: Disconnected = "raise",
+         known_grads: Mapping[Variable, Any] | None = None) -> Any:
     """Symbolic gradient of the scalar ``cost`` with respect to ``wrt``.
 
     ``wrt`` is a Variable or a list/tuple of them; the result has the same
@@ -68,7 +100,9 @@ def grad(cost, wrt, consider_constant=None, disconnected_inputs="raise", known_g
                                     _known_gradients(known_grads), final=True), cost, wrt)
 
 
-def subgraph_grad(wrt, end, start=None, cost=None, details=False):
+def subgraph_grad(wrt: Iterable[Variable], end: Iterable[Variable],
+                  start: Mapping[Variable, Any] | None = None, cost: Variable | None = None,
+                  details: bool = False) -> tuple[Any, ...]:
     """Gradients of a part of a graph, for backpropagating it piece by piece.
 
     Backpropagates from ``cost`` and/or from ``start`` (a dict of known
@@ -85,7 +119,8 @@ def subgraph_grad(wrt, end, start=None, cost=None, details=False):
     if start is None and cost is None:
         raise TypeError("subgraph_grad: give a cost, start gradients, or both")
     params = list(dict.fromkeys(wrt + end))
-    from_start = from_cost = None
+    from_start: list[Variable] | None = None
+    from_cost: list[Variable] | None = None
     if start is not None:
         from_start = grad(None, params, known_grads=start, consider_constant=end,
                           disconnected_inputs="ignore")
@@ -95,14 +130,14 @@ def subgraph_grad(wrt, end, start=None, cost=None, details=False):
     totals = {p: (gs[0] if len(gs) == 1 else p.type.grad_sum(list(gs)))
               for p, gs in zip(params, zip(*parts, strict=True), strict=True)}
     result = ([totals[w] for w in wrt], [totals[e] for e in end])
-    return result + (from_start, from_cost) if details else result
+    return (*result, from_start, from_cost) if details else result
 
 
 # -- grad in named steps ---------------------------------------------------------------
 
 
 @contextlib.contextmanager
-def _collector_paused():
+def _collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector: backpropagation makes objects that all
     stay alive, and the collector's passes over a growing heap of them cost more
     than the graph itself on graphs of 10^5 nodes (40% at 20,000 nodes)."""
@@ -115,18 +150,22 @@ def _collector_paused():
             gc.enable()
 
 
-def _backprop(cost, wrt, consider_constant, disconnected_inputs, known, final):
+def _backprop(cost: Variable | None, wrt: Variable | Sequence[Variable],
+              consider_constant: Iterable[Variable] | None, disconnected_inputs: str,
+              known: dict[Variable, Variable], final: bool) -> Any:
     """grad's traversal; ``final``: a known gradient is not added to (grad's rule),
     else it is one more contribution (Lop's rule: an output may feed another)."""
     with _collector_paused():
         return _backprop_steps(cost, wrt, consider_constant, disconnected_inputs, known, final)
 
 
-def _backprop_steps(cost, wrt, consider_constant, disconnected_inputs, known, final):
+def _backprop_steps(cost: Variable | None, wrt: Variable | Sequence[Variable],
+                    consider_constant: Iterable[Variable] | None, disconnected_inputs: str,
+                    known: dict[Variable, Variable], final: bool) -> Any:
     """The steps of :func:`_backprop`: check, find what is connected, backpropagate,
     assemble the results."""
     wrt_list = _check_arguments(cost, wrt, disconnected_inputs, known)
-    roots = ([cost] if cost is not None else []) + list(known)
+    roots: list[Variable] = ([cost] if cost is not None else []) + list(known)
     order = toposort(roots)
     blocked = set(consider_constant or ())
     connected = _connected_variables(order, wrt_list, blocked)
@@ -134,14 +173,16 @@ def _backprop_steps(cost, wrt, consider_constant, disconnected_inputs, known, fi
     if cost is not None and cost not in known:
         grads.add(cost, cost.type.grad_ones_like(cost))
     _backpropagate(reversed(order), connected, grads)
-    shown = cost if cost is not None else list(known)
+    shown: object = cost if cost is not None else list(known)
     results = [_result(w, grads, shown, disconnected_inputs) for w in wrt_list]
     if isinstance(wrt, Variable):
         return results[0]
     return tuple(results) if isinstance(wrt, tuple) else results
 
 
-def _check_arguments(cost, wrt, disconnected_inputs, known):
+def _check_arguments(cost: object, wrt: Variable | Sequence[Variable],
+                     disconnected_inputs: str, known: Mapping[Variable, Variable],
+                     ) -> list[Variable]:
     """``wrt`` as a list, after refusing malformed arguments with a clear error."""
     if disconnected_inputs not in ("raise", "warn", "ignore"):
         raise ValueError("disconnected_inputs must be 'raise', 'warn' or 'ignore', got %r"
@@ -151,7 +192,7 @@ def _check_arguments(cost, wrt, disconnected_inputs, known):
     if cost is not None and not isinstance(cost, Variable):
         raise TypeError("grad: cost must be a Variable, got %s %r" % (
             type(cost).__name__, cost))
-    wrt_list = [wrt] if isinstance(wrt, Variable) else list(wrt)
+    wrt_list: list[Any] = [wrt] if isinstance(wrt, Variable) else list(wrt)
     for i, w in enumerate(wrt_list):
         if not isinstance(w, Variable):
             raise TypeError("grad: wrt[%d] must be a Variable, got %s %r" % (
@@ -159,7 +200,8 @@ def _check_arguments(cost, wrt, disconnected_inputs, known):
     return wrt_list
 
 
-def _connected_variables(order, wrt_list, blocked):
+def _connected_variables(order: Iterable[Apply], wrt_list: Iterable[Variable],
+                         blocked: set[Variable]) -> set[Variable]:
     """The variables on a path from a ``wrt`` variable that goes through no
     ``blocked`` one (a blocked ``wrt`` starts a path): the only ones whose
     gradients are worth computing."""
@@ -170,7 +212,8 @@ def _connected_variables(order, wrt_list, blocked):
     return connected
 
 
-def _backpropagate(nodes, connected, grads):
+def _backpropagate(nodes: Iterable[Apply], connected: set[Variable],
+                   grads: _Gradients) -> None:
     """The reverse-mode loop: each node, outputs before inputs, turns the gradients
     of its outputs into gradients of its inputs (the chain rule)."""
     for node in nodes:
@@ -179,7 +222,7 @@ def _backpropagate(nodes, connected, grads):
             grads.add_from(node, _op_grad(node, grads.output_grads(node)), connected)
 
 
-def _op_grad(node, output_grads):
+def _op_grad(node: Apply, output_grads: list[Variable]) -> list[Any]:
     """``node.op.grad`` with its result checked: one entry per input."""
     try:
         input_grads = node.op.grad(list(node.inputs), output_grads)
@@ -205,33 +248,34 @@ class _Gradients:
     variables (``consider_constant``) are kept but not propagated.
     """
 
-    def __init__(self, known, final, blocked):
-        self.terms = {var: [g] for var, g in known.items()}
+    def __init__(self, known: Mapping[Variable, Variable], final: bool,
+                 blocked: set[Variable]) -> None:
+        self.terms: dict[Variable, list[Variable]] = {var: [g] for var, g in known.items()}
         self.final = final
         self.known = known
         self.blocked = blocked
-        self.zero = set()
-        self.null = {}
+        self.zero: set[Variable] = set()
+        self.null: dict[Variable, str] = {}
 
-    def add(self, var, g):
+    def add(self, var: Variable, g: Variable) -> None:
         """One more contribution ``g`` to the gradient of ``var``."""
         self.terms.setdefault(var, []).append(g)
 
-    def total(self, var):
+    def total(self, var: Variable) -> Variable:
         """The gradient of ``var``: its contributions summed (zeros if none)."""
         terms = self.terms.get(var)
         if not terms:
-            return var.type.grad_zeros_like(var)
+            return _zeros_like(var)
         if len(terms) > 1:
             terms[:] = [var.type.grad_sum(terms)]
         return terms[0]
 
-    def output_grads(self, node):
+    def output_grads(self, node: Apply) -> list[Variable]:
         """The gradients of ``node``'s outputs, as its Op's grad takes them."""
         return [out.type.grad_zeros_like(out) if out in self.blocked else self.total(out)
                 for out in node.outputs]
 
-    def reaches(self, node, inputs):
+    def reaches(self, node: Apply, inputs: list[Variable]) -> bool:
         """Whether ``node`` needs its Op's grad; settles ``inputs`` here when it
         does not (an undefined gradient, or only zeros, flowing into it)."""
         outputs = [out for out in node.outputs if out not in self.blocked]
@@ -246,7 +290,7 @@ class _Gradients:
             self.zero.update(inputs)
         return False
 
-    def add_from(self, node, input_grads, connected):
+    def add_from(self, node: Apply, input_grads: list[Any], connected: set[Variable]) -> None:
         """Record what ``node``'s Op returned for each of its connected inputs.
 
         An Op whose outputs carry no gradient back (integers: see
@@ -272,7 +316,8 @@ class _Gradients:
                 self.add(inp, g)
 
 
-def _result(w, grads, shown, disconnected_inputs):
+def _result(w: Variable, grads: _Gradients, shown: object,
+            disconnected_inputs: str) -> Variable:
     """The gradient returned for ``w``, or the error or warning it deserves."""
     if w in grads.null:
         raise NullGradientError("the gradient with respect to %r is undefined: %s"
@@ -280,19 +325,25 @@ def _result(w, grads, shown, disconnected_inputs):
     if w in grads.terms:
         return grads.total(w)
     if w in grads.zero:
-        return w.type.grad_zeros_like(w)
+        return _zeros_like(w)
     message = "grad: the cost %r does not depend on %r (it is disconnected)" % (shown, w)
     if disconnected_inputs == "raise":
         raise DisconnectedInputError(message + "; pass disconnected_inputs='ignore' "
                                      "to get zeros")
     if disconnected_inputs == "warn":
         warnings.warn(message, stacklevel=4)
-    return w.type.grad_zeros_like(w)
+    return _zeros_like(w)
 
 
-def _known_gradients(known_grads):
+def _zeros_like(var: Variable) -> Variable:
+    """A zero gradient for ``var``, made by its Type."""
+    zeros: Variable = var.type.grad_zeros_like(var)
+    return zeros
+
+
+def _known_gradients(known_grads: Mapping[Variable, Any] | None) -> dict[Variable, Variable]:
     """``{variable: gradient Variable}`` from ``known_grads`` (values become constants)."""
-    known = {}
+    known: dict[Variable, Variable] = {}
     for var, g in dict(known_grads or {}).items():
         if not isinstance(var, Variable):
             raise TypeError("known_grads: keys must be Variables, got %s %r" % (
@@ -309,7 +360,7 @@ def _known_gradients(known_grads):
     return known
 
 
-def _as_list(x, what):
+def _as_list(x: object, what: str) -> tuple[list[Any], bool]:
     if isinstance(x, Variable):
         return [x], True
     if isinstance(x, (list, tuple)):
@@ -317,7 +368,9 @@ def _as_list(x, what):
     raise TypeError("%s must be a Variable or a list of Variables, got %r" % (what, x))
 
 
-def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"):
+def Lop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
+        eval_points: Any, consider_constant: Iterable[Variable] | None = None,
+        disconnected_inputs: Disconnected = "raise") -> Any:
     """The vector-Jacobian product ``v^T (df/dwrt)`` (reverse mode, no scalar cost).
 
     ``f`` is a Variable or a list; ``eval_points`` gives one ``v`` per entry of
@@ -329,14 +382,15 @@ def Lop(f, wrt, eval_points, consider_constant=None, disconnected_inputs="raise"
     vs, _ = _as_list(eval_points, "Lop: eval_points")
     if len(fs) != len(vs):
         raise ValueError("Lop: %d outputs but %d eval_points" % (len(fs), len(vs)))
-    known = {}
+    known: dict[Variable, Variable] = {}
     for fi, vi in zip(fs, vs, strict=True):
         (vi,) = _known_gradients({fi: vi}).values()
         known[fi] = vi if fi not in known else fi.type.grad_sum([known[fi], vi])
     return _backprop(None, wrt, consider_constant, disconnected_inputs, known, final=False)
 
 
-def Rop(f, wrt, eval_points, disconnected_outputs="raise"):
+def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
+        eval_points: Any, disconnected_outputs: Literal["raise", "ignore"] = "raise") -> Any:
     """The Jacobian-vector product ``(df/dwrt) v`` (forward mode).
 
     ``wrt`` is a Variable or a list, ``eval_points`` one ``v`` per entry of it
@@ -371,7 +425,7 @@ def Rop(f, wrt, eval_points, disconnected_outputs="raise"):
     return results[0] if single else results
 
 
-def _rop_points(wrt, eval_points):
+def _rop_points(wrt: object, eval_points: object) -> tuple[list[Any], list[Any]]:
     """``wrt`` and ``eval_points`` as lists of one length, each point shaped like its ``wrt``."""
     xs, _ = _as_list(wrt, "Rop: wrt")
     vs, _ = _as_list(eval_points, "Rop: eval_points")
@@ -385,6 +439,6 @@ def _rop_points(wrt, eval_points):
     return xs, vs
 
 
-def _depends_on(var, roots):
+def _depends_on(var: Variable, roots: Iterable[Variable]) -> bool:
     ins = set(graph_inputs([var]))
     return any(r in ins for r in roots)

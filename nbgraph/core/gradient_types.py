@@ -26,6 +26,10 @@ Type's ``filter``.
 True
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from nbgraph.core.graph import Variable
 from nbgraph.core.type import SingletonType, Type
 
@@ -38,15 +42,15 @@ __all__ = [
 class DisconnectedType(SingletonType):
     """The Type of a gradient marker saying "the output does not depend on this input"."""
 
-    def filter(self, data, strict=False, allow_downcast=None):
+    def filter(self, data: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
         """Refused: a disconnected gradient has no value."""
         raise TypeError("a DisconnectedType variable (a disconnected gradient) has no value")
 
-    def make_variable(self, name=None):
+    def make_variable(self, name: str | None = None) -> DisconnectedGradient:
         """A new :class:`DisconnectedGradient`."""
         return DisconnectedGradient(name=name)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "DisconnectedType"
 
 
@@ -55,70 +59,72 @@ class NullType(Type):
 
     __props__ = ("why",)
 
-    def __init__(self, why=""):
+    def __init__(self, why: str = "") -> None:
         self.why = why
 
-    def filter(self, data, strict=False, allow_downcast=None):
+    def filter(self, data: Any, strict: bool = False, allow_downcast: bool | None = None) -> Any:
         """Refused: an undefined gradient has no value."""
         raise TypeError("a NullType variable (an undefined gradient) has no value: %s"
                         % (self.why or "no reason given"))
 
-    def make_variable(self, name=None):
+    def make_variable(self, name: str | None = None) -> NullGradient:
         """A new :class:`NullGradient` carrying this Type's ``why``."""
         return NullGradient(self.why, name=name)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "NullType"
 
 
 class DisconnectedGradient(Variable):
     """Returned by ``Op.grad`` for an input the outputs do not depend on."""
 
-    def __init__(self, name=None):
+    def __init__(self, name: str | None = None) -> None:
         super().__init__(DisconnectedType(), None, None, name)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "DisconnectedGradient()"
 
 
 class NullGradient(Variable):
     """Returned by ``Op.grad`` for an input whose gradient is undefined; ``why`` says why."""
 
-    def __init__(self, why="", name=None):
+    type: NullType
+
+    def __init__(self, why: str = "", name: str | None = None) -> None:
         super().__init__(NullType(why), None, None, name)
 
     @property
-    def why(self):
+    def why(self) -> str:
         """The explanation given when the marker was made."""
         return self.type.why
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "NullGradient(%r)" % self.why
 
 
-def _null(op, x_pos, x, what, comment):
+def _null(op: Any, x_pos: int, x: Any, what: str, comment: str) -> NullGradient:
     name = getattr(op, "__name__", None) or str(op)
     shown = " (%s)" % x if x is not None else ""
     why = "%s: the gradient with respect to input %d%s is %s" % (name, x_pos, shown, what)
     return NullGradient(why + (": %s" % comment if comment else ""))
 
 
-def grad_undefined(op, x_pos: int, x, comment: str = "") -> NullGradient:
+def grad_undefined(op: Any, x_pos: int, x: Any, comment: str = "") -> NullGradient:
     """The marker for input ``x_pos`` (``x``) of ``op`` having no mathematical gradient."""
     return _null(op, x_pos, x, "undefined", comment)
 
 
-def grad_not_implemented(op, x_pos: int, x, comment: str = "") -> NullGradient:
+def grad_not_implemented(op: Any, x_pos: int, x: Any, comment: str = "") -> NullGradient:
     """The marker for input ``x_pos`` (``x``) of ``op`` whose gradient nobody wrote yet."""
     return _null(op, x_pos, x, "not implemented", comment)
 
 
-def is_disconnected(g) -> bool:
+def is_disconnected(g: Any) -> bool:
     """Whether ``g`` (one entry of an ``Op.grad`` result) says "disconnected"."""
     return isinstance(getattr(g, "type", None), DisconnectedType)
 
 
-def null_reason(g):
+def null_reason(g: Any) -> str | None:
     """The ``why`` of an undefined-gradient marker, or None when ``g`` is not one."""
     gtype = getattr(g, "type", None)
     return gtype.why if isinstance(gtype, NullType) else None
