@@ -182,7 +182,7 @@ class SpecifyShape(SpecifyShapeC, Op):
     def __str__(self) -> str:
         return "SpecifyShape"
 
-    def make_node(self, x):
+    def make_node(self, x: TensorLike) -> Apply:
         x = as_tensor_variable(x)
         if x.ndim != len(self.shape):
             raise ValueError("specify_shape: %r has %d dimensions but the shape %r has %d" % (
@@ -238,7 +238,7 @@ class Alloc(AllocC, Op):
 
     __props__ = ()
 
-    def make_node(self, value, *shape):
+    def make_node(self, value: TensorLike, *shape: Any) -> Apply:
         value = as_tensor_variable(value)
         entries = as_shape_entries(shape)
         if len(entries) < value.ndim:
@@ -339,7 +339,7 @@ class Shape(ShapeC, Op):
 
     __props__ = ()
 
-    def make_node(self, x):
+    def make_node(self, x: TensorLike) -> Apply:
         x = as_tensor_variable(x)
         return Apply(self, [x], [TensorType("int64", (x.ndim,))()])
 
@@ -379,7 +379,7 @@ class ShapeI(ShapeIC, Op):
     def __init__(self, i: int) -> None:
         self.i = int(i)
 
-    def make_node(self, x):
+    def make_node(self, x: TensorLike) -> Apply:
         x = as_tensor_variable(x)
         if not 0 <= self.i < x.ndim:
             raise ValueError("shape_i: dimension %d is out of range for %r with %d dimensions"
@@ -507,7 +507,7 @@ class Dot(DotC, Op):
 
     __props__ = ()
 
-    def make_node(self, x, y):
+    def make_node(self, x: TensorLike, y: TensorLike) -> Apply:
         x, y = _as_argument(x, "dot", "x"), _as_argument(y, "dot", "y")
         for name, v in (("x", x), ("y", y)):
             if v.ndim not in (1, 2):

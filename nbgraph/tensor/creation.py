@@ -69,7 +69,7 @@ class ARangeLength(Op):
 
     __props__ = ()
 
-    def make_node(self, start, stop, step):
+    def make_node(self, start: TensorLike, stop: TensorLike, step: TensorLike) -> Apply:
         inputs = [scalar_arg(v, "arange_length", w) for v, w in
                   ((start, "start"), (stop, "stop"), (step, "step"))]
         return Apply(self, inputs, [TensorType("int64", ())()])
@@ -96,7 +96,7 @@ class ARange(Op):
     def __str__(self) -> str:
         return "ARange{%s}" % self.dtype
 
-    def make_node(self, start, stop, step):
+    def make_node(self, start: TensorLike, stop: TensorLike, step: TensorLike) -> Apply:
         inputs = [scalar_arg(v, "arange", w) for v, w in
                   ((start, "start"), (stop, "stop"), (step, "step"))]
         values = [static_value(v) for v in inputs]
@@ -179,7 +179,7 @@ class Eye(Op):
     def __str__(self) -> str:
         return "%s{%s}" % ("Eye" if self.kind == "eye" else "Tri", self.dtype)
 
-    def make_node(self, n, m, k):
+    def make_node(self, n: TensorLike, m: TensorLike, k: TensorLike) -> Apply:
         where = self.kind
         inputs = [int_scalar_arg(v, where, w) for v, w in ((n, "N"), (m, "M"), (k, "k"))]
         shape = []
@@ -269,7 +269,7 @@ class AllocDiag(Op):
     def __str__(self) -> str:
         return "AllocDiag{offset=%d}" % self.offset
 
-    def make_node(self, v, rows, cols):
+    def make_node(self, v: TensorLike, rows: TensorLike, cols: TensorLike) -> Apply:
         v = tensor_arg(v, "diag", "v")
         if v.ndim != 1:
             raise ValueError("AllocDiag: v must be a vector, got %r" % (v,))
@@ -309,7 +309,7 @@ class ExtractDiag(Op):
     def __str__(self) -> str:
         return "ExtractDiag{offset=%d}" % self.offset
 
-    def make_node(self, x):
+    def make_node(self, x: TensorLike) -> Apply:
         x = tensor_arg(x, "diag", "v")
         if x.ndim != 2:
             raise ValueError("ExtractDiag: x must be a matrix, got %r" % (x,))
@@ -386,7 +386,7 @@ class Linspace(Op):
     def __str__(self) -> str:
         return "Linspace{%s%s}" % (self.dtype, "" if self.endpoint else ", no endpoint")
 
-    def make_node(self, start, stop, num):
+    def make_node(self, start: TensorLike, stop: TensorLike, num: TensorLike) -> Apply:
         start = scalar_arg(start, "linspace", "start")
         stop = scalar_arg(stop, "linspace", "stop")
         num = int_scalar_arg(num, "linspace", "num")

@@ -34,6 +34,7 @@ from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import TensorConstant, as_tensor_variable
 
 if TYPE_CHECKING:
+    from nbgraph.tensor.op_args import TensorLike
     from nbgraph.core.chunks import ChunkSemantics
     from nbgraph.tensor.scalar_op import ScalarOp
     from nbgraph.tensor.type import StaticShape
@@ -179,7 +180,7 @@ class Elemwise(ElemwiseC, Op):
             return "Elemwise{%s, inplace}" % (self.scalar_op,)
         return "Elemwise{%s}" % (self.scalar_op,)
 
-    def make_node(self, *inputs):
+    def make_node(self, *inputs: Any) -> Apply:
         nin = self.scalar_op.nin
         if nin not in (-1, None) and len(inputs) != nin:
             raise TypeError("%s takes %d inputs, got %d" % (self, nin, len(inputs)))
@@ -476,7 +477,7 @@ class DimShuffle(DimShuffleC, Op):
     def __str__(self) -> str:
         return "DimShuffle{%s}" % ",".join(str(e) for e in self.new_order)
 
-    def make_node(self, x):
+    def make_node(self, x: TensorLike) -> Apply:
         x = as_tensor_variable(x)
         if x.ndim != self.input_ndim:
             raise TypeError("%s expects %d dimensions, got %r with %d" % (
@@ -485,7 +486,7 @@ class DimShuffle(DimShuffleC, Op):
             if x.type.shape[d] != 1:
                 raise ValueError("%s drops dimension %d of %r, which is not statically of "
                                  "size 1 (its type is %r)" % (self, d, x, x.type))
-        shape = tuple(1 if e == "x" else x.type.shape[e] for e in self.new_order)
+        shape = tuple(1 if e == "x" else x.type.shape[int(e)] for e in self.new_order)
         return Apply(self, [x], [TensorType(x.dtype, shape)()])
 
     def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
@@ -558,7 +559,7 @@ class SumToShape(SumToShapeC, Op):
     __props__ = ()
     view_map = {0: [0]}
 
-    def make_node(self, g, *shape):
+    def make_node(self, g: TensorLike, *shape: Any) -> Apply:
         from nbgraph.tensor.basic import known_int, as_shape_entries
 
         g = as_tensor_variable(g)

@@ -25,6 +25,7 @@ from nbgraph.tensor.variable import as_tensor_variable
 from nbgraph.tensor.grad_rules import is_discrete, zero_gradient
 
 if TYPE_CHECKING:
+    from nbgraph.tensor.op_args import TensorLike
     from nbgraph.core.chunks import ChunkSemantics
     from nbgraph.tensor.op_args import Axes
 
@@ -73,7 +74,7 @@ class Reduce(ReduceC, Op):
     def __str__(self) -> str:
         return "%s{axis=%s}" % (self.kind.capitalize(), ",".join(map(str, self.axis)))
 
-    def make_node(self, x):
+    def make_node(self, x: TensorLike) -> Apply:
         x = as_tensor_variable(x)
         axis = normalize_axis(self.axis, x.ndim)
         if axis != self.axis:
@@ -195,7 +196,7 @@ class ProdWithoutSelf(Op):
     def __init__(self, axis: Sequence[int]) -> None:
         self.axis = tuple(axis)
 
-    def make_node(self, x):
+    def make_node(self, x: TensorLike) -> Apply:
         x = as_tensor_variable(x)
         return Apply(self, [x], [x.type()])
 
@@ -237,7 +238,7 @@ class ProdWithoutSelfGrad(Op):
     def __init__(self, axis: Sequence[int]) -> None:
         self.axis = tuple(axis)
 
-    def make_node(self, x, gz):
+    def make_node(self, x: TensorLike, gz: TensorLike) -> Apply:
         x, gz = as_tensor_variable(x), as_tensor_variable(gz)
         if gz.type.dtype != x.type.dtype or gz.ndim != x.ndim:
             raise TypeError("%s: gz (%r of type %r) must have the dtype and ndim of x (%r of "

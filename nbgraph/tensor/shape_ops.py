@@ -186,7 +186,7 @@ class Repeat(Op):
     def __str__(self) -> str:
         return "Repeat{axis=%d}" % self.axis
 
-    def make_node(self, x, repeats):
+    def make_node(self, x: TensorLike, repeats: TensorLike) -> Apply:
         x = tensor_arg(x, "repeat", "a")
         if isinstance(repeats, (list, tuple)) and len(repeats) == 0:
             repeats = np.zeros(0, dtype=np.int64)  # NumPy reads [] as no integer counts
@@ -388,7 +388,7 @@ class Roll(Op):
     def __str__(self) -> str:
         return "Roll{axis=%s}" % self.axis
 
-    def make_node(self, x, shift):
+    def make_node(self, x: TensorLike, shift: TensorLike) -> Apply:
         x = tensor_arg(x, "roll", "a")
         shift = int_scalar_arg(shift, "roll", "shift")
         if self.axis is not None and not 0 <= self.axis < x.ndim:
