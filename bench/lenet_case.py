@@ -6,7 +6,18 @@ the update); PyTensor has no 2-d convolution, so it has no entry.
 conv 5x5 (20 filters) -> max-pool 2x2 -> tanh -> conv 5x5 (50) -> max-pool 2x2 ->
 tanh -> dense 800x500 tanh -> dense 500x10 -> softmax cross-entropy (one-hot
 targets, written with a max-shifted log-sum-exp).
+
+``python -m bench.lenet_case [rounds]`` times the three in interleaved rounds of
+the same process and prints CPU time (``time.process_time``, all threads) beside
+wall time per step: on a loaded machine the CPU time and the ratios of one run
+are the figures to compare.  Run it with ``NBGRAPH_NUM_THREADS=1
+OPENBLAS_NUM_THREADS=1`` and ``XLA_FLAGS="--xla_cpu_multi_thread_eigen=false
+intra_op_parallelism_threads=1"`` for single-thread figures.
 """
+
+import sys
+import time
+
 
 import numpy as np
 
@@ -109,6 +120,9 @@ def lenet_setup(linker):
     """(nbgraph callable, NumPy callable, None) for bench.cases."""
     params, x, y = lenet_data()
     f = _nbgraph_step([p.copy() for p in params], linker)
+    wait = getattr(f.program, "wait_compiled", None)
+    if wait is not None:  # time the C kernels, not the first calls' perform
+        wait()
     f(x, y)
     theirs = [p.copy() for p in params]
     return (lambda: f(x, y)), (lambda: _numpy_step(theirs, x, y)), None
@@ -152,3 +166,40 @@ def lenet_jax():
         return cost
     run()
     return run
+
+
+def _per_step(fn, steps):
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _ in range(steps):
+        fn()
+    return ((time.process_time() - cpu) / steps * 1e3,
+            (time.perf_counter() - wall) / steps * 1e3)
+
+
+def main(rounds=5, steps=5):
+    """Print nbgraph's, NumPy's and JAX's CPU and wall ms per step (min and median
+    over ``rounds`` interleaved rounds of ``steps`` steps) and the ratios."""
+    ours, numpy_step, _ = lenet_setup(None)
+    runs = {"nbgraph": ours, "numpy": numpy_step}
+    jax_step = lenet_jax()
+    if jax_step is not None:
+        runs["jax"] = jax_step
+    times = {name: [] for name in runs}
+    for fn in runs.values():
+        fn()
+    for _ in range(rounds):
+        for name, fn in runs.items():
+            times[name].append(_per_step(fn, steps))
+    best = {}
+    for name, values in times.items():
+        cpu, wall = sorted(v[0] for v in values), sorted(v[1] for v in values)
+        best[name] = cpu[0]
+        print("%-8s cpu min %7.2f  median %7.2f ms | wall min %7.2f  median %7.2f ms" % (
+            name, cpu[0], cpu[len(cpu) // 2], wall[0], wall[len(wall) // 2]))
+    for name in best:
+        if name != "nbgraph":
+            print("nbgraph / %s (min cpu): %.2fx" % (name, best["nbgraph"] / best[name]))
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:2]))

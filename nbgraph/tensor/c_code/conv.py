@@ -13,8 +13,8 @@ a matrix) and scatters the input gradient back from each tile:
 * input gradient, per image: ``F^T . g[n]``, added into the windows it came
   from (the padding's share dropped);
 * filter gradient: ``g[n] . cols(x[n])^T`` summed over fixed blocks of images
-  (at most 8, chosen from the sizes only), the blocks' partial sums added in
-  block order.
+  (at most 8, fewer for big filters, chosen from the sizes only), the blocks'
+  partial sums added in block order.
 
 Tasks own whole images or blocks, so results never depend on the thread
 count; they differ from ``perform`` (NumPy's BLAS) by the order of the
@@ -37,14 +37,16 @@ _SUFFIX = {"float32": "f32", "float64": "f64"}
 MIN_WORK = 1 << 18
 #: The filter gradient's blocks of images (fixed: results do not depend on threads).
 GW_BLOCKS = 8
-_VERSION = (1,)
+#: ... fewer when their partial sums would hold more elements than this.
+GW_PARTIALS = 1 << 22
+_VERSION = (2,)
 
 
 def _support(dtype):
     return "\n".join([
         float_matrix_support(dtype),
-        "#ifndef NBG_CONV_MINWORK\n#define NBG_CONV_MINWORK %dLL\n"
-        "#define NBG_CONV_GW_BLOCKS %d\n#endif" % (MIN_WORK, GW_BLOCKS),
+        "#ifndef NBG_CONV_MINWORK\n#define NBG_CONV_MINWORK %dLL\n#define NBG_CONV_GW_BLOCKS %d\n"
+        "#define NBG_CONV_GW_PARTIALS %dLL\n#endif" % (MIN_WORK, GW_BLOCKS, GW_PARTIALS),
         c_template(_PKG, "csrc/conv.h", S=_SUFFIX[dtype], CT=C_TYPES[dtype])])
 
 

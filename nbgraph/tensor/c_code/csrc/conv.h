@@ -442,8 +442,10 @@ static NBG_NOINLINE int nbg_conv_${S}_grad_weights(nbg_conv_${S}_ctx *c, const i
     if ((status = nbg_conv_${S}_check_out(od, fd, what, err))) return status;
     if (c->k == 0 || c->r == 0) return 0;
     work = c->n * c->k * c->r * c->p;
-    /* Fixed blocks of images (sizes only), at most NBG_CONV_GW_BLOCKS. */
+    /* Fixed blocks of images (sizes only), at most NBG_CONV_GW_BLOCKS, fewer
+       when their partial sums would pass NBG_CONV_GW_PARTIALS elements. */
     nblk = work >= NBG_CONV_MINWORK ? NBG_CONV_GW_BLOCKS : 1;
+    while (nblk > 1 && nblk * c->k * c->r > NBG_CONV_GW_PARTIALS) nblk /= 2;
     if (nblk > c->n) nblk = c->n;
     if (nblk < 1) nblk = 1;
     c->per = (c->n + nblk - 1) / nblk;
