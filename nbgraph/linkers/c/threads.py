@@ -123,6 +123,9 @@ def prefetch(cache, info):
     thread = threading.Thread(target=_prefetch, args=(cache, info), daemon=True,
                               name="nbgraph-runtime")
     _state["prefetch"] = thread
+    import atexit
+
+    atexit.register(thread.join, 10)  # no half-built temporary left behind at exit
     thread.start()
 
 
