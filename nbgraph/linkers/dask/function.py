@@ -11,6 +11,7 @@
 import itertools
 import threading
 import uuid
+from typing import NamedTuple
 
 import numpy as np
 
@@ -18,7 +19,8 @@ from nbgraph.core.graph import Constant
 from nbgraph.linkers.dask.kernels import ChunkKernel, chunk_node, compile_chunk_kernels
 from nbgraph.linkers.dask.lowering import SMALL_BYTES, LazyFull, Lowering, is_dask
 
-__all__ = ["DaskLinker", "DaskFunction", "split_multi_output_nodes", "REWRITE_EXCLUDE"]
+__all__ = ["DaskLinker", "DaskFunction", "RowBlockPlan", "split_multi_output_nodes",
+           "REWRITE_EXCLUDE"]
 
 #: Rewrite stages left out for this linker: a block may be read by several
 #: tasks, so no kernel may overwrite its input.
@@ -157,6 +159,8 @@ class DaskFunction:
     in one ``dask.compute`` and written after it (a call with updates always
     computes).  ``dask_graph`` is the task graph of the last call;
     ``lower(*args)`` returns the lazy outputs without computing anything.
+    ``last_plan`` is the :class:`RowBlockPlan` of the last call (None when it
+    was lowered node by node).
     """
 
     def __init__(self, fgraph, inputs, outputs, single, shared_inputs, updates, linker,
@@ -287,7 +291,8 @@ class DaskFunction:
             program, rows_in, small_in, exits, planner,
             lambda tag: "nbgraph_blocks%s-%s" % (tag, tokenize(salt, tag)))
         env.update(lowered)
-        self.last_plan = planner
+        self.last_plan = RowBlockPlan(tuple(planner.region), tuple(exits),
+                                      tuple(planner.layout[v] for v in exits))
         return set(planner.region)
 
     @staticmethod
@@ -371,6 +376,16 @@ class DaskFunction:
         return "<DaskFunction%s (%s), linker=dask, %d node%s, %d chunked kernel%s>" % (
             " " + self.name if self.name else "", ", ".join(repr(v) for v in self.inputs),
             n, "" if n == 1 else "s", chunked, "" if chunked == 1 else "s")
+
+
+class RowBlockPlan(NamedTuple):
+    """How the last call ran per row block (``DaskFunction.last_plan``): the nodes
+    run inside the block program, the values leaving it, and their layouts
+    ("row": rows of a value, "part": merged partial results)."""
+
+    region: tuple
+    exits: tuple
+    layouts: tuple
 
 
 class _Program:

@@ -52,6 +52,7 @@ def test_sum_of_squares_and_a_logistic_gradient_larger_than_a_worker():
         grad = nbgraph.function([Xv, tv], nbgraph.grad(cost, w),
                                 linker=DaskLinker(compute=True, scheduler=client))
         g = grad(X, t)
+        assert grad.last_plan is not None  # one task per block of rows, partials merged
         # at w = 0: p = 1/2, grad = E[x (1/2 - 1{x0 > 0})] = (-E|x0|/2, 0, ..., 0)
         assert abs(g[0] + np.sqrt(2 / np.pi) / 2) < 2e-3
         assert np.all(np.abs(g[1:]) < 2e-3)
