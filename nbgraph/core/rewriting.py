@@ -294,6 +294,11 @@ class MergeRewriter(GraphRewriter):
     name = "merge"
 
     def apply(self, fgraph: FunctionGraph) -> int:
+        return self._merge_constants(fgraph) + self._merge_nodes(fgraph)
+
+    @staticmethod
+    def _merge_constants(fgraph: FunctionGraph) -> int:
+        """Replace each constant by the first equal one (by ``auto_name`` order)."""
         changes = 0
         constants: dict[Any, Constant] = {}
         for var in sorted((v for v in fgraph.variables if isinstance(v, Constant)),
@@ -307,6 +312,13 @@ class MergeRewriter(GraphRewriter):
             if kept is not var and kept.equals(var) and var in fgraph.variables:
                 fgraph.replace(var, kept, reason="merge")
                 changes += 1
+        return changes
+
+    @staticmethod
+    def _merge_nodes(fgraph: FunctionGraph) -> int:
+        """Replace the outputs of each node by those of an earlier one with the same Op
+        and inputs (and output types)."""
+        changes = 0
         seen: dict[Any, Apply] = {}
         for node in fgraph.toposort():
             if node not in fgraph.apply_nodes:
