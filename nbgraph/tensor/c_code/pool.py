@@ -41,7 +41,7 @@ class _PoolC(CLinkerOp):
         return _VERSION
 
     def c_headers(self):
-        return ["math.h"]
+        return ["math.h", "stdlib.h"]
 
     def c_support_code(self, node=None):
         if node is None:

@@ -11,6 +11,7 @@
    those of perform (its taps in increasing order: windows from the last),
    so both give the same bits.  Planes are split across the thread pool;
    results never depend on the thread count. */
+#include <stdlib.h>
 #ifndef NBG_POOL_${S}
 #define NBG_POOL_${S}
 #define NBG_POOL_MAX 0
