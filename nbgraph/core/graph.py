@@ -288,6 +288,23 @@ class Apply:
             if not isinstance(inp, Variable):
                 raise TypeError("input %d of Apply(%s) must be a Variable, got %s %r" % (
                     i, op, type(inp).__name__, inp))
+        self._check_outputs(op, outputs)
+        self.op = op
+        self.inputs = inputs
+        self.outputs = outputs
+        self.tag = Scratchpad()
+        site = creation_site() if config.node_trace else None
+        path = current_scope()
+        for i, out in enumerate(outputs):
+            out.owner = self
+            out.index = i
+            if site is not None and "trace" not in out.tag.__dict__:
+                out.tag.trace = site  # the user's line that built it (nbgraph.core.trace)
+            if path and "scope" not in out.tag.__dict__:
+                out.tag.scope = path  # the open `with scope(...)` blocks (nbgraph.core.scope)
+
+    def _check_outputs(self, op: Op, outputs: list[Variable]) -> None:
+        """Refuse outputs that are not fresh Variables of this node, each listed once."""
         seen: set[int] = set()
         for i, out in enumerate(outputs):
             if not isinstance(out, Variable):
@@ -302,19 +319,6 @@ class Apply:
             if id(out) in seen:
                 raise ValueError("output %d of Apply(%s), %r, is listed twice" % (i, op, out))
             seen.add(id(out))
-        self.op = op
-        self.inputs = inputs
-        self.outputs = outputs
-        self.tag = Scratchpad()
-        site = creation_site() if config.node_trace else None
-        path = current_scope()
-        for i, out in enumerate(outputs):
-            out.owner = self
-            out.index = i
-            if site is not None and "trace" not in out.tag.__dict__:
-                out.tag.trace = site  # the user's line that built it (nbgraph.core.trace)
-            if path and "scope" not in out.tag.__dict__:
-                out.tag.scope = path  # the open `with scope(...)` blocks (nbgraph.core.scope)
 
     @property
     def nin(self) -> int:
