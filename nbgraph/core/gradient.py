@@ -192,6 +192,9 @@ def _check_arguments(cost: object, wrt: Variable | Sequence[Variable],
     if cost is not None and not isinstance(cost, Variable):
         raise TypeError("grad: cost must be a Variable, got %s %r" % (
             type(cost).__name__, cost))
+    if not isinstance(wrt, (Variable, list, tuple)):
+        raise TypeError("grad: wrt must be a Variable or a list/tuple of Variables, got %s %r"
+                        % (type(wrt).__name__, wrt))
     wrt_list: list[Any] = [wrt] if isinstance(wrt, Variable) else list(wrt)
     for i, w in enumerate(wrt_list):
         if not isinstance(w, Variable):

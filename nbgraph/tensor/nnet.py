@@ -57,7 +57,8 @@ def _single_axis(axis, ndim, where):
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         raise TypeError("%s: axis must be an int, got %r" % (where, axis))
     if not -ndim <= axis < ndim:
-        raise ValueError("%s: axis %d is out of range for %d dimensions" % (where, axis, ndim))
+        raise np.exceptions.AxisError("%s: axis %d is out of range for %d dimensions" % (
+            where, axis, ndim))
     return int(axis) % ndim
 
 

@@ -24,22 +24,30 @@ if TYPE_CHECKING:
     from nbgraph.tensor.op_args import TensorLike
     from nbgraph.tensor.variable import AnyTensor, TensorVariable
 
-__all__ = ["Subtensor", "IncSubtensor", "getitem", "inc_subtensor", "set_subtensor",
-           "slice_length"]
+__all__ = ["Subtensor", "IncSubtensor", "IndexTypeError", "getitem", "inc_subtensor",
+           "set_subtensor", "slice_length"]
+
+
+class IndexTypeError(TypeError, IndexError):
+    """An index of the wrong type (``x[1.5]``, ``x["a"]``, a float Variable).
+
+    Both a TypeError (Theano's class for it) and an IndexError (NumPy's), so
+    ``except`` clauses written for either catch it."""
 
 _SLOT = "i"  # placeholder in idx_list for a value read from a scalar input
 
 
 def _index_input(value, what):
+    # NumPy: a bad index is an IndexError, a bad slice bound a TypeError
+    error = TypeError if what.startswith("slice") else IndexTypeError
     if isinstance(value, Variable):
         v = as_tensor_variable(value)
         if v.ndim != 0 or v.dtype not in DISCRETE_DTYPES or v.dtype == "bool":
-            raise TypeError("%s must be an integer scalar, got %r of type %r" % (
-                what, v, v.type))
+            raise error("%s must be an integer scalar, got %r of type %r" % (what, v, v.type))
         return v
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError("%s must be an int, got %r; advanced (array) indexing is not "
-                        "supported" % (what, value))
+        raise error("%s must be an int, got %r; advanced (array) indexing is not supported"
+                    % (what, value))
     return constant(np.int64(value))
 
 

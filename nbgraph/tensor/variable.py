@@ -433,6 +433,11 @@ def as_tensor_variable(x: TensorLike, name: str | None = None, ndim: int | None 
     A Type (rather than a Variable of it) or a non-numeric object raises a
     TypeError saying what was expected.
     """
+    if ndim is not None:
+        if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)):
+            raise TypeError("as_tensor_variable: ndim must be an int, got %r" % (ndim,))
+        if ndim < 0:
+            raise ValueError("as_tensor_variable: ndim must be non-negative, got %d" % ndim)
     if isinstance(x, Variable) and not isinstance(x.type, TensorType) and \
             type(x.type).__name__ == "ScalarType":
         from nbgraph.tensor.scalar_tensor import tensor_from_scalar
