@@ -27,6 +27,7 @@ from nbgraph.tensor.c_code.nnet import (
     SoftmaxC,
     SoftmaxCrossentropyC,
     SoftmaxCrossentropyGradC,
+    SoftmaxGradC,
 )
 from nbgraph.tensor.reduction import normalize_axis
 from nbgraph.tensor.type import DISCRETE_DTYPES, TensorType
@@ -35,7 +36,7 @@ from nbgraph.tensor.grad_rules import index_gradient, is_discrete, zero_gradient
 
 __all__ = [
     "Softmax", "LogSoftmax", "LogSumExp", "PickLabels", "PickLabelsGrad", "OneHot",
-    "SoftmaxCrossentropy", "SoftmaxCrossentropyGrad",
+    "SoftmaxCrossentropy", "SoftmaxCrossentropyGrad", "SoftmaxGrad",
     "softmax", "log_softmax", "logsumexp", "relu", "elu", "gelu", "softsign", "sigmoid",
     "softplus", "binary_crossentropy", "categorical_crossentropy", "one_hot", "pick_labels",
     "softmax_crossentropy",
@@ -136,6 +137,55 @@ class Softmax(SoftmaxC, _RowOp):
         sm = self(x)
         gz = output_grads[0]
         return [sm * (gz - tm.sum(gz * sm, axis=self.axis, keepdims=True))]
+
+
+class SoftmaxGrad(SoftmaxGradC, Op):
+    """``sm * (gz - sum(gz * sm, axis, keepdims))``: the gradient of a softmax ``sm`` along
+    ``axis`` for the output gradient ``gz`` (same shape and float dtype), one pass per
+    row in C.  The ``stabilize`` stage puts it where a softmax's gradient is not part
+    of a cross-entropy's."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis=-1):
+        self.axis = axis
+
+    def __str__(self):
+        return "SoftmaxGrad{axis=%s}" % self.axis
+
+    def make_node(self, gz, sm):
+        gz, sm = as_tensor_variable(gz), as_tensor_variable(sm)
+        axis = _single_axis(self.axis, sm.ndim, "softmax_grad")
+        if axis != self.axis:
+            return SoftmaxGrad(axis).make_node(gz, sm)
+        for name, v in (("gz", gz), ("sm", sm)):
+            if v.dtype not in ("float16", "float32", "float64"):
+                raise TypeError("softmax_grad: %s must be a float tensor, got %r of type %r" % (
+                    name, v, v.type))
+        if gz.dtype != sm.dtype or gz.ndim != sm.ndim:
+            raise TypeError("softmax_grad: gz and sm must have one dtype and ndim, got %s and %s"
+                            % (gz.type, sm.type))
+        shape = tuple(a if a is not None else b
+                      for a, b in zip(sm.type.shape, gz.type.shape, strict=True))
+        return Apply(self, [gz, sm], [TensorType(sm.dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        gz, sm = inputs
+        if gz.shape != sm.shape:
+            raise ValueError("softmax_grad: gz of shape %s and sm of shape %s must have one "
+                             "shape" % (gz.shape, sm.shape))
+        total = np.sum(gz * sm, axis=self.axis, keepdims=True)
+        output_storage[0][0] = np.asarray(sm * (gz - total), dtype=node.outputs[0].type.dtype)
+
+    def infer_shape(self, node, input_shapes):
+        return [input_shapes[1]]
+
+    def grad(self, inputs, output_grads):
+        gz, sm = inputs
+        (g,) = output_grads
+        s = tm.sum(gz * sm, axis=self.axis, keepdims=True)
+        t = tm.sum(g * sm, axis=self.axis, keepdims=True)
+        return [SoftmaxGrad(self.axis)(g, sm), g * (gz - s) - gz * t]
 
 
 class LogSoftmax(LogSoftmaxC, _RowOp):

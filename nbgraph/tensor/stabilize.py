@@ -35,6 +35,7 @@ from nbgraph.tensor.basic import Alloc, ShapeI
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise
 from nbgraph.tensor.nnet_rewrites import first_rows  # (registers the label-pick rewrites)
 from nbgraph.tensor.reduction import Reduce
+from nbgraph.tensor.shape_keys import shape_keys
 from nbgraph.tensor.rewriting import is_all, register_rewrite
 from nbgraph.core.graph import equal_computations
 from nbgraph.core.rewriting import node_rewriter
@@ -209,20 +210,49 @@ def crossentropy_of_softmax_gradient(fgraph, node):
     return None
 
 
-def _crossentropy_gradient_parts(sm_var, diff_var):
-    """(gz, x, y) when ``sm_var * diff_var`` is the differentiated cross-entropy of a softmax."""
+def _softmax_gradient_parts(sm_var, diff_var):
+    """``(sm node, g)`` when ``sm_var * diff_var`` is ``sm * (g - sum(g * sm, axis,
+    keepdims))``, the gradient of ``sm = softmax(x, axis)`` for ``g``, else None."""
     sm = _of(sm_var, nnet.Softmax)
     diff = _op_inputs(diff_var, ps.sub)
-    if sm is None or sm.op.axis != sm_var.ndim - 1 or diff is None:
+    if sm is None or diff is None:
         return None
     g, total = diff
     found = _keepdims_reduce(total, "sum")
-    if found is None or found[1] != sm_var.ndim - 1:
+    if found is None or found[1] != sm.op.axis:
         return None
     prod = _op_inputs(found[0], ps.mul)
     if prod is None or len(prod) != 2 or not ((prod[0] is g and prod[1] is sm_var) or (
             prod[1] is g and prod[0] is sm_var)):
         return None
+    return sm, g
+
+
+@_stabilize("softmax_grad", [Elemwise], position=50)
+def softmax_gradient(fgraph, node):
+    """``sm * (g - sum(g * sm, axis, keepdims)) -> SoftmaxGrad(g, sm)`` (one pass per row;
+    not a stabilisation but a fusion, here so that the cross-entropy's gradient, position
+    45, is found first)."""
+    if node.op.scalar_op != ps.mul or len(node.inputs) != 2:
+        return None
+    for sm_var, diff_var in (node.inputs, node.inputs[::-1]):
+        found = _softmax_gradient_parts(sm_var, diff_var)
+        if found is not None:
+            sm, g = found
+            if g.type.dtype != sm_var.type.dtype or \
+                    shape_keys(fgraph, g) != shape_keys(fgraph, sm_var):
+                return None  # a broadcast g: the primitives broadcast it
+            out = _same_type(nnet.SoftmaxGrad(sm.op.axis)(g, sm_var), node.outputs[0])
+            return [out] if out is not None else None
+    return None
+
+
+def _crossentropy_gradient_parts(sm_var, diff_var):
+    """(gz, x, y) when ``sm_var * diff_var`` is the differentiated cross-entropy of a softmax."""
+    found = _softmax_gradient_parts(sm_var, diff_var)
+    if found is None or found[0].op.axis != sm_var.ndim - 1:
+        return None
+    sm, g = found
     found = _label_gradient(g, sm_var)
     if found is None:
         return None

@@ -22,14 +22,15 @@ from nbgraph.core.c_interface import CLinkerOp, OutputRule, c_source, c_template
 from nbgraph.tensor.c_code.parallel import min_parallel
 from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 
-__all__ = ["SoftmaxC", "LogSoftmaxC", "SoftmaxCrossentropyC", "SoftmaxCrossentropyGradC",
+__all__ = ["SoftmaxC", "LogSoftmaxC", "SoftmaxGradC", "SoftmaxCrossentropyC",
+           "SoftmaxCrossentropyGradC",
            "PickLabelsC", "PickLabelsGradC", "ArgReduceC", "MaxAndArgmaxC"]
 
 _PKG = __package__
 _SUFFIX = {"float64": "f64", "float32": "f32"}
 #: Cost of one element of a softmax row, in adds (an exp, a division, max and sum).
 ROW_ELEMENT_COST = 8
-_VERSION = (5,)
+_VERSION = (6,)
 
 
 def _float_support(dtype):
@@ -121,6 +122,39 @@ class LogSoftmaxC(_RowOpC):
     """The C side of LogSoftmax: ``x - max - log(sum(exp(x - max)))`` per row."""
 
     _task = "log_softmax"
+
+
+class SoftmaxGradC(_FloatRowsC):
+    """The C side of SoftmaxGrad: per row, ``sm * (gz - s)`` with ``s`` the pairwise sum of
+    ``gz * sm`` (NumPy's order); gz and sm of one shape (a ValueError otherwise)."""
+
+    def has_c_code(self, node):
+        gz, sm = node.inputs
+        out = node.outputs[0]
+        return out.type.dtype in _SUFFIX and gz.type.dtype == sm.type.dtype == out.type.dtype \
+            and sm.type.ndim <= 32
+
+    def c_output_rule(self, node):
+        """A fresh output of the inputs' shape."""
+        return OutputRule.broadcast()
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        gz, sm = node.inputs
+        what = _what(self)
+        S = _SUFFIX[node.outputs[0].type.dtype]
+        L = ["{", "if (!nbg_same_dims(%d, %s_dims, %s_dims)) { char nbg_b1[200], nbg_b2[200]; "
+             "nbg_errorf(nbg_err, \"%s: gz of shape %%s and sm of shape %%s must have one "
+             "shape\", nbg_shape_text(nbg_b1, 200, %d, %s_dims), nbg_shape_text(nbg_b2, 200, "
+             "%d, %s_dims)); nbg_status = NBG_VALUE_ERROR; goto nbg_fail; }" % (
+                 sm.type.ndim, inputs[0], inputs[1], what, gz.type.ndim, inputs[0],
+                 sm.type.ndim, inputs[1])]
+        L += _rows_head(sm, inputs[1], self.axis)
+        L.append(_add(self, gz, inputs[0], self.axis, "gz", what))
+        L.append(_add(self, sm, inputs[1], self.axis, "sm", what))
+        L.append(_add(self, node.outputs[0], outputs[0], self.axis, "the output", what))
+        L += _run_rows("nbg_softmax_grad_task_%s" % S, min_parallel(4))
+        L.append("}")
+        return "\n".join(L)
 
 
 #: An operand's axis along the row in ``_label_rows_code``: its last one.

@@ -280,6 +280,41 @@ static inline void nbg_softmax_rows_${S}(nbg_rows *r, int64_t b, int64_t e, cons
     }
     free(w);
 }
+/* Rows [b, e) of a softmax gradient sm * (gz - sum(gz * sm)) over an nbg_rows:
+   operands 0 gz, 1 sm, 2 out (the rows along one axis, of one shape).  A row
+   whose operands are not contiguous is gathered into scratch and scattered back. */
+static void nbg_softmax_grad_task_${S}(void *c, int64_t b, int64_t e) {
+    nbg_rows *r = (nbg_rows *)c;
+    const int64_t n = r->n, item = (int64_t)sizeof(${T});
+    int64_t idx[NBG_MAXDIMS], row, j;
+    char *ptr[NBG_ROWS_MAXOPS];
+    ${T} *w = (${T} *)malloc((size_t)(4 * n) * sizeof(${T}));
+    if (NBG_UNLIKELY(!w)) {
+        nbg_fail_once(&r->fails, NBG_MEMORY_ERROR, "out of memory for softmax gradient rows");
+        return;
+    }
+    nbg_rows_seek(r, b, idx, ptr);
+    for (row = b; row < e; row++) {
+        const int direct = r->step[0] == item && r->step[1] == item && r->step[2] == item;
+        const ${T} *restrict g = direct ? (const ${T} *)ptr[0] : w + n;
+        const ${T} *restrict sm = direct ? (const ${T} *)ptr[1] : w + 2 * n;
+        ${T} *restrict o = direct ? (${T} *)ptr[2] : w + 3 * n;
+        ${T} *restrict prod = w;
+        ${T} total;
+        if (!direct)
+            for (j = 0; j < n; j++) {
+                w[n + j] = *(const ${T} *)(ptr[0] + j * r->step[0]);
+                w[2 * n + j] = *(const ${T} *)(ptr[1] + j * r->step[1]);
+            }
+        for (j = 0; j < n; j++) prod[j] = g[j] * sm[j];
+        total = nbg_pwsum_${S}(prod, n);
+        for (j = 0; j < n; j++) o[j] = sm[j] * (g[j] - total);
+        if (!direct)
+            for (j = 0; j < n; j++) *(${T} *)(ptr[2] + j * r->step[2]) = o[j];
+        nbg_rows_next(r, idx, ptr);
+    }
+    free(w);
+}
 static void nbg_softmax_task_${S}(void *c, int64_t b, int64_t e) {
     nbg_softmax_rows_${S}((nbg_rows *)c, b, e, 0);
 }
