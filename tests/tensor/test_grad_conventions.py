@@ -67,7 +67,7 @@ def test_built_in_ops_never_return_none_from_grad(name):
         except NotImplementedError:
             continue  # an Op may refuse outright (named in the error)
         assert len(grads) == len(node.inputs), node
-        for inp, g in zip(node.inputs, grads):
+        for inp, g in zip(node.inputs, grads, strict=True):
             assert isinstance(g, Variable), "%s.grad returned %r for %r" % (node.op, g, inp)
 
 
@@ -224,7 +224,7 @@ def test_subgraph_grad_backpropagates_piece_by_piece_like_grad():
     values = (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.2, -0.1]), np.array([1.0, 2.0, 3.0]))
     got = run([x, w1, w2], [g_w1, g_w2], *values)
     want = run([x, w1, w2], full, *values)
-    for a, b in zip(got, want):
+    for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     expected_x = run([x, w1, w2], ng.grad(cost, x), *values)
     np.testing.assert_allclose(run([x, w1, w2], g_x, *values), expected_x, rtol=1e-12)

@@ -91,8 +91,9 @@ def test_one_elementwise_op_is_numpys_in_every_linker(linker, op_index, data):
     op = ELEMENTWISE_OPS[op_index]
     shapes, declared, dtypes, weak, number, seed = data.draw(broadcast_case(op.arity))
     rng = np.random.default_rng(seed)
-    values = [numpy_inputs(rng, d, s) for d, s in zip(dtypes, shapes)]
-    symbols = [nt.tensor(d, decl, "x%d" % k) for k, (d, decl) in enumerate(zip(dtypes, declared))]
+    values = [numpy_inputs(rng, d, s) for d, s in zip(dtypes, shapes, strict=True)]
+    symbols = [nt.tensor(d, decl, "x%d" % k)
+               for k, (d, decl) in enumerate(zip(dtypes, declared, strict=True))]
     sym_fn, num_fn = op.build(rng, *symbols)
     if weak is not None:  # a Python number in place of one operand: weak, as in NEP 50
         values[weak], symbols[weak] = number, number
@@ -110,7 +111,7 @@ def test_one_elementwise_op_is_numpys_in_every_linker(linker, op_index, data):
     except (TypeError, ValueError) as exc:
         pytest.fail("NumPy computes %s on %s but nbgraph refused: %s" % (op.name, dtypes, exc))
     assert out.dtype == expected.dtype.name
-    assert all(s is None or s == e for s, e in zip(out.type.shape, expected.shape))
+    assert all(s is None or s == e for s, e in zip(out.type.shape, expected.shape, strict=True))
     f = _compile(inputs, out, linker)
     if f is None:
         _count("refused by linker c")
@@ -202,7 +203,7 @@ def test_rewrites_keep_the_values_of_random_graphs(seed, dtypes):
     plain = _compile(graph.inputs, graph.outputs, "py", rewrite=None)
     with np.errstate(all="ignore"):
         got, want = fast(*graph.values), plain(*graph.values)
-    for g, w, numpy_value in zip(got, want, graph.expected):
+    for g, w, numpy_value in zip(got, want, graph.expected, strict=True):
         assert g.dtype == w.dtype == numpy_value.dtype and g.shape == w.shape
         tight = {"float16": 2e-2, "float32": 1e-4, "complex64": 1e-4}.get(g.dtype.name, 1e-7)
         np.testing.assert_allclose(g, w, rtol=tight, atol=tight, equal_nan=True)
@@ -266,20 +267,20 @@ def test_static_shapes_are_as_precise_as_pytensors_and_true(seed):
     graph = random_graph(np.random.default_rng(seed), dtypes=("float64", "float32", "int8"))
     theirs = _in_pytensor(graph.outputs, graph.inputs)
     ours, pyt = [], []
-    for o, p in zip(graph.outputs, theirs):
+    for o, p in zip(graph.outputs, theirs, strict=True):
         ours += _with_shape_uses(o, nt)
         pyt += _with_shape_uses(p, pt)
-    for mine, other in zip(ours, pyt):
+    for mine, other in zip(ours, pyt, strict=True):
         assert mine.ndim == other.ndim
-        for k, (m, t) in enumerate(zip(mine.type.shape, other.type.shape)):
+        for k, (m, t) in enumerate(zip(mine.type.shape, other.type.shape, strict=True)):
             assert t is None or m == t, "dim %d of %r: nbgraph %s, PyTensor %s" % (
                 k, mine, mine.type.shape, other.type.shape)
     f = _compile(graph.inputs, ours, "py")
     with np.errstate(all="ignore"):
         values = f(*graph.values)
-    for mine, value in zip(ours, values):
-        assert all(s is None or s == v for s, v in zip(mine.type.shape, value.shape)), (
-            mine.type.shape, value.shape)
+    for mine, value in zip(ours, values, strict=True):
+        pairs = zip(mine.type.shape, value.shape, strict=True)
+        assert all(s is None or s == v for s, v in pairs), (mine.type.shape, value.shape)
     _count("static shapes")
 
 
