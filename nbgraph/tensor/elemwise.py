@@ -123,17 +123,26 @@ def _keep_user_constant(var, data):
     return Elemwise(ps.Cast(data.dtype.name))(var)
 
 
-# (scalar_op, input dtypes) -> output dtypes; bounded below
+# (scalar_op, input dtypes) -> output dtypes; bounded below.  Composites are not
+# kept here: each fused group makes its own, so a notebook evaluating thousands of
+# distinct expressions kept thousands of Composites (with their inner graphs) alive
+# through this table; a Composite's entries live on the Composite itself.
 _OUTPUT_DTYPES: dict[tuple[ScalarOp, tuple[str, ...]], tuple[str, ...]] = {}
 
 
 def elemwise_output_dtypes(scalar_op: ScalarOp, dtypes: Sequence[str]) -> list[str]:
     """Output dtypes of ``scalar_op`` applied to inputs of ``dtypes`` (memoised:
     building a scalar node to find out is the costly part of every Elemwise node)."""
-    key = (scalar_op, tuple(dtypes))
+    memo: dict[Any, tuple[str, ...]]
+    if isinstance(scalar_op, ps.Composite):
+        memo = scalar_op.__dict__.setdefault("_elemwise_dtypes", {})
+        key: Any = tuple(dtypes)
+    else:
+        memo = _OUTPUT_DTYPES
+        key = (scalar_op, tuple(dtypes))
     hashable = True
     try:
-        return list(_OUTPUT_DTYPES[key])
+        return list(memo[key])
     except KeyError:
         pass
     except TypeError:  # an unhashable scalar op
@@ -141,9 +150,9 @@ def elemwise_output_dtypes(scalar_op: ScalarOp, dtypes: Sequence[str]) -> list[s
     node = scalar_op.make_node(*[ps.get_scalar_type(d)() for d in dtypes])
     found = [out.type.dtype for out in node.outputs]
     if hashable:
-        if len(_OUTPUT_DTYPES) >= 4096:
-            _OUTPUT_DTYPES.clear()
-        _OUTPUT_DTYPES[key] = tuple(found)
+        if len(memo) >= 4096:
+            memo.clear()
+        memo[key] = tuple(found)
     return found
 
 

@@ -63,6 +63,14 @@ def function_py(x, out):
     return nbgraph.function([x], out, linker="py")(VALUE)
 
 
+def function_debug(x, out):
+    return nbgraph.function([x], out, linker="debug")(VALUE)
+
+
+def evaluate(x, out):
+    return out.eval({x: VALUE})
+
+
 def calls_made(run, *args):
     """The number of Python function calls ``run(*args)`` makes."""
     count = [0]
@@ -79,12 +87,14 @@ def calls_made(run, *args):
     return count[0]
 
 
-CASES = [(chain, grad_and_function), (tanh_chain, grad_and_function), (wide, grad_and_function),
-         (chain, function_py), (wide, function_py)]
+CASES = [pytest.param(shape, path, id="%s-%s" % (shape.__name__, path.__name__),
+                      marks=[pytest.mark.needs_cc] if path is function_debug else [])
+         for shape, path in [(chain, grad_and_function), (tanh_chain, grad_and_function),
+                             (wide, grad_and_function), (chain, function_py),
+                             (wide, function_py), (chain, function_debug), (wide, evaluate)]]
 
 
-@pytest.mark.parametrize(("shape", "path"), CASES,
-                         ids=["%s-%s" % (s.__name__, p.__name__) for s, p in CASES])
+@pytest.mark.parametrize(("shape", "path"), CASES)
 def test_work_grows_linearly_with_the_graph(shape, path):
     path(*shape(N // 4))  # the constant part: imports, caches filled on first use
     small = calls_made(path, *shape(N))
