@@ -17,10 +17,12 @@ a matrix) and scatters the input gradient back from each tile:
   partial sums added in block order.
 
 Tasks own whole images or blocks, so results never depend on the thread
-count; they differ from ``perform`` (NumPy's BLAS) by the order of the
-summation only (fused multiply-adds where the CPU has them).  Operands of
-mixed dtypes (a float32 input with float64 filters) and other dtypes run in
-Python.  Shapes are checked in C with the messages of ``perform``.
+count (nor on the matrix product's back-off, which this shares: after a split
+whose caller waited on a late worker, the next ones run serially); they
+differ from ``perform`` (NumPy's BLAS) by the order of the summation only
+(fused multiply-adds where the CPU has them).  Operands of mixed dtypes (a
+float32 input with float64 filters) and other dtypes run in Python.  Shapes
+are checked in C with the messages of ``perform``.
 """
 
 import numpy as np
@@ -39,7 +41,7 @@ MIN_WORK = 1 << 18
 GW_BLOCKS = 8
 #: ... fewer when their partial sums would hold more elements than this.
 GW_PARTIALS = 1 << 22
-_VERSION = (2,)
+_VERSION = (3,)
 
 
 def _support(dtype):

@@ -28,6 +28,9 @@ typedef struct {
     int64_t *tapoff;                /* row rr's byte offset in the padded view */
     int64_t mpad, r, p, per;
     nbg_fails fails;
+    nbg_task inner;                 /* a split run: the task, and the calling */
+    const char *caller;             /* thread's time in it (dot_common.h's */
+    int64_t own;                    /* back-off when workers come late) */
 } nbg_conv_${S}_ctx;
 
 /* Row rr of the window matrix: channel, and the tap's offsets (a * dh, b * dw). */
@@ -380,13 +383,29 @@ static NBG_NOINLINE int nbg_conv_${S}_check_out(const int64_t *od, const int64_t
     return NBG_VALUE_ERROR;
 }
 
-/* Runs task over [0, n) (split across the pool from `work` multiply-adds). */
+/* The task, timing the calling thread's share. */
+static void nbg_conv_${S}_timed(void *vc, int64_t b, int64_t e) {
+    nbg_conv_${S}_ctx *c = (nbg_conv_${S}_ctx *)vc;
+    const int64_t t0 = nbg_dot_now();
+    c->inner(vc, b, e);
+    if (&nbg_dot_me == c->caller) c->own += nbg_dot_now() - t0;
+}
+
+/* Runs task over [0, n) (split across the pool from `work` multiply-adds).
+   As the matrix product does, a split whose caller waited for a late worker
+   longer than its own share (a loaded machine) makes the next ones serial. */
 static NBG_NOINLINE int nbg_conv_${S}_run(nbg_conv_${S}_ctx *c, nbg_task task, int64_t n,
                                          int64_t work) {
-    if (n > 1 && nbg_worth_splitting(work, NBG_CONV_MINWORK))
-        nbg_rt->parallel_for(task, c, n, 1);
-    else if (n > 0)
+    if (n > 1 && nbg_worth_splitting(work, NBG_CONV_MINWORK) && !nbg_dot_backing_off()) {
+        const int64_t t0 = nbg_dot_now();
+        c->inner = task;
+        c->caller = &nbg_dot_me;
+        c->own = 0;
+        nbg_rt->parallel_for(nbg_conv_${S}_timed, c, n, 1);
+        nbg_dot_judge(nbg_dot_now() - t0, c->own);
+    } else if (n > 0) {
         task(c, 0, n);
+    }
     return c->fails.failed ? c->fails.status : 0;
 }
 
