@@ -93,6 +93,7 @@ def test_the_cffi_call_path_from_four_threads(monkeypatch, trust):
     from nbgraph.linkers.c import fastcall
 
     monkeypatch.setattr(fastcall, "get", lambda: None)
+    monkeypatch.setattr(fastcall, "get_now", lambda: None)  # what linking asks
     x = nt.dvector("x")
     f = ng.function([x], nt.exp(x) * 2 + 1, linker="c", trust_input=trust)
     assert getattr(f, "_c_call", None) is None
