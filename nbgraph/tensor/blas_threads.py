@@ -12,7 +12,11 @@ process): ``3200x64 @ 64x8`` took 694 us of CPU on two threads against 180 us
 on one, ``128x128 @ 128x128`` 768 against 140 us; the Elman RNN benchmark
 (loss and gradients through a 100-step scan) 39-46 ms of CPU against 12 ms;
 a softmax-regression SGD step (600x784 @ 784x10 and its transpose, 4.7
-million multiply-adds each) 34-46 ms of wall time against 1.2-3.1 ms.
+million multiply-adds each) 34-46 ms of wall time against 1.2-3.1 ms.  On an
+idle machine, though, that step is faster with its products split (``make
+bench``, quiet, same code: 0.81-0.97 ms with the limit at ``2**22`` against
+1.16 ms at ``2**23``; PyTensor 1.07-1.54 ms), while the Elman benchmark keeps
+its gain (14-23 ms against JAX's 11-12.5 ms): the limit is ``2**22``.
 
 :func:`product_function` gives the ``dot`` a :class:`~nbgraph.tensor.basic.Dot`
 node calls: for a product of two floating or complex matrices, one that runs
@@ -45,7 +49,7 @@ __all__ = ["SMALL_PRODUCT_MACS", "one_blas_thread", "product_function", "small_p
 
 #: Matrix products with at most this many multiply-adds (``m * k * n``) run on one
 #: BLAS thread.  Read at every product: 0 turns the policy off.
-SMALL_PRODUCT_MACS = 1 << 23
+SMALL_PRODUCT_MACS = 1 << 22
 
 #: OpenBLAS runs products of at most this many multiply-adds on one thread by itself
 #: (65536 times its GEMM_MULTITHREAD_THRESHOLD, 4): no need to limit those.
