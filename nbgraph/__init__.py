@@ -8,7 +8,6 @@ from nbgraph.config import config
 from nbgraph.core import FunctionGraph, grad
 from nbgraph.display.text import dprint
 from nbgraph.linkers import Function, function
-from nbgraph.testing import verify_grad
 
 __version__ = "0.1.0"
 
@@ -21,7 +20,12 @@ __all__ = ["config", "FunctionGraph", "Function", "function", "grad", "dprint", 
 _LAZY = {"ifelse": "nbgraph.tensor.ifelse", "Rop": "nbgraph.core.gradient",
          "Lop": "nbgraph.core.gradient", "jacobian": "nbgraph.tensor.derivatives",
          "hessian": "nbgraph.tensor.derivatives", "scan": "nbgraph.tensor.scan",
-         "scope": "nbgraph.core.scope"}
+         "scope": "nbgraph.core.scope", "verify_grad": "nbgraph.testing"}
+
+# subpackages reachable as attributes without importing them first
+# (``import nbgraph; nbgraph.tensor.dvector``)
+_SUBMODULES = frozenset({"tensor", "testing", "gradient", "graph_generator", "display",
+                         "linkers", "core", "magics", "compat"})
 
 
 def __getattr__(name):
@@ -38,6 +42,10 @@ def __getattr__(name):
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module("nbgraph." + name)
     raise AttributeError("module 'nbgraph' has no attribute %r" % (name,))
 
 

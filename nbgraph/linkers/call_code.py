@@ -20,8 +20,6 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-import numpy as np
-
 from nbgraph.linkers.codecache import compile_source
 from nbgraph.linkers.concurrency import contended_call
 
@@ -39,9 +37,11 @@ def slow_call(function, args: tuple, kwargs: dict) -> Any:
 def render_call(function) -> tuple[Any, Any, str]:
     """``(fast, call, source)`` for ``function``'s plan: ``fast(*args)`` runs a
     positional call; ``call`` is the class's ``__call__``."""
+    from numpy import ndarray  # here: ``import nbgraph`` does not import NumPy
+
     plan = function._plan
     # (a weak reference: the generated code must not keep the Function alive)
-    names = {"RUN": function._run, "SELF": weakref.ref(function), "ndarray": np.ndarray}
+    names = {"RUN": function._run, "SELF": weakref.ref(function), "ndarray": ndarray}
     params = _params(plan.nargs)
     body = _argument_lines(plan, names, params)
     for k, (cell, container) in enumerate(plan.shared_cells):

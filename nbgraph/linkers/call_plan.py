@@ -21,8 +21,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-import numpy as np
-
 from nbgraph.core.graph import Constant, Variable
 from nbgraph.core.type import DowncastError
 
@@ -43,6 +41,9 @@ class CallPlan:
     def __init__(self, fgraph, program, n_out: int, shared_inputs: list, updates: list,
                  input_types: list, allow_downcast: bool | None, single: bool,
                  trust_input: bool) -> None:
+        from numpy import ndarray  # here: ``import nbgraph`` does not import NumPy
+
+        self._ndarray = ndarray
         n_in = len(input_types)
         self.nargs = n_in
         self.single = single
@@ -103,15 +104,15 @@ class CallPlan:
     def finish(self) -> Any:
         """Step 4: the results (one value, or a list), after writing the updates
         and emptying the cells the call filled."""
-        results = []
+        results, ndarray = [], self._ndarray
         for cell, copy_needed in zip(self.out_cells, self.copy_outputs, strict=True):
             value = cell[0]
-            if copy_needed and isinstance(value, np.ndarray):
+            if copy_needed and isinstance(value, ndarray):
                 value = value.copy()
             results.append(value)
         for container, cell, copy_needed in self.update_cells:
             value = cell[0]
-            if copy_needed and isinstance(value, np.ndarray):
+            if copy_needed and isinstance(value, ndarray):
                 value = value.copy()
             container[0] = value
         self.clear()
