@@ -360,7 +360,7 @@ class ModuleCache(Publisher):
             self._memory[key] = found
         if self._unwritable is None:
             try:  # keep the directory within NBGRAPH_CACHE_MAX_MB (least recently used out)
-                cache_limit.prune(self.directory)
+                cache_limit.prune_if_due(self.directory)
             except OSError:
                 pass
         return found
@@ -460,19 +460,13 @@ class ModuleCache(Publisher):
 
     def info(self):
         """A dict: directory, entries, total bytes (all files), probe records, temporaries."""
-        total = 0
-        probes = temps = 0
         try:
             names = os.listdir(self.directory)
         except FileNotFoundError:
             names = []
-        for name in names:
-            path = os.path.join(self.directory, name)
-            if name.startswith("probe-"):
-                probes += 1
-            elif name.startswith("."):
-                temps += 1
-            total += _tree_size(path)
+        probes = sum(name.startswith("probe-") for name in names)
+        temps = sum(name.startswith(".") for name in names)
+        total = cache_limit.usage(self.directory)
         return {"directory": self.directory, "exists": os.path.isdir(self.directory),
                 "entries": len(self.entries()), "bytes": total, "probe_records": probes,
                 "temporaries": temps, "loaded_this_process": len(self._memory),
@@ -560,15 +554,6 @@ class _WeakCache:
 def _runtime_loader(lib, key, path):
     lib.nbg_rt_version()  # AttributeError (a corrupt entry) unless it is the runtime
     return lib
-
-
-def _tree_size(path):
-    try:
-        if os.path.isdir(path) and not os.path.islink(path):
-            return sum(_tree_size(os.path.join(path, n)) for n in os.listdir(path))
-        return os.lstat(path).st_size
-    except OSError:
-        return 0
 
 
 def _unlink(path):

@@ -7,10 +7,19 @@ session grows the cache for ever.  The rules:
   of its sidecar ``<key>.meta`` to now (a ``stat`` and a ``utime``; contents and
   modification times are never touched); a module's last use is the latest of
   that access time and the files' modification times (publication);
-* **least recently used first**: after each build, and on ``python -m nbgraph
-  cache prune``, when the directory holds more than the limit, modules are
+* **least recently used first**: on ``python -m nbgraph cache prune``, and
+  after a build when the directory holds more than the limit, modules are
   removed oldest stamp first until it holds at most 90% of it (so that not
   every build prunes);
+* **measured rarely, counted always**: measuring the directory means a
+  ``stat`` of every file (tens of milliseconds for a few thousand modules),
+  so a process measures it (a *sweep*: sizes, eviction, leftovers) at its
+  first build there, then whenever its running total passes the limit, and
+  at least every :data:`SWEEP_INTERVAL` seconds; in between it adds the bytes
+  it publishes to the total of its last sweep.  What other processes publish
+  meanwhile is counted at the next sweep (each of them sweeps by the same
+  rule), so the directory exceeds the limit by at most what is published
+  within one interval;
 * **safe under concurrent readers**: a module is removed by unlinking its
   library, then its sidecar; nothing is ever truncated or rewritten.  A process
   that has the library loaded keeps it (Linux keeps an unlinked mapping
@@ -32,10 +41,12 @@ session grows the cache for ever.  The rules:
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 __all__ = ["mark_used", "limit_bytes", "usage", "prune", "remove_stale_temporaries",
-           "LOW_WATER", "MIN_AGE", "STALE_AFTER", "TEMPORARY_PREFIXES", "PRIVATE_BUILD_PREFIX"]
+           "published", "prune_if_due", "LOW_WATER", "MIN_AGE", "STALE_AFTER",
+           "SWEEP_INTERVAL", "TEMPORARY_PREFIXES", "PRIVATE_BUILD_PREFIX"]
 
 #: After pruning, the directory holds at most this share of the limit.
 LOW_WATER = 0.9
@@ -45,6 +56,9 @@ MIN_AGE = 2.0
 
 #: Temporaries of a process that may still be alive are removed after this long.
 STALE_AFTER = 3600.0
+
+#: A process measures a cache directory again after this many seconds at most.
+SWEEP_INTERVAL = 60.0
 
 #: Files that are never evicted (small, shared by every module).
 _KEPT_PREFIXES = ("runtime-", "nbg-fastcall-", "probe-")
@@ -67,13 +81,23 @@ def limit_bytes() -> int:
     return int(config.cache_max_mb * 1024 * 1024)
 
 
-def _size(path: str) -> int:
+def _tree_bytes(directory: str) -> int:
+    """Bytes of the files under ``directory`` (one ``lstat`` per file: the
+    directory listing says which entries are directories)."""
+    total = 0
     try:
-        if os.path.isdir(path) and not os.path.islink(path):
-            return sum(_size(os.path.join(path, n)) for n in os.listdir(path))
-        return os.lstat(path).st_size
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        total += _tree_bytes(entry.path)
+                    else:
+                        total += entry.stat(follow_symlinks=False).st_size
+                except OSError:  # removed meanwhile
+                    continue
     except OSError:
         return 0
+    return total
 
 
 def _modules(directory: str) -> list[tuple[float, str, int]]:
@@ -105,11 +129,7 @@ def _modules(directory: str) -> list[tuple[float, str, int]]:
 
 def usage(directory: str) -> int:
     """Bytes the cache directory holds (every file, temporaries included)."""
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return 0
-    return sum(_size(os.path.join(directory, n)) for n in names)
+    return _tree_bytes(directory)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -204,5 +224,35 @@ def prune(directory: str, limit: int | None = None, now: float | None = None) ->
             removed += 1
             freed += size
             held -= size
+    with _ledger_lock:
+        _ledger[os.path.abspath(directory)] = [held, now]
     return {"removed": removed, "freed": freed, "bytes": held, "limit": limit,
             "temporaries": temporaries}
+
+
+#: directory -> [bytes at its last sweep plus what this process published since,
+#: time of that sweep] (this process's running totals)
+_ledger: dict[str, list[float]] = {}
+_ledger_lock = threading.Lock()
+
+
+def published(directory: str, nbytes: int) -> None:
+    """Count ``nbytes`` this process has just published in ``directory``."""
+    with _ledger_lock:
+        entry = _ledger.get(os.path.abspath(directory))
+        if entry is not None:
+            entry[0] += nbytes
+
+
+def prune_if_due(directory: str, limit: int | None = None,
+                 now: float | None = None) -> dict | None:
+    """After a build: :func:`prune` when ``directory`` is due a sweep (none yet
+    in this process, the last one :data:`SWEEP_INTERVAL` seconds ago, or the
+    running total over ``limit``), else None (no file looked at)."""
+    limit = limit_bytes() if limit is None else int(limit)
+    now = time.time() if now is None else now
+    with _ledger_lock:
+        entry = _ledger.get(os.path.abspath(directory))
+    if entry is not None and now - entry[1] < SWEEP_INTERVAL and not 0 < limit < entry[0]:
+        return None
+    return prune(directory, limit, now)

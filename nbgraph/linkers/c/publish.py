@@ -217,12 +217,13 @@ class Publisher:
             if self.verify_library(so_path, meta_path):
                 return True
             meta_tmp = os.path.join(workdir, "meta")
+            meta = dump_record(dict(record, size=len(data), sha256=sha256(data).hexdigest()))
             with open(meta_tmp, "wb") as f:
-                f.write(dump_record(dict(record, size=len(data),
-                                         sha256=sha256(data).hexdigest())))
+                f.write(meta)
             os.chmod(meta_tmp, 0o600)
             os.rename(meta_tmp, meta_path)
             os.rename(out, so_path)
+            cache_limit.published(self.directory, len(data) + len(meta))
             return True
         except OSError as exc:
             why = write_problem(exc)
