@@ -123,6 +123,7 @@ class BlockProgram:
             with _lock:  # compiling is not reentrant across threads
                 fn = function(self.inputs, self.outputs, linker=self.linker,
                               on_unused_input="ignore")
+                _wait_compiled(fn)
                 _STATS["compiled"] += 1
             cache[self.token] = fn
         return fn
@@ -155,6 +156,14 @@ class BlockProgram:
         if any(c is None for c in self.combines) or not self.row_bytes:
             return None
         return max(64, TILE_BYTES // self.row_bytes)
+
+
+def _wait_compiled(fn):
+    """Wait for ``fn``'s C module when it compiles in the background: until then
+    its nodes would run ``perform`` (NumPy's loops, other roundings and speed)."""
+    wait = getattr(getattr(fn, "program", None), "wait_compiled", None)
+    if wait is not None:
+        wait()
 
 
 class _Item:
@@ -245,48 +254,68 @@ class _Planner:
         sem = node.op.chunk_semantics(node)
         kind = None if sem is None else sem.kind
         ls = [self.layout_of(v) for v in node.inputs]
-        values = [_value(v, self.env) if self.layout_of(v) == REP else None
-                  for v in node.inputs]
+        values = [_value(v, self.env) if lay == REP else None
+                  for v, lay in zip(node.inputs, ls, strict=True)]
         if all(lay == REP for lay in ls):
-            if kind == "fill" and self._fills_rows(node, values):
-                shape = tuple(int(np.asarray(v)) for v in values[1:])
-                return self._add(node, ROW, subst=(1,), shape=shape)
-            for var, out in zip(node.outputs, self.lowering.lower(node, position, values),
-                                strict=True):
-                self.env[var] = out
-                self.layout[var] = REP
-            return None
+            return self._visit_small(node, position, kind, values)
         if any(lay in (PART, POST) for lay in ls):
-            if any(lay in (ROW, ROWT) for lay in ls):
-                raise _Unsupported("%s mixes rows with merged results" % node.op)
-            self.post.append(node)
-            for var in node.outputs:
-                self.layout[var] = POST
-            return None
-        if kind == "metadata":  # on the full shapes: a mean's 1/n keeps the full count
-            dummies = [self._dummy(v) if lay != REP else val
-                       for v, lay, val in zip(node.inputs, ls, values, strict=True)]
-            full = self.lowering.lower(node, position, dummies)
-            for var, out in zip(node.outputs, full, strict=True):
-                self.env[var] = out
-                self.layout[var] = REP
-            return None
-        if kind in ("elementwise", "reduction"):
-            ndim = node.inputs[0].ndim if kind == "reduction" else node.outputs[0].ndim
-            for lay, val in zip(ls, values, strict=True):
-                if lay == ROWT or (lay == REP and not _broadcasts_rows(val, ndim)):
-                    raise _Unsupported("%s reads a value not split like the rows" % node.op)
-            shape = np.broadcast_shapes(*[self._shape(v, ndim) for v in node.inputs])
-            if kind == "reduction":
-                shape = tuple(s for i, s in enumerate(shape) if i not in sem.axes)
-            out = PART if kind == "reduction" and 0 in sem.axes else ROW
-            return self._add(node, out, shape=shape)
-        if kind == "dot":
-            return self._add(node, *self._dot(node, ls))
-        if kind == "view" and ls[0] == ROW and all(lay in (REP, ROW) for lay in ls[1:]):
-            lay, subst, shape = self._view(node, sem, values, ls)
-            return self._add(node, lay, subst=subst, shape=shape)
-        raise _Unsupported("%s has no row-block rule" % node.op)
+            return self._visit_post(node, ls)
+        rule = self._RULES.get(kind)
+        if rule is None:
+            raise _Unsupported("%s has no row-block rule" % node.op)
+        return rule(self, node, position, sem, ls, values)
+
+    def _set_small(self, node, outs):
+        for var, out in zip(node.outputs, outs, strict=True):
+            self.env[var] = out
+            self.layout[var] = REP
+
+    def _visit_small(self, node, position, kind, values):
+        """No row-split input: a fill of the rows enters the region, the rest runs now."""
+        if kind == "fill" and self._fills_rows(node, values):
+            shape = tuple(int(np.asarray(v)) for v in values[1:])
+            return self._add(node, ROW, subst=(1,), shape=shape)
+        self._set_small(node, self.lowering.lower(node, position, values))
+        return None
+
+    def _visit_post(self, node, ls):
+        """A node reading merged results runs after the merge."""
+        if any(lay in (ROW, ROWT) for lay in ls):
+            raise _Unsupported("%s mixes rows with merged results" % node.op)
+        self.post.append(node)
+        for var in node.outputs:
+            self.layout[var] = POST
+
+    def _visit_metadata(self, node, position, sem, ls, values):
+        """On the full shapes: a mean's 1/n keeps the full count."""
+        dummies = [self._dummy(v) if lay != REP else val
+                   for v, lay, val in zip(node.inputs, ls, values, strict=True)]
+        self._set_small(node, self.lowering.lower(node, position, dummies))
+
+    def _visit_elementwise(self, node, position, sem, ls, values):
+        """Elementwise work and reductions: rows, or partials when axis 0 is reduced."""
+        reducing = sem.kind == "reduction"
+        ndim = node.inputs[0].ndim if reducing else node.outputs[0].ndim
+        for lay, val in zip(ls, values, strict=True):
+            if lay == ROWT or (lay == REP and not _broadcasts_rows(val, ndim)):
+                raise _Unsupported("%s reads a value not split like the rows" % node.op)
+        shape = np.broadcast_shapes(*[self._shape(v, ndim) for v in node.inputs])
+        if reducing:
+            shape = tuple(s for i, s in enumerate(shape) if i not in sem.axes)
+        out = PART if reducing and 0 in sem.axes else ROW
+        return self._add(node, out, shape=shape)
+
+    def _visit_dot(self, node, position, sem, ls, values):
+        return self._add(node, *self._dot(node, ls))
+
+    def _visit_view(self, node, position, sem, ls, values):
+        if ls[0] != ROW or any(lay not in (REP, ROW) for lay in ls[1:]):
+            raise _Unsupported("%s has no row-block rule" % node.op)
+        lay, subst, shape = self._view(node, sem, values, ls)
+        return self._add(node, lay, subst=subst, shape=shape)
+
+    _RULES = {"metadata": _visit_metadata, "elementwise": _visit_elementwise,
+              "reduction": _visit_elementwise, "dot": _visit_dot, "view": _visit_view}
 
     def _add(self, node, lay, subst=(), shape=None):
         self.region.append(node)
@@ -342,6 +371,18 @@ class _Planner:
                       if i > 0 and lay == REP and np.ndim(v) == 0
                       and int(np.asarray(v)) == self.rows)
         n = PROBE_ROWS if PROBE_ROWS != self.rows else PROBE_ROWS + 2
+        full_others, probe_others = self._view_others(node, values, ls, subst, n)
+        full = sem.apply(np.broadcast_to(np.zeros((), dtype), (self.rows,) + trailing),
+                         *full_others)
+        ids = np.arange(n, dtype=dtype).reshape((-1,) + (1,) * len(trailing))
+        probe = np.asarray(sem.apply(np.broadcast_to(ids, (n,) + trailing), *probe_others))
+        lay = self._probed_layout(full, probe, n)
+        if lay is None:
+            raise _Unsupported("%s is not a per-block view of the rows" % node.op)
+        return lay, subst, full.shape
+
+    def _view_others(self, node, values, ls, subst, n):
+        """The view's other inputs: on the full shapes, and on a probe block of ``n`` rows."""
         full_others, probe_others = [], []
         for i, (v, lay, val) in enumerate(zip(node.inputs, ls, values, strict=True)):
             if i == 0:
@@ -354,18 +395,18 @@ class _Planner:
                 full_others.append(_as_small(val))
                 probe_others.append(np.asarray(n, dtype=np.asarray(val).dtype)
                                     if i in subst else _as_small(val))
-        full = sem.apply(np.broadcast_to(np.zeros((), dtype), (self.rows,) + trailing),
-                         *full_others)
-        ids = np.arange(n, dtype=dtype).reshape((-1,) + (1,) * len(trailing))
-        probe = np.asarray(sem.apply(np.broadcast_to(ids, (n,) + trailing), *probe_others))
+        return full_others, probe_others
+
+    def _probed_layout(self, full, probe, n):
+        """ROW when probe row ``i`` is block row ``i``, ROWT when its column ``i`` is, else None."""
         want_rows = np.arange(n).reshape((-1,) + (1,) * (probe.ndim - 1))
         if full.shape[:1] == (self.rows,) and probe.shape[:1] == (n,) \
                 and full.shape[1:] == probe.shape[1:] and np.all(probe == want_rows):
-            return ROW, subst, full.shape
+            return ROW
         if full.ndim == 2 and full.shape[1] == self.rows and probe.shape == (full.shape[0], n) \
                 and np.all(probe == np.arange(n)[None, :]):
-            return ROWT, subst, full.shape
-        raise _Unsupported("%s is not a per-block view of the rows" % node.op)
+            return ROWT
+        return None
 
     def exits(self, outputs):
         region_vars = {o for node in self.region for o in node.outputs}
@@ -397,26 +438,44 @@ def plan_row_blocks(order, env, lowering, fgraph):
 def build_program(planner, exits, linker):
     """The :class:`BlockProgram` of a plan, and the outside variables it reads
     (row arguments, then small values, in the program's input order)."""
-    region = planner.region
-    inside = {o for node in region for o in node.outputs}
+    rows_in, small_in = _outside_inputs(planner)
+    new = {v: _relaxed(v.type)() for v in rows_in}
+    new.update({v: v.type() for v in small_in})
+    counts = _rebuild_region(planner, new)
+    combines = [_combine_of(v) if planner.layout[v] == PART else None for v in exits]
+    program = BlockProgram([new[v] for v in rows_in] + [new[v] for v in small_in]
+                           + list(counts.values()), [new[v] for v in exits], len(rows_in),
+                           len(small_in), [t.numpy_dtype for t in counts], combines, linker)
+    program.row_bytes = sum(v.type.numpy_dtype.itemsize * int(np.prod(
+        planner.env[v].shape[1:], dtype=np.int64)) for v in rows_in)
+    return program, rows_in, small_in
+
+
+def _outside_inputs(planner):
+    """The variables the region reads from outside: (row values, small values)."""
+    inside = {o for node in planner.region for o in node.outputs}
     rows_in, small_in = [], []
-    for node in region:
+    for node in planner.region:
+        subst = planner.subst.get(node, ())
         for i, v in enumerate(node.inputs):
-            if v in inside or isinstance(v, Constant) or i in planner.subst.get(node, ()):
+            if v in inside or isinstance(v, Constant) or i in subst:
                 continue
             target = rows_in if planner.layout_of(v) == ROW else small_in
             if v not in target:
                 target.append(v)
-    new = {v: _relaxed(v.type)() for v in rows_in}
-    new.update({v: v.type() for v in small_in})
-    counts = {}  # dtype -> the program's "rows" scalar
-    for node in region:
+    return rows_in, small_in
+
+
+def _rebuild_region(planner, new):
+    """Remake the region's nodes on the program's inputs (``new`` maps the graph's
+    variables to the program's and is filled in); returns ``{type: "rows" scalar}``."""
+    counts = {}  # type -> the program's "rows" scalar
+    for node in planner.region:
+        subst = planner.subst.get(node, ())
         ins = []
         for i, v in enumerate(node.inputs):
-            if i in planner.subst.get(node, ()):
-                if v.type not in counts:
-                    counts[v.type] = v.type()
-                ins.append(counts[v.type])
+            if i in subst:
+                ins.append(counts.setdefault(v.type, v.type()))
             else:
                 ins.append(v if isinstance(v, Constant) else new[v])
         made = node.op.make_node(*ins)
@@ -425,19 +484,13 @@ def build_program(planner, exits, linker):
                 raise TypeError("the block program of %s computes %s where the graph has %s"
                                 % (node.op, out.type, old.type))
             new[old] = out
-    combines = []
-    for v in exits:
-        if planner.layout[v] == PART:
-            sem = v.owner.op.chunk_semantics(v.owner)
-            combines.append(sem.combine if sem.kind == "reduction" else sum_combine)
-        else:
-            combines.append(None)
-    program = BlockProgram([new[v] for v in rows_in] + [new[v] for v in small_in]
-                           + list(counts.values()), [new[v] for v in exits], len(rows_in),
-                           len(small_in), [t.numpy_dtype for t in counts], combines, linker)
-    program.row_bytes = sum(v.type.numpy_dtype.itemsize * int(np.prod(
-        planner.env[v].shape[1:], dtype=np.int64)) for v in rows_in)
-    return program, rows_in, small_in
+    return counts
+
+
+def _combine_of(var):
+    """How partial results of ``var`` merge: its reduction's combine, or a sum (a product)."""
+    sem = var.owner.op.chunk_semantics(var.owner)
+    return sem.combine if sem.kind == "reduction" else sum_combine
 
 
 def _relaxed(ttype):
