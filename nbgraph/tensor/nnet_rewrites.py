@@ -19,7 +19,10 @@ cross-entropy Ops.  They keep NumPy's result, errors included:
   ``stabilize`` stage (``log_softmax``, finite where the softmax underflows);
 * the gradient ``AdvancedScatterAdd(z, g, arange(S), y)`` (zeros like ``z``
   with ``g`` added at ``(i, y[i])``) is ``PickLabelsGrad(g, y', z)`` when ``S``
-  is provably ``z``'s row count (each row then gets exactly one value); any
+  is provably ``z``'s row count (each row then gets exactly one value), and
+  ``set_subtensor(zeros_like(z)[:S], PickLabelsGrad(g, y', z[:S]))`` when ``S``
+  is provably ``len(y)`` (the gradient of ``x[:S]``, which the ``stabilize``
+  patterns look through); any
   AdvancedScatterAdd reads ``z`` only for its shape, so ``z = f(v)`` (one-input
   elementwise ``f``, a softmax) becomes ``v`` there: ``f(v)`` is not kept
   alive, or computed, for its shape.
@@ -28,14 +31,16 @@ cross-entropy Ops.  They keep NumPy's result, errors included:
 from nbgraph.core.rewriting import node_rewriter
 from nbgraph.tensor import math as tm
 from nbgraph.tensor import nnet
+from nbgraph.tensor.basic import zeros_like
 from nbgraph.tensor.advanced_indexing import AdvancedScatterAdd, AdvancedSubtensor
 from nbgraph.tensor.creation import ARange
 from nbgraph.tensor.elemwise import Elemwise
 from nbgraph.tensor.rewriting import register_rewrite
-from nbgraph.tensor.subtensor import Subtensor
 from nbgraph.tensor.shape_keys import shape_keys, value_key
+from nbgraph.tensor.stabilize import owner_of, same_type
+from nbgraph.tensor.subtensor import IncSubtensor, Subtensor
 
-__all__ = ["pick_labels_from_indexing", "pick_labels_grad_from_scatter", "first_rows"]
+__all__ = ["pick_labels_from_indexing", "pick_labels_grad_from_scatter"]
 
 _INTEGER_KINDS = "iu"
 
@@ -65,32 +70,6 @@ def _wrapped(y, x):
     return tm.switch(tm.lt(y, 0), y + x.shape[1], y)
 
 
-def _same_type(new, old):
-    if new.type == old.type:
-        return new
-    if new.type.dtype == old.type.dtype and new.ndim == old.ndim and \
-            old.type.is_super(new.type):
-        return new
-    return None
-
-
-def _of(var, op_classes):
-    owner = var.owner
-    return owner if owner is not None and isinstance(owner.op, op_classes) else None
-
-
-def first_rows(var):
-    """``(x, rows)`` when ``var`` is ``x[:S]`` (rows: a function giving ``v[:S]`` for
-    any ``v``), else ``(var, identity)``: the stabilize patterns look through it."""
-    owner = var.owner
-    if owner is not None and isinstance(owner.op, Subtensor):
-        idx = owner.op.idx_list
-        if len(idx) == 1 and isinstance(idx[0], slice) and idx[0].start is None and \
-                idx[0].step is None and idx[0].stop is not None:
-            return owner.inputs[0], lambda v: owner.op(v, *owner.inputs[1:])
-    return var, lambda v: v
-
-
 def _unary(var):
     """The input of ``var``'s one-input Elemwise node (not in place), else None."""
     owner = var.owner
@@ -110,7 +89,7 @@ def pick_labels_from_indexing(fgraph, node):
         return None
     stop, y = found
     base, lift = x, _unary(x)
-    if lift is not None and _of(lift.inputs[0], (nnet.Softmax, nnet.LogSoftmax)) is None:
+    if lift is not None and owner_of(lift.inputs[0], (nnet.Softmax, nnet.LogSoftmax)) is None:
         base = lift.inputs[0]
     else:
         lift = None
@@ -122,7 +101,7 @@ def pick_labels_from_indexing(fgraph, node):
     out = nnet.pick_labels(base, _wrapped(y, base))
     if lift is not None:
         out = lift.op(out)
-    out = _same_type(out, node.outputs[0])
+    out = same_type(out, node.outputs[0])
     return [out] if out is not None else None
 
 
@@ -147,11 +126,20 @@ def pick_labels_grad_from_scatter(fgraph, node):
     z, g, *indices = node.inputs
     template = _shape_source(z)
     found = _row_indexing(fgraph, node.op.idx_list, z, indices)
-    if found is None or g.ndim > 1 or value_key(fgraph, found[0]) != shape_keys(fgraph, z)[0]:
-        if template is z:
-            return None
+    stop = None if found is None or g.ndim > 1 else value_key(fgraph, found[0])
+    if stop is not None and stop == shape_keys(fgraph, z)[0]:
+        out = nnet.PickLabelsGrad()(g, _wrapped(found[1], template), template)
+    elif stop is not None and stop == shape_keys(fgraph, found[1])[0]:
+        # S is len(y), maybe not z's rows: the labels' rows, zeros below them (S larger
+        # than z's rows fails: PickLabelsGrad's rows and g's length differ)
+        rows = Subtensor((slice(None, found[0], None),))
+        picked = nnet.PickLabelsGrad()(g, _wrapped(found[1], template),
+                                       rows(template, found[0]))
+        out = IncSubtensor(rows.idx_list, True)(zeros_like(template), picked, found[0])
+    elif template is z:
+        return None
+    else:
         return [node.op(template, g, *indices)]  # z is read only for its shape
-    out = _same_type(nnet.PickLabelsGrad()(g, _wrapped(found[1], template), template),
-                     node.outputs[0])
+    out = same_type(out, node.outputs[0])
     return [out] if out is not None else None
 

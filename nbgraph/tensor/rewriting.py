@@ -350,7 +350,9 @@ def fast_pipeline(exclude=()):
     """
     import nbgraph.tensor.fusion  # registers the "fusion" stage
     import nbgraph.tensor.inplace  # registers the "inplace" stage
-    import nbgraph.tensor.stabilize  # noqa: F401  (registers the "stabilize" stage)
+    import nbgraph.tensor.nnet_rewrites  # registers the label-pick canonicalisations
+    import nbgraph.tensor.stabilize  # registers the "stabilize" stage
+    import nbgraph.tensor.stabilize_sigmoid  # noqa: F401  (its sigmoid-gradient rewrites)
 
     node_rewriters = rewrites.query("fast", exclude=exclude)
     stabilize = []

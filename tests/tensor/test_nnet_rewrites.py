@@ -28,12 +28,21 @@ def _matrix(dtype="float64"):
     return nt.tensor(dtype, (None, None), name="x")
 
 
-@pytest.mark.parametrize("linker", LINKERS)
-def test_rows_of_x_pick_one_label_each(linker):
-    x, y = _matrix(), nt.lvector("y")
-    f = nbgraph.function([x, y], x[nt.arange(x.shape[0]), y], linker=linker)
-    assert nnet.PickLabels in _ops(f) and AdvancedSubtensor not in _ops(f)
-    xv = np.arange(20.0).reshape(5, 4)
+@pytest.fixture(params=LINKERS)
+def pick_rows_of(request):
+    """``(rows, f, xv)``: ``rows(x, y)`` picks ``x[arange(rows(x, y)), y]``; ``f`` the
+    compiled pick (checked to be a PickLabels) and ``xv`` a 5 x 4 matrix."""
+
+    def build(rows):
+        x, y = _matrix(), nt.lvector("y")
+        f = nbgraph.function([x, y], x[nt.arange(rows(x, y)), y], linker=request.param)
+        assert nnet.PickLabels in _ops(f) and AdvancedSubtensor not in _ops(f)
+        return f, np.arange(20.0).reshape(5, 4)
+    return build
+
+
+def test_rows_of_x_pick_one_label_each(pick_rows_of):
+    f, xv = pick_rows_of(lambda x, y: x.shape[0])
     yv = np.array([0, 3, -1, 2, -4])  # NumPy wraps negative indices
     np.testing.assert_array_equal(f(xv, yv), xv[np.arange(5), yv])
     np.testing.assert_array_equal(f(xv, np.array([2])), xv[np.arange(5), np.array([2])])
@@ -46,12 +55,8 @@ def test_rows_of_x_pick_one_label_each(linker):
         f(xv, np.array([0, 1]))
 
 
-@pytest.mark.parametrize("linker", LINKERS)
-def test_an_arange_as_long_as_the_labels_takes_the_first_rows(linker):
-    x, y = _matrix(), nt.lvector("y")
-    f = nbgraph.function([x, y], x[nt.arange(y.shape[0]), y], linker=linker)
-    assert nnet.PickLabels in _ops(f) and AdvancedSubtensor not in _ops(f)
-    xv = np.arange(20.0).reshape(5, 4)
+def test_an_arange_as_long_as_the_labels_takes_the_first_rows(pick_rows_of):
+    f, xv = pick_rows_of(lambda x, y: y.shape[0])
     for yv in (np.array([1, 2, 3]), np.array([1, 2, 3, 0, 1]), np.array([3]), np.zeros(0, int)):
         np.testing.assert_array_equal(f(xv, yv), xv[np.arange(len(yv)), yv])
     with pytest.raises((IndexError, ValueError)):
@@ -110,6 +115,26 @@ def test_the_gradient_is_a_label_put_when_the_arange_covers_the_rows():
     np.testing.assert_array_equal(exact(xv, yv, wv), want)
 
 
+@pytest.mark.parametrize("linker", LINKERS)
+def test_the_gradient_of_an_arange_as_long_as_the_labels_puts_the_first_rows(linker):
+    x, y = _matrix(), nt.lvector("y")
+    w = nt.dvector("w")
+    g = nbgraph.grad((x[nt.arange(y.shape[0]), y] * w).sum(), x)
+    f = nbgraph.function([x, y, w], g, linker=linker)
+    assert AdvancedScatterAdd not in _ops(f) and nnet.PickLabelsGrad in _ops(f)
+    xv = np.zeros((4, 3))
+    for yv in (np.array([2, -1, 0, 1]), np.array([1, -3]), np.array([2]), np.zeros(0, int)):
+        wv = np.arange(1.0, len(yv) + 1)
+        want = np.zeros((4, 3))
+        np.add.at(want, (np.arange(len(yv)), yv), wv)
+        np.testing.assert_array_equal(f(xv, yv, wv), want)
+    for yv in (np.zeros(5, int), np.array([0, 3])):  # more labels than rows, a label too big
+        with pytest.raises(IndexError):
+            np.add.at(np.zeros((4, 3)), (np.arange(len(yv)), yv), 1.0)
+        with pytest.raises((IndexError, ValueError)):
+            f(xv, yv, np.ones(len(yv)))
+
+
 @pytest.mark.parametrize("form", ["log_then_pick", "pick_then_log"])
 @pytest.mark.parametrize("rows", ["x", "y"])
 def test_the_tutorials_cost_becomes_the_crossentropy_ops(form, rows):
@@ -126,8 +151,11 @@ def test_the_tutorials_cost_becomes_the_crossentropy_ops(form, rows):
     assert AdvancedSubtensor not in ops
     if form == "log_then_pick" or rows == "x":
         assert nnet.SoftmaxCrossentropy in ops
-    if rows == "x":  # the gradient's rows provably match
-        assert nnet.SoftmaxCrossentropyGrad in ops and AdvancedScatterAdd not in ops
+    # the gradient too; with rows == "y" only the first len(y) rows (zeros below)
+    assert nnet.SoftmaxCrossentropyGrad in ops and AdvancedScatterAdd not in ops
+    assert nnet.SoftmaxGrad not in ops
+    if form == "log_then_pick" or rows == "x":
+        assert nnet.Softmax not in ops
     rng = np.random.default_rng(3)
     xv, yv = rng.standard_normal((7, 5)), rng.integers(0, 5, 7)
     e = np.exp(xv - xv.max(1, keepdims=True))
@@ -142,19 +170,26 @@ def test_the_tutorials_cost_becomes_the_crossentropy_ops(form, rows):
     far_cost, far_g = f(far, yv)
     if form == "log_then_pick" or rows == "x":
         assert np.isfinite(far_cost)
-        assert rows == "y" or np.all(np.isfinite(far_g))  # y: the gradient stays naive
+        assert np.all(np.isfinite(far_g))
+        np.testing.assert_allclose(far_g, (np.eye(5)[far.argmax(1)] - np.eye(5)[yv]) / 7,
+                                   atol=1e-15)
         m = far.max(1)
         lse = m + np.log(np.exp(far - m[:, None]).sum(1))
         np.testing.assert_allclose(far_cost, np.mean(lse - far[np.arange(7), yv]), rtol=1e-12)
 
 
-def test_debug_linker_runs_the_rewritten_graph_both_ways():
+@pytest.mark.parametrize("rows", ["x", "y"])
+def test_debug_linker_runs_the_rewritten_graph_both_ways(rows):
     x, y = _matrix(), nt.lvector("y")
-    cost = -nt.mean(nt.log(nt.softmax(x))[nt.arange(x.shape[0]), y])
+    n = (x if rows == "x" else y).shape[0]
+    cost = -nt.mean(nt.log(nt.softmax(x))[nt.arange(n), y])
     f = nbgraph.function([x, y], [cost, nbgraph.grad(cost, x)], linker="debug")
-    xv, yv = np.random.default_rng(1).standard_normal((6, 4)), np.array([0, 1, 2, 3, -1, -2])
-    c, g = f(xv, yv)
     ref = nbgraph.function([x, y], [cost, nbgraph.grad(cost, x)], linker="py", rewrite="exact")
-    rc, rg = ref(xv, yv)
-    np.testing.assert_allclose(c, rc, rtol=1e-13)
-    np.testing.assert_allclose(g, rg, rtol=1e-12, atol=1e-16)
+    xv = np.random.default_rng(1).standard_normal((6, 4))
+    for yv in (np.array([0, 1, 2, 3, -1, -2]), np.array([3, 0, -1])[:4 if rows == "y" else 0]):
+        if rows == "x" and len(yv) != 6:
+            continue
+        c, g = f(xv, yv)
+        rc, rg = ref(xv, yv)
+        np.testing.assert_allclose(c, rc, rtol=1e-13)
+        np.testing.assert_allclose(g, rg, rtol=1e-12, atol=1e-16)
