@@ -4,6 +4,9 @@ A ScalarOp says what one element of an elementwise computation does, three
 ways: ``impl`` (Python, on NumPy scalars), ``nfunc`` (NumPy, on whole arrays;
 what Elemwise.perform calls) and ``c_code`` (a C statement on C numbers; what
 the C linker and fused kernels inline).  Its output dtypes follow NumPy.
+The built-in ops' bases (Unary/Binary/VariadicScalarOp) are here too; the C
+text helpers live in :mod:`nbgraph.tensor.scalar_c` and the gradient
+conventions in :mod:`nbgraph.tensor.scalar_gradients` (both re-exported here).
 
 A new op needs only ``nin``, ``nout``, ``impl`` and ``c_code``:
 
@@ -28,7 +31,24 @@ from nbgraph.core.graph import Apply
 from nbgraph.core.c_interface import CLinkerOp
 from nbgraph.core.op import Op
 from nbgraph.core.type import MethodNotDefined
-from nbgraph.tensor.dtypes import C_TYPES, COMPLEX_DTYPES, dtype_name
+from nbgraph.tensor.dtypes import COMPLEX_DTYPES, dtype_name
+from nbgraph.tensor.scalar_c import (
+    c_cast,
+    c_fail,
+    c_type_of,
+    c_wide_uint as c_wide_uint,  # re-exported (old home)
+    dtype_kind,
+    element_code,
+    float32_twin,
+    float_suffix as float_suffix,  # re-exported (old home)
+)
+from nbgraph.tensor.scalar_gradients import (
+    cast_gradient,
+    input_gradient,
+    input_gradients,
+    is_float_dtype as is_float_dtype,  # re-exported (old home)
+    zero_gradients,
+)
 from nbgraph.tensor.scalar_type import (
     ScalarConstant,
     as_scalar,
@@ -99,37 +119,6 @@ def _natural_dtypes(raw, dtypes):
     if not isinstance(result, tuple):
         result = (result,)
     return tuple(np.asarray(r).dtype.name for r in result)
-
-
-def c_cast(expr, src, dst):
-    """C expression converting ``expr`` (of dtype ``src``) to dtype ``dst``.
-
-    Only conversions NumPy's ufunc loops make implicitly are covered (to bool,
-    to floats, between integers); float-to-integer conversion belongs to the
-    ``cast`` op, which guards against C's undefined behaviour.
-    """
-    if src == dst:
-        return expr
-    if dst == "bool":
-        return "((uint8_t)((%s) != 0))" % expr
-    if src in COMPLEX_DTYPES and dst not in COMPLEX_DTYPES:
-        raise ValueError("c_cast does not drop imaginary parts; use the cast or real op")
-    if np.dtype(src).kind in "fc" and np.dtype(dst).kind in "iu":
-        raise ValueError("c_cast does not convert floats to integers; use the cast op")
-    return "((%s)(%s))" % (C_TYPES[dst], expr)
-
-
-def c_fail(sub, message):
-    """C statements reporting ``message`` and running ``sub["fail"]``.
-
-    When the caller's ``sub`` has ``"set_error"`` (a format string with one
-    ``%s`` taking a C string literal), the message is passed through it first.
-    """
-    literal = '"%s"' % message.replace("\\", "\\\\").replace('"', '\\"')
-    code = ""
-    if "set_error" in sub:
-        code = sub["set_error"] % literal + "\n"
-    return "{ %s%s }" % (code, sub["fail"])
 
 
 class ScalarOp(CLinkerOp, Op):
@@ -386,61 +375,6 @@ class ScalarOp(CLinkerOp, Op):
         return name
 
 
-def float32_twin(op, node):
-    """``op`` applied to float32 where ``node`` has float16 inputs, or None.
-
-    Where only the outputs are float16 (NumPy's ``exp`` of an int8: the int8
-    is read as float16, exactly), the 8-bit integer and bool inputs become
-    float32 too.  None when the twin's output dtypes are not ``node``'s with
-    float16 read as float32 (so computing the twin and rounding would not
-    give ``node``).
-    """
-    from nbgraph.tensor.scalar_type import get_scalar_type as _get
-
-    want = ["float32" if out.type.dtype == "float16" else out.type.dtype for out in node.outputs]
-    half_in = any(v.type.dtype == "float16" for v in node.inputs)
-    small = ("float16",) if half_in else ("float16", "bool", "int8", "uint8")
-    try:
-        twin = op.make_node(*[_get("float32" if v.type.dtype in small else v.type.dtype)()
-                              for v in node.inputs])
-    except (TypeError, ValueError):
-        return None
-    if [tout.type.dtype for tout in twin.outputs] != want:
-        return None
-    return twin
-
-
-def element_code(op, node, name, inputs, outputs, sub):
-    """The C of one scalar ``node``, float16 operands computed in float32.
-
-    Where ``node`` has float16 operands (and ``op`` is not a Composite, which
-    handles each inner node so), the inputs are widened to float, the op's
-    float32 C runs, and float16 outputs are rounded (to nearest even): what
-    NumPy's float16 loops do.
-    """
-    dtypes = [v.type.dtype for v in node.inputs + node.outputs]
-    if "float16" not in dtypes or getattr(op, "c_half_native", False):
-        return op.c_code(node, name, inputs, outputs, sub)
-    twin = float32_twin(op, node)
-    if twin is None:
-        raise TypeError("%s has no float32 computation for %s" % (op, node))
-    lines = ["{"]
-    wide_in = []
-    for k, (cname, var) in enumerate(zip(inputs, twin.inputs, strict=True)):
-        wide_in.append("%s_w%d" % (name, k))
-        lines.append("const %s %s = (%s)(%s);" % (var.type.c_type, wide_in[-1],
-                                                  var.type.c_type, cname))
-    wide_out = []
-    for j, var in enumerate(twin.outputs):
-        wide_out.append("%s_o%d" % (name, j))
-        lines.append("%s %s;" % (var.type.c_type, wide_out[-1]))
-    lines.append("{\n%s\n}" % op.c_code(twin, name, wide_in, wide_out, sub))
-    for cname, wide, var in zip(outputs, wide_out, node.outputs, strict=True):
-        lines.append("%s = (%s)%s;" % (cname, var.type.c_type, wide))
-    lines.append("}")
-    return "\n".join(lines)
-
-
 def as_dtype(value, dtype):
     """``value`` as a NumPy scalar of ``dtype`` (NumPy's conversion rules, no warnings)."""
     if isinstance(value, np.generic) and value.dtype.name == dtype:
@@ -449,70 +383,8 @@ def as_dtype(value, dtype):
         return np.asarray(value).astype(dtype)[()]
 
 
-def is_float_dtype(dtype):
-    """True for the dtypes gradients flow through (floats of any width, complex)."""
-    return dtype in ("float32", "float64", "float16", "complex64", "complex128")
-
-
-def cast_gradient(g, x):
-    """``g`` converted to ``x``'s float dtype (gradients keep their input's dtype)."""
-    from nbgraph.tensor.scalar_logic import cast
-
-    if g is None:
-        return None
-    if g.type.dtype != x.type.dtype:
-        return cast(g, x.type.dtype)
-    return g
-
-
 # ---------------------------------------------------------------------------
 # the built-in ops' shared machinery
-
-
-def dtype_kind(dtype):
-    """NumPy's kind character of ``dtype`` (``"f"``, ``"i"``, ``"u"``, ``"b"``...)."""
-    return np.dtype(dtype).kind
-
-
-def c_type_of(dtype):
-    """The C type of ``dtype`` (from the one table, ``nbgraph.tensor.dtypes``)."""
-    return C_TYPES[dtype]
-
-
-def c_wide_uint(dtype):
-    """The unsigned C type integer arithmetic of ``dtype`` wraps in (no UB, no int promotion)."""
-    return "uint64_t" if np.dtype(dtype).itemsize == 8 else "uint32_t"
-
-
-def float_suffix(dtype):
-    """The libm suffix of ``dtype``: ``"f"`` for float32 (``sinf``), none for float64."""
-    return "f" if dtype == "float32" else ""
-
-
-def input_gradients(grads, inputs):
-    """The built-in ops' input gradients from ``grads`` (None: zero), by Theano's
-    convention: see :func:`input_gradient`."""
-    return [input_gradient(g, x) for g, x in zip(grads, inputs, strict=True)]
-
-
-def input_gradient(g, x):
-    """``g`` as the gradient of the scalar input ``x``: cast to ``x``'s dtype for a
-    float ``x``; for an integer ``x`` (differentiated as if real), kept in its own
-    float dtype (float64 if ``g`` is an integer); zero where ``g`` is None."""
-    if g is None:
-        return x.type.grad_zeros_like(x)
-    if is_float_dtype(x.type.dtype):
-        return cast_gradient(g, x)
-    if not is_float_dtype(g.type.dtype):
-        from nbgraph.tensor.scalar_logic import cast
-
-        return cast(g, "float64")
-    return g
-
-
-def zero_gradients(inputs):
-    """Zero gradients for every input (a piecewise-constant op: comparisons, rounding)."""
-    return [x.type.grad_zeros_like(x) for x in inputs]
 
 
 class BuiltinScalarOp(ScalarOp):
