@@ -12,23 +12,23 @@ variable converts the 2.0 to float32 instead of upcasting the variable.
 float16 values, and ``exp`` of an int8 or a bool), computing in float32 and
 rounding as NumPy's float16 loops do.
 ``complex64``/``complex128`` follow NumPy's promotion (a Python ``complex``
-is weak, as in NEP 50).
+is weak, as in NEP 50).  What ``ScalarType.filter`` accepts is decided in
+:mod:`nbgraph.tensor.scalar_filter`.
 
 >>> x = float32("x")
 >>> (x * 2.0).type
 ScalarType(float32)
 """
 
-import warnings
 
 import numpy as np
-from numpy.exceptions import ComplexWarning
 
 from nbgraph.core.graph import Constant, Variable
 from nbgraph.core.c_interface import CLinkerType
 from nbgraph.core.type import Type
 from nbgraph.tensor import dtypes
 from nbgraph.tensor.dtypes import C_TYPES, dtype_name
+from nbgraph.tensor.scalar_filter import filter_scalar, short_repr
 
 __all__ = [
     "ScalarType",
@@ -125,97 +125,9 @@ class ScalarType(CLinkerType, Type):
 
     # -- values ----------------------------------------------------------
     def filter(self, data, strict=False, allow_downcast=None):
-        """Return ``data`` as a NumPy scalar of this dtype, or raise TypeError."""
-        if isinstance(data, np.ndarray):
-            if data.ndim != 0:
-                raise TypeError("%s expects a scalar, got an array of shape %s" % (
-                    self, data.shape))
-            data = data[()]
-        if isinstance(data, np.generic):
-            return self._filter_numpy(data, strict, allow_downcast)
-        if isinstance(data, complex):
-            data = np.complex128(data)
-            if strict:
-                raise TypeError("%s expects a NumPy %s scalar (strict), got a Python complex"
-                                % (self, self.dtype))
-            if self.np_dtype.kind != "c" and not allow_downcast:
-                raise TypeError("%s cannot hold the Python complex %r; pass "
-                                "allow_downcast=True to keep its real part" % (self, data))
-            return self._filter_numpy(data, False, True)
-        if isinstance(data, (bool, int, float)):
-            if strict:
-                raise TypeError("%s expects a NumPy %s scalar (strict), got a Python %s %r" % (
-                    self, self.dtype, type(data).__name__, data))
-            return self._filter_python(data, allow_downcast)
-        raise TypeError("%s expects a %s number, got %s %s" % (
-            self, self.dtype, type(data).__name__, _short_repr(data)))
-
-    def _filter_numpy(self, data, strict, allow_downcast):
-        src = data.dtype
-        if src == self.np_dtype:
-            return data
-        if strict:
-            raise TypeError("%s expects a %s scalar (strict), got a %s scalar" % (
-                self, self.dtype, src.name))
-        if src.kind not in "biufc":
-            raise TypeError("%s expects a %s number, got a %s scalar" % (
-                self, self.dtype, src.name))
-        if np.can_cast(src, self.np_dtype, "safe") or allow_downcast:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore", ComplexWarning)
-                return data.astype(self.np_dtype)
-        raise TypeError("%s cannot convert a %s value to %s without possible loss; pass "
-                        "allow_downcast=True to force it" % (self, src.name, self.dtype))
-
-    def _filter_python(self, data, allow_downcast):
-        kind = self.np_dtype.kind
-        make = self.np_dtype.type
-        if isinstance(data, bool):
-            return make(data)
-        if isinstance(data, float):
-            if kind == "f":
-                with np.errstate(all="ignore"):
-                    value = make(data)
-                if _same_float(value, data) or allow_downcast or allow_downcast is None:
-                    return value
-                raise TypeError("%s cannot hold the Python float %r exactly (received float64, "
-                                "expected %s); pass allow_downcast=True to round it" % (
-                                    self, data, self.dtype))
-            if not allow_downcast:
-                raise TypeError("%s cannot hold the Python float %r (received float64, "
-                                "expected %s); pass allow_downcast=True to convert it" % (
-                                    self, data, self.dtype))
-            if kind == "b":
-                return make(data != 0)
-            if data != data or data in (float("inf"), float("-inf")):
-                raise TypeError("%s cannot represent %r" % (self, data))
-            return _wrap_int(int(data), self.np_dtype)
-        # a Python int
-        if kind in "iu":
-            info = np.iinfo(self.np_dtype)
-            if info.min <= data <= info.max:
-                return make(data)
-            if allow_downcast:
-                return _wrap_int(data, self.np_dtype)
-            raise TypeError("%s cannot hold the Python integer %d (received int, expected %s "
-                            "in [%d, %d]); pass allow_downcast=True to wrap it" % (
-                                self, data, self.dtype, info.min, info.max))
-        if kind == "b":
-            if data in (0, 1) or allow_downcast:
-                return make(data != 0)
-            raise TypeError("%s cannot hold the Python integer %d (received int, expected bool)"
-                            "; pass allow_downcast=True to convert it" % (self, data))
-        try:
-            value = make(data)
-        except OverflowError:
-            value = None
-        if value is not None and np.isfinite(value) and int(value) == data:
-            return value
-        if allow_downcast:
-            with np.errstate(all="ignore"):
-                return make(float(data)) if value is None else value
-        raise TypeError("%s cannot hold the Python integer %d exactly (received int, expected "
-                        "%s); pass allow_downcast=True to round it" % (self, data, self.dtype))
+        """Return ``data`` as a NumPy scalar of this dtype, or raise TypeError
+        (the rules: :mod:`nbgraph.tensor.scalar_filter`)."""
+        return filter_scalar(self, data, strict, allow_downcast)
 
     def values_eq(self, a, b):
         """Exact equality; NaN equals NaN (so equal NaN constants merge)."""
@@ -366,24 +278,6 @@ class ScalarType(CLinkerType, Type):
 
 _COMPLEX_COST = (" (a complex cost has no gradient: take a real part, e.g. abs(z) or "
                  "real(z), as Theano required)")
-
-
-def _same_float(value, data):
-    return float(value) == data or (data != data and value != value)
-
-
-def _wrap_int(value, np_dtype):
-    """``value`` reduced modulo 2**bits into the range of integer ``np_dtype``."""
-    bits = 8 * np_dtype.itemsize
-    value %= 1 << bits
-    if np_dtype.kind == "i" and value >= 1 << (bits - 1):
-        value -= 1 << bits
-    return np_dtype.type(value)
-
-
-def _short_repr(data, limit=50):
-    text = repr(data)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 _TYPES = {}
@@ -577,7 +471,7 @@ def as_scalar(x, name=None):
     if isinstance(x, complex):
         return ScalarConstant(complex128, np.complex128(x), name=name, weak=True)
     raise TypeError("expected a scalar Variable or a number, got %s %s" % (
-        type(x).__name__, _short_repr(x)))
+        type(x).__name__, short_repr(x)))
 
 
 def _is_weak(var):
