@@ -19,6 +19,7 @@ one, like ``perform``); inputs whose float dtype differs from the output's
 import numpy as np
 
 from nbgraph.core.c_interface import CLinkerOp, OutputRule, c_source, c_template
+from nbgraph.tensor.c_code.float_kernels import FLOAT_SUFFIX, FloatKernelC
 from nbgraph.tensor.c_code.parallel import min_parallel
 from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 
@@ -27,7 +28,7 @@ __all__ = ["SoftmaxC", "LogSoftmaxC", "SoftmaxGradC", "SoftmaxCrossentropyC",
            "PickLabelsC", "PickLabelsGradC", "ArgReduceC", "MaxAndArgmaxC"]
 
 _PKG = __package__
-_SUFFIX = {"float64": "f64", "float32": "f32"}
+_SUFFIX = FLOAT_SUFFIX
 #: Cost of one element of a softmax row, in adds (an exp, a division, max and sum).
 ROW_ELEMENT_COST = 8
 _VERSION = (6,)
@@ -70,20 +71,14 @@ def _run_rows(task, cost_elements):
             "}"]
 
 
-class _FloatRowsC(CLinkerOp):
+class _FloatRowsC(FloatKernelC):
     """Shared by the float kernels: C for float32/float64 inputs of the output's dtype."""
 
-    def has_c_code(self, node):
-        x = node.inputs[0]
-        out = node.outputs[0]
-        return out.type.dtype in _SUFFIX and x.type.dtype == out.type.dtype and \
-            x.type.ndim <= 32
+    c_version = _VERSION
 
-    def c_code_cache_version(self):
-        return _VERSION
-
-    def c_headers(self):
-        return ["math.h", "stdlib.h"]
+    def float_operands(self, node):
+        """The rows' input and the output."""
+        return [node.inputs[0], node.outputs[0]]
 
     def c_support_code(self, node=None):
         if node is None:
@@ -128,11 +123,9 @@ class SoftmaxGradC(_FloatRowsC):
     """The C side of SoftmaxGrad: per row, ``sm * (gz - s)`` with ``s`` the pairwise sum of
     ``gz * sm`` (NumPy's order); gz and sm of one shape (a ValueError otherwise)."""
 
-    def has_c_code(self, node):
-        gz, sm = node.inputs
-        out = node.outputs[0]
-        return out.type.dtype in _SUFFIX and gz.type.dtype == sm.type.dtype == out.type.dtype \
-            and sm.type.ndim <= 32
+    def float_operands(self, node):
+        """gz, sm and the output."""
+        return list(node.inputs) + list(node.outputs)
 
     def c_output_rule(self, node):
         """A fresh output of the inputs' shape."""
@@ -208,11 +201,13 @@ class SoftmaxCrossentropyC(_ValuePerRow, _FloatRowsC):
 class SoftmaxCrossentropyGradC(_FloatRowsC):
     """The C side of SoftmaxCrossentropyGrad: ``gz * (softmax(x) - one_hot(label))`` per row."""
 
+    def float_operands(self, node):
+        """gz, x and the output (the labels: any integer dtype)."""
+        gz, x, _ = node.inputs
+        return [gz, x, node.outputs[0]]
+
     def has_c_code(self, node):
-        gz, x, lab = node.inputs
-        out = node.outputs[0]
-        return out.type.dtype in _SUFFIX and x.type.dtype == gz.type.dtype == out.type.dtype \
-            and lab.type.dtype in _C_TYPES and x.type.ndim <= 32
+        return super().has_c_code(node) and node.inputs[2].type.dtype in _C_TYPES
 
     def c_prepare_outputs(self, node, inputs):
         return [np.empty(inputs[1].shape, node.outputs[0].type.numpy_dtype)]

@@ -14,12 +14,12 @@ pooling) run in Python.
 
 import numpy as np
 
-from nbgraph.core.c_interface import CLinkerOp, c_template
+from nbgraph.core.c_interface import c_template
+from nbgraph.tensor.c_code.float_kernels import FLOAT_SUFFIX, FloatKernelC
 
 __all__ = ["Pool2dC", "Pool2dGradC"]
 
 _PKG = __package__
-_SUFFIX = {"float32": "f32", "float64": "f64"}
 _CTYPE = {"float32": "float", "float64": "double"}
 _MODE = {"max": 0, "sum": 1, "average_inc_pad": 2, "average_exc_pad": 3}
 #: Elements visited from which planes are split across threads.
@@ -27,32 +27,22 @@ MIN_WORK = 1 << 17
 _VERSION = (1,)
 
 
-class _PoolC(CLinkerOp):
-    """Shared by the two kernels."""
+class _PoolC(FloatKernelC):
+    """Shared by the two kernels (every operand float32, or every one float64)."""
 
     _grad = 0
-
-    def has_c_code(self, node):
-        """True when every operand is float32, or every one float64."""
-        dtypes = {v.type.dtype for v in node.inputs + node.outputs}
-        return len(dtypes) == 1 and dtypes <= set(_SUFFIX) and node.inputs[0].type.ndim <= 32
-
-    def c_code_cache_version(self):
-        return _VERSION
-
-    def c_headers(self):
-        return ["math.h", "stdlib.h"]
+    c_version = _VERSION
 
     def c_support_code(self, node=None):
         if node is None:
             return ""
         dtype = node.outputs[0].type.dtype
         return "#ifndef NBG_POOL_MINWORK\n#define NBG_POOL_MINWORK %dLL\n#endif\n" % (
-            MIN_WORK) + c_template(_PKG, "csrc/pool.h", S=_SUFFIX[dtype], CT=_CTYPE[dtype],
+            MIN_WORK) + c_template(_PKG, "csrc/pool.h", S=FLOAT_SUFFIX[dtype], CT=_CTYPE[dtype],
                                     IT="uint32_t" if dtype == "float32" else "uint64_t")
 
     def c_code(self, node, name, inputs, outputs, sub):
-        S = _SUFFIX[node.outputs[0].type.dtype]
+        S = FLOAT_SUFFIX[node.outputs[0].type.dtype]
         nd = node.inputs[0].type.ndim
         x, r = inputs[0], outputs[0]
         out, g = (inputs[1], inputs[2]) if self._grad else (x, x)
