@@ -563,7 +563,7 @@ def _heat(share):
 
 
 def _seconds(seconds):
-    from nbgraph.display.rich import format_seconds
+    from nbgraph.display.profiles import format_seconds
 
     return format_seconds(seconds)
 

@@ -10,7 +10,7 @@ outputs by: the caller's output Variables' names (``out[1]`` when unnamed)
 and, for the outputs that compute ``updates``, ``update -> W0``.
 """
 
-__all__ = ["type_notation", "output_labels", "plural"]
+__all__ = ["type_notation", "output_labels", "plural", "safe_repr"]
 
 
 def type_notation(type_) -> str:
@@ -58,3 +58,11 @@ def output_labels(function) -> dict:
 def plural(n: int, word: str, words: str | None = None) -> str:
     """``plural(1, "node")`` -> ``'1 node'``; ``plural(3, "node")`` -> ``'3 nodes'``."""
     return "%d %s" % (n, word if n == 1 else (words or word + "s"))
+
+
+def safe_repr(obj) -> str:
+    """``repr(obj)``, or ``<ClassName>`` when its ``__repr__`` fails (a display must not)."""
+    try:
+        return repr(obj)
+    except Exception:
+        return "<%s>" % type(obj).__name__

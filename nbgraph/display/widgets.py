@@ -310,7 +310,7 @@ class _ExplorerPanel:
 
     def _on_evaluate(self, button=None):
         """The Evaluate button: parse the inputs, run the compiled graph, show the result."""
-        from nbgraph.display.rich import format_seconds
+        from nbgraph.display.profiles import format_seconds
 
         try:
             values = [_value_of(box, var, i)
