@@ -131,7 +131,7 @@ class _Navigator:
         import ipywidgets as w
 
         from nbgraph.display.dense import DenseLayout
-        from nbgraph.display.diagram import GraphSource
+        from nbgraph.display.drawing import GraphSource
 
         self.obj = obj
         self.source = GraphSource.of(obj)
