@@ -105,44 +105,61 @@ def dprint(obj, print_type=False, file=None, depth=None, ids="CHAR", *, max_nest
     Add [id A] <Generic> ''
     """
     outputs = outputs_of(obj)
-    if depth is not None:
-        if isinstance(depth, bool) or not isinstance(depth, int):
-            raise TypeError("depth must be a positive int or None, got %s %r" % (
-                type(depth).__name__, depth))
-        if depth < 1:
-            raise ValueError("depth must be at least 1 (use None for no limit), got %d" % depth)
-    if max_nesting is not None:
-        if isinstance(max_nesting, bool) or not isinstance(max_nesting, int):
-            raise TypeError("max_nesting must be a positive int or None, got %s %r" % (
-                type(max_nesting).__name__, max_nesting))
-        if max_nesting < 1:
-            raise ValueError("max_nesting must be at least 1 (use None for no limit), "
-                             "got %d" % max_nesting)
+    _check_limit("depth", depth)
+    _check_limit("max_nesting", max_nesting)
     if ids not in _ID_STYLES:
         raise ValueError("ids must be one of %s, got %r" % (
             ", ".join(repr(s) for s in _ID_STYLES), ids))
+    _check_file(file)
+    maps = tuple(m for m, on in (("destroy_map", print_destroy_map),
+                                 ("view_map", print_view_map)) if on)
+    print_type = _type_mode(print_type)
+    groups = {} if scopes else None
+    lines = _render(outputs, print_type, depth, ids, max_nesting, maps, groups)
+    if groups:
+        lines += _scopes_section(groups)
+    from nbgraph.display.inner import inner_graph_lines  # loops' bodies (Op.inner_graphs)
+
+    lines += inner_graph_lines(outputs, lambda outs: _render(outs, print_type, depth,
+                                                             ids, max_nesting, maps))
+    return _write("".join(line + "\n" for line in lines), file)
+
+
+def _check_limit(name, value):
+    """``depth`` / ``max_nesting``: None or an int of at least 1."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s must be a positive int or None, got %s %r" % (
+            name, type(value).__name__, value))
+    if value < 1:
+        raise ValueError("%s must be at least 1 (use None for no limit), got %d" % (name, value))
+
+
+def _check_file(file):
     if not (file is None or (isinstance(file, str) and file == "str")
             or callable(getattr(file, "write", None))):
         raise TypeError("file must be None (stdout), \"str\" (return the text) or a "
                         "file-like object with a write() method, got %s %r" % (
                             type(file).__name__, file))
 
-    maps = tuple(m for m, on in (("destroy_map", print_destroy_map),
-                                 ("view_map", print_view_map)) if on)
+
+def _type_mode(print_type):
+    """``"short"``, True or False."""
     if isinstance(print_type, str) and print_type != "short":
         raise ValueError("print_type must be True, False or 'short', got %r" % (print_type,))
-    print_type = print_type if print_type == "short" else bool(print_type)
-    groups = {} if scopes else None
-    lines = _render(outputs, print_type, depth, ids, max_nesting, maps, groups)
-    if groups:
-        lines += ["", "Scopes:"] + ["%s: %s (%d node%s)" % (
-            path, ", ".join(found), len(found), "" if len(found) == 1 else "s")
-            for path, found in sorted(groups.items())]
-    from nbgraph.display.inner import inner_graph_lines  # loops' bodies (Op.inner_graphs)
+    return print_type if print_type == "short" else bool(print_type)
 
-    lines += inner_graph_lines(outputs, lambda outs: _render(outs, print_type, depth,
-                                                             ids, max_nesting, maps))
-    text = "".join(line + "\n" for line in lines)
+
+def _scopes_section(groups):
+    """The "Scopes:" lines: each scope path with the ids of its nodes."""
+    return ["", "Scopes:"] + ["%s: %s (%d node%s)" % (
+        path, ", ".join(found), len(found), "" if len(found) == 1 else "s")
+        for path, found in sorted(groups.items())]
+
+
+def _write(text, file):
+    """Return, print or write ``text`` as dprint's ``file`` says."""
     if isinstance(file, str):
         return text
     if file is None:
@@ -219,72 +236,111 @@ def _char_id(n):
 
 def _render(outputs, print_type, depth, ids, max_nesting, maps=(), groups=None):
     """The lines of the trees for ``outputs`` (an explicit-stack walk)."""
-    labels = {}     # id(Apply) or id(root Variable) -> label, in first-visit order
-    expanded = set()  # id(Apply) whose inputs are printed (or scheduled below)
-    lines = []
+    return _Trees(print_type, depth, ids, max_nesting, maps, groups).render(outputs)
 
-    def label_of(key):
-        label = labels.get(key)
+
+class _Trees:
+    """The text trees of several outputs, one line per Variable, sharing one set of ids.
+
+    ``groups`` (a dict, or None when scopes are not shown) collects the ids of
+    the nodes of each scope path.
+    """
+
+    def __init__(self, print_type, depth, ids, max_nesting, maps, groups):
+        self.print_type = print_type
+        self.depth = depth
+        self.ids = ids
+        self.max_nesting = max_nesting
+        self.maps = maps
+        self.groups = groups
+        self.labels = {}  # id(Apply) or id(root Variable) -> label, in first-visit order
+        self.expanded = set()  # id(Apply) whose inputs are printed (or scheduled below)
+        self.lines = []
+
+    def render(self, outputs):
+        for out in outputs:
+            # Blocks: the output itself, then the subtrees cut off by max_nesting.
+            blocks = deque([(out, 1, False)])
+            while blocks:
+                var, level, forced = blocks.popleft()
+                # stack items: (variable, line prefix, child prefix, level, nesting, forced,
+                # the scope of the line above in the tree)
+                stack = [(var, "", "", level, 1, forced, None)]
+                line = self._line
+                while stack:
+                    line(stack, blocks, *stack.pop())
+        return self.lines
+
+    def _label_of(self, key):
+        label = self.labels.get(key)
         if label is None:
-            n = len(labels)
-            label = _char_id(n) if ids == "CHAR" else str(n)
-            labels[key] = label
+            n = len(self.labels)
+            label = _char_id(n) if self.ids == "CHAR" else str(n)
+            self.labels[key] = label
         return label
 
-    for out in outputs:
-        # Blocks: the output itself, then the subtrees cut off by max_nesting.
-        blocks = deque([(out, 1, False)])
-        while blocks:
-            var, level, forced = blocks.popleft()
-            # stack items: (variable, line prefix, child prefix, level, nesting, forced,
-            # the scope of the line above in the tree)
-            stack = [(var, "", "", level, 1, forced, None)]
-            while stack:
-                var, prefix, child_prefix, level, nest, forced, above = stack.pop()
-                node = var.owner
-                here = _scope_text(node) if groups is not None else None
-                key = id(node) if node is not None else id(var)
-                parts = [prefix]
-                if node is not None:
-                    parts.append(str(node.op))
-                    if len(node.outputs) > 1:
-                        parts.append(".%d" % var.index)
+    def _line(self, stack, blocks, var, prefix, child_prefix, level, nest, forced, above):
+        """Add the line of ``var``; schedule its inputs on ``stack`` (or ``blocks``)."""
+        node = var.owner
+        here = _scope_text(node) if self.groups is not None else None
+        key = id(node) if node is not None else id(var)
+        parts = [prefix, _head(var)]
+        if self.ids:
+            parts.append(" [id %s]" % self._label_of(key))
+        if self.print_type:
+            parts.append(_type_part(var, self.print_type))
+        if node is not None:
+            parts.extend(self._node_parts(var, key, here, above))
+            if (node.inputs and (self.depth is None or level < self.depth)
+                    and (forced or key not in self.expanded)):
+                self.expanded.add(key)
+                if self.max_nesting is not None and nest >= self.max_nesting:
+                    parts.append(_CONTINUED)
+                    blocks.append((var, level, True))
                 else:
-                    parts.append(repr(var))
-                if ids:
-                    parts.append(" [id %s]" % label_of(key))
-                if print_type == "short":
-                    parts.append(" <%s>" % type_notation(var.type))
-                elif print_type:
-                    parts.append(" <%r>" % (var.type,))
-                if node is not None:
-                    parts.append(" '%s'" % (var.name if var.name is not None else ""))
-                    if groups is not None and here != above and (here or above):
-                        parts.append(" @ %s" % (here or "-"))
-                    if here and ids:
-                        found = groups.setdefault(here, [])
-                        if labels[key] not in found:
-                            found.append(labels[key])
-                    for attr in maps:
-                        mapping = getattr(node.op, attr, None)
-                        if mapping:
-                            parts.append(" %s=%s" % (attr[0], dict(sorted(mapping.items()))))
-                    show_inputs = (node.inputs and (depth is None or level < depth)
-                                   and (forced or key not in expanded))
-                    if show_inputs:
-                        expanded.add(key)
-                        if max_nesting is not None and nest >= max_nesting:
-                            parts.append(_CONTINUED)
-                            blocks.append((var, level, True))
-                        else:
-                            last = len(node.inputs) - 1
-                            for i in range(last, -1, -1):
-                                stack.append((node.inputs[i], child_prefix + " |",
-                                              child_prefix + (" |" if i < last else "  "),
-                                              level + 1, nest + 1, False, here))
-                lines.append("".join(parts))
-    return lines
+                    _push_inputs(stack, node, child_prefix, level, nest, here)
+        self.lines.append("".join(parts))
 
+    def _node_parts(self, var, key, here, above):
+        """The name, scope mark and view/destroy maps written after an Apply's output."""
+        parts = [" '%s'" % (var.name if var.name is not None else "")]
+        if self.groups is not None and here != above and (here or above):
+            parts.append(" @ %s" % (here or "-"))
+        if here and self.ids:
+            found = self.groups.setdefault(here, [])
+            if self.labels[key] not in found:
+                found.append(self.labels[key])
+        for attr in self.maps:
+            mapping = getattr(var.owner.op, attr, None)
+            if mapping:
+                parts.append(" %s=%s" % (attr[0], dict(sorted(mapping.items()))))
+        return parts
+
+
+def _head(var):
+    """``str(op)`` (``.index`` for a multi-output node) for an Apply's output, else ``repr``."""
+    node = var.owner
+    if node is None:
+        return repr(var)
+    if len(node.outputs) > 1:
+        return str(node.op) + ".%d" % var.index
+    return str(node.op)
+
+
+def _type_part(var, print_type):
+    """`` <float64[?]>`` (``print_type="short"``) or `` <TensorType(float64, (None,))>``."""
+    if print_type == "short":
+        return " <%s>" % type_notation(var.type)
+    return " <%r>" % (var.type,)
+
+
+def _push_inputs(stack, node, child_prefix, level, nest, here):
+    """Put ``node``'s inputs on the stack, the first on top, with their tree prefixes."""
+    last = len(node.inputs) - 1
+    for i in range(last, -1, -1):
+        stack.append((node.inputs[i], child_prefix + " |",
+                      child_prefix + (" |" if i < last else "  "),
+                      level + 1, nest + 1, False, here))
 
 
 def _scope_text(node):
