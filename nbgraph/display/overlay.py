@@ -33,6 +33,15 @@ def node_values(function, args) -> dict:
     fails stops the walk: what was computed so far is returned.
     """
     fgraph = function.fgraph
+    env = _root_values(function, _arguments(function, args))
+    for node in fgraph.toposort():
+        if not _run(node, env):
+            break
+    return env
+
+
+def _arguments(function, args):
+    """The arguments as a list in input order (a ``{name: value}`` dict is read by name)."""
     n_in = len(function.inputs)
     if isinstance(args, dict):
         names = [v.name for v in function.inputs]
@@ -44,6 +53,13 @@ def node_values(function, args) -> dict:
     if len(args) != n_in:
         raise ValueError("values: %s takes %d arguments, got %d" % (
             function, n_in, len(args)))
+    return args
+
+
+def _root_values(function, args):
+    """``{Variable: value}`` of the graph's roots: arguments, shared variables, constants."""
+    fgraph = function.fgraph
+    n_in = len(args)
     env = {}
     for var, value in zip(fgraph.inputs[:n_in], args, strict=True):
         env[var] = var.type.filter(value, allow_downcast=True)
@@ -54,20 +70,25 @@ def node_values(function, args) -> dict:
         data = getattr(var, "data", None)
         if var.owner is None and var not in env and data is not None:
             env[var] = data
-    for node in fgraph.toposort():
-        destroyed = set()
-        for inputs in (getattr(node.op, "destroy_map", None) or {}).values():
-            destroyed.update(inputs)
-        inputs = [np.copy(env[v]) if i in destroyed and isinstance(env.get(v), np.ndarray)
-                  else env.get(v) for i, v in enumerate(node.inputs)]
-        storage = [[None] for _ in node.outputs]
-        try:
-            node.op.perform(node, inputs, storage)
-        except Exception:
-            break
-        for out, cell in zip(node.outputs, storage, strict=True):
-            env[out] = cell[0]
     return env
+
+
+def _run(node, env):
+    """Run ``node``'s ``perform`` on its inputs' values (copies of those it overwrites) and
+    record its outputs in ``env``; False when it fails."""
+    destroyed = set()
+    for inputs in (getattr(node.op, "destroy_map", None) or {}).values():
+        destroyed.update(inputs)
+    inputs = [np.copy(env[v]) if i in destroyed and isinstance(env.get(v), np.ndarray)
+              else env.get(v) for i, v in enumerate(node.inputs)]
+    storage = [[None] for _ in node.outputs]
+    try:
+        node.op.perform(node, inputs, storage)
+    except Exception:
+        return False
+    for out, cell in zip(node.outputs, storage, strict=True):
+        env[out] = cell[0]
+    return True
 
 
 def show(function, values=None, profile=False, **options):
