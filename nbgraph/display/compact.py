@@ -125,39 +125,16 @@ class CompactStyle:
         return "variable"
 
     def _variable_node(self, g, var, name=None):
+        """Draw ``var``; ``name`` is given for a repeated drawing of a much-read variable."""
         walk = self.walk
-        is_constant = isinstance(var, Constant)
-        label = self.source.labels.get(var)
-        if label is not None:
-            first = label
-        elif var.name is not None:
-            first = var.name
-        elif is_constant or (var.owner is None and not self.show_types):
-            first = var_text(var)  # a constant's value, or <Type> for an unnamed root
-        else:  # an unnamed root or intermediate: its type line says it all
-            first = None
-        type_line = None
-        if self.show_types:
-            type_line = type_text(var)
-        if first is None and name is not None:
-            first = var_text(var)  # a repeated drawing says which variable it repeats
+        first = self._first_line(var, repeated=name is not None)
         lines = [shorten(first)] if first else []
+        type_line = type_text(var) if self.show_types else None
         if type_line:
             lines.append(type_line)
         category = self._category(var)
         self.used.add(category)
-        if category in ("constant", "shared"):
-            attrs = dict(shape="box", style="rounded,filled", fillcolor=COLORS[category],
-                         color=COLORS[category + "_border"])
-        elif category == "input":
-            attrs = dict(shape="ellipse", style="filled,bold", fillcolor=COLORS["input"],
-                         color=COLORS["input_border"])
-        elif category == "output":
-            attrs = dict(shape="ellipse", style="filled", fillcolor=COLORS["output"],
-                         color=COLORS["output_border"])
-        else:
-            attrs = dict(shape="ellipse", style="filled", fillcolor=COLORS["variable"],
-                         color=COLORS["variable_border"], fontsize="10")
+        attrs = _variable_attrs(category)
         if var in walk.output_set:
             attrs["peripheries"] = "2"
             self.used.add("output")
@@ -171,6 +148,19 @@ class CompactStyle:
         attrs["tooltip"] = dot_label(tooltip)
         self._mark(var, attrs)
         g.node(name or walk.names[var], dot_label(*lines), **attrs)
+
+    def _first_line(self, var, repeated):
+        """The name line of a variable's node, or None when its type line says it all."""
+        label = self.source.labels.get(var)
+        if label is not None:
+            return label
+        if var.name is not None:
+            return var.name
+        if isinstance(var, Constant) or (var.owner is None and not self.show_types):
+            return var_text(var)  # a constant's value, or <Type> for an unnamed root
+        if repeated:
+            return var_text(var)  # a repeated drawing says which variable it repeats
+        return None  # an unnamed root or intermediate: its type line says it all
 
     def _mark(self, item, attrs):
         if item in self.highlight:
@@ -232,6 +222,24 @@ _LEGEND_COLORS = {
     "highlight": ("#ffffff", COLORS["highlight"]),
 }
 _LEGEND_PER_ROW = 3
+
+
+#: How each category of variable is drawn: (shape, style, more attributes); the
+#: colours are ``COLORS[category]`` and ``COLORS[category + "_border"]``.
+_VARIABLE_LOOK = {
+    "constant": ("box", "rounded,filled", {}),
+    "shared": ("box", "rounded,filled", {}),
+    "input": ("ellipse", "filled,bold", {}),
+    "output": ("ellipse", "filled", {}),
+    "variable": ("ellipse", "filled", {"fontsize": "10"}),
+}
+
+
+def _variable_attrs(category):
+    """Fresh DOT attributes of a variable node of ``category``."""
+    shape, style, more = _VARIABLE_LOOK[category]
+    return dict(shape=shape, style=style, fillcolor=COLORS[category],
+                color=COLORS[category + "_border"], **more)
 
 
 def _plural(n, word):
