@@ -37,6 +37,7 @@ from collections import deque
 import graphviz
 
 from nbgraph.core.graph import Apply, Constant
+from nbgraph.display.drawing import dot_label, op_text, shorten, var_text
 from nbgraph.display.groups import group_paths, parse_path, path_text
 from nbgraph.display.names import plural, type_notation
 
@@ -55,26 +56,11 @@ _GROUP_FILL = ("#eef3e2", "#e2ecf7", "#f6eadf", "#ece4f4")
 _ELLIPSIS = "\u2026"
 
 
-def _op_text(op):
-    try:
-        return str(op)
-    except Exception:
-        return type(op).__name__
-
-
-def _short(text, limit):
-    return text if len(text) <= limit else text[:limit - 1] + _ELLIPSIS
-
-
-def _lab(*lines):
-    return graphviz.nohtml("\\n".join(graphviz.escape(line) for line in lines if line))
-
-
 def value_text(value, max_items=4) -> str:
     """``shape (3, 4)``; a value of at most ``max_items`` elements is written out."""
     shape = getattr(value, "shape", None)
     if shape is None:
-        return _short(repr(value), 24)
+        return shorten(repr(value), 24)
     size = getattr(value, "size", 0)
     text = "(%s)" % ", ".join(str(s) for s in shape) if shape else "()"
     if size <= max_items:
@@ -85,8 +71,8 @@ def value_text(value, max_items=4) -> str:
                                     suppress_small=True)
         except Exception:
             small = repr(value)
-        text = "%s = %s" % (text, _short(" ".join(small.split()), 32)) if shape else \
-            _short(" ".join(small.split()), 32)
+        text = "%s = %s" % (text, shorten(" ".join(small.split()), 32)) if shape else \
+            shorten(" ".join(small.split()), 32)
     return text
 
 
@@ -126,25 +112,26 @@ class DenseLayout:
         self._number(inputs)
         self.paths = group_paths(self.applys, self.outputs, self.labels, auto=auto_groups) \
             if scopes else {node: () for node in self.applys}
-        all_paths = set()
-        for path in self.paths.values():
-            for k in range(1, len(path) + 1):
-                all_paths.add(path[:k])
+        all_paths = _all_prefixes(self.paths.values())
         self.group_names = {p: "g%d" % i for i, p in enumerate(sorted(all_paths))}
         if collapse is None:
             collapse = bool(all_paths) and len(self.applys) > AUTO_COLLAPSE
         self.expand = {parse_path(e) if str(e) not in self.names_of_applys else str(e)
                        for e in (expand or ())}
-        if collapse is True:
-            self.collapsed = {p for p in all_paths if p not in self.expand}
-        elif collapse is False:
-            self.collapsed = set()
-        else:
-            self.collapsed = {parse_path(c) for c in collapse} & all_paths
+        self.collapsed = self._collapsed_paths(collapse, all_paths)
         self.expanded_inner = {e for e in self.expand if isinstance(e, str)}
         self.shares = self._shares()
         self._units = {}
         self._path_of_name = None
+
+    def _collapsed_paths(self, collapse, all_paths):
+        """The box paths drawn collapsed: all but ``self.expand`` (True), none (False),
+        or those listed."""
+        if collapse is True:
+            return {p for p in all_paths if p not in self.expand}
+        if collapse is False:
+            return set()
+        return {parse_path(c) for c in collapse} & all_paths
 
     # -- numbering ----------------------------------------------------------
     def _number(self, inputs):
@@ -229,18 +216,35 @@ class DenseLayout:
     def build(self):
         """The Digraph for the current view."""
         self._units = {}
-        g = graphviz.Digraph(name="nbgraph")
-        g.attr(rankdir=self.rankdir, nodesep="0.25", ranksep="0.35", fontname=_FONT,
-               bgcolor="white", compound="true")
-        g.attr("node", fontname=_FONT, fontsize="10", margin="0.08,0.03", height="0.3")
-        g.attr("edge", fontname=_FONT, fontsize="8", color="#555555", fontcolor="#444444",
-               arrowsize="0.6")
+        g = _new_digraph(self.rankdir)
         self._group_units = {self.group_names[p] for p in self.visible_groups()}
         members = {}  # unit -> Apply nodes in it
         for node in self.applys:
             members.setdefault(self.unit_of(node), []).append(node)
-        edges = {}  # (tail, head) -> [variables]
-        readers = {}  # root -> set of units reading it
+        edges, readers = self._unit_edges()
+        self._fold_shared(edges, readers)
+        order = self._bfs(members, edges)
+        kept = set(order[:self.max_nodes])
+        hidden = len(order) - len(kept)
+        self._n_drawn = len(kept)
+        clusters = self._clusters(order[:self.max_nodes], members, edges)
+        copies = self._draw_roots(g, kept, readers)
+        self._emit_clusters(g, clusters)
+        self._draw_edges(g, edges, kept, copies)
+        if hidden:
+            more = "%s %s" % (_ELLIPSIS, plural(hidden, "more box", "more boxes"))
+            g.node("more", dot_label(more, "(max_nodes=%d)" % self.max_nodes),
+                   shape="box", style="dashed,rounded", color="#9e9e9e", fontcolor="#616161")
+        for node in self._expanded_inner_nodes(kept):
+            self._inner_cluster(g, node)
+        if self.legend:
+            self._legend(g)
+        return g
+
+    def _unit_edges(self):
+        """``{(tail, head): [variables]}`` between drawn units, and ``{root: units reading it}``."""
+        edges = {}
+        readers = {}
         for node in self.applys:
             head = self.unit_of(node)
             for inp in node.inputs:
@@ -254,8 +258,11 @@ class DenseLayout:
                     tail = self.names[inp]
                     readers.setdefault(inp, set()).add(head)
                 edges.setdefault((tail, head), []).append(inp)
-        # a shared variable only collapsed boxes read is folded into them (named in
-        # their label): hundreds of parameter edges would hide the structure
+        return edges, readers
+
+    def _fold_shared(self, edges, readers):
+        """A shared variable only collapsed boxes read is folded into them (named in
+        their label): hundreds of parameter edges would hide the structure."""
         self._folded = {}
         for root, units in readers.items():
             if _is_shared(root) and units <= self._group_units:
@@ -263,13 +270,12 @@ class DenseLayout:
                     self._folded.setdefault(unit, []).append(root)
                 for unit in units:
                     edges.pop((self.names[root], unit), None)
-        order = self._bfs(members, edges)
-        kept = set(order[:self.max_nodes])
-        hidden = len(order) - len(kept)
-        self._n_drawn = len(kept)
-        clusters = {}  # path -> list of (name, attrs, label)
+
+    def _clusters(self, units, members, edges):
+        """``{box path: [(name, attrs)]}``: the node of each unit, in the box it sits in."""
+        clusters = {}  # path -> list of (name, attrs)
         group_of_name = {name: path for path, name in self.group_names.items()}
-        for unit in order[:self.max_nodes]:
+        for unit in units:
             if unit in group_of_name:
                 path = group_of_name[unit]
                 self._cluster_body(clusters, path[:-1]).append(
@@ -277,6 +283,10 @@ class DenseLayout:
             elif unit in members:
                 node = members[unit][0]
                 self._cluster_body(clusters, self.paths[node]).append(self._apply_node(node))
+        return clusters
+
+    def _draw_roots(self, g, kept, readers):
+        """Draw the kept roots read by few units; return those drawn once per reader."""
         copies = {}
         for root in self.roots:
             name = self.names[root]
@@ -287,7 +297,9 @@ class DenseLayout:
                 g.node(name, **self._root_node(root))
             else:
                 copies[root] = True
-        self._emit_clusters(g, clusters)
+        return copies
+
+    def _draw_edges(self, g, edges, kept, copies):
         drawn_edges = [key for key in edges if key[0] in kept and key[1] in kept]
         self._label_crossings = len(drawn_edges) <= 60
         for (tail, head), variables in edges.items():
@@ -298,15 +310,6 @@ class DenseLayout:
                 tail = "%s_%s" % (tail, head)
                 g.node(tail, **self._root_node(var, copy=True))
             g.edge(tail, head, **self._edge_attrs(variables, head))
-        if hidden:
-            g.node("more", _lab("%s %s" % (_ELLIPSIS, plural(hidden, "more box", "more boxes")),
-                                "(max_nodes=%d)" % self.max_nodes),
-                   shape="box", style="dashed,rounded", color="#9e9e9e", fontcolor="#616161")
-        for node in self._expanded_inner_nodes(kept):
-            self._inner_cluster(g, node)
-        if self.legend:
-            self._legend(g)
-        return g
 
     def _bfs(self, members, edges):
         """Units in breadth-first order from the outputs (what max_nodes keeps)."""
@@ -365,11 +368,11 @@ class DenseLayout:
 
     def _apply_node(self, node):
         name = self.names[node]
-        op = _op_text(node.op)
-        lines = [_short(op, 34)]
+        op = op_text(node.op)
+        lines = [shorten(op, 34)]
         for out in node.outputs[:3]:
             label = self._out_label(out)
-            parts = [_short(label, 30)] if label else []
+            parts = [shorten(label, 30)] if label else []
             if self.show_types:
                 parts.append(type_notation(out.type))
             if parts:
@@ -395,8 +398,8 @@ class DenseLayout:
         path = self.paths.get(node)
         if path:
             tip.append("scope: " + path_text(path))
-        attrs.update(tooltip=_lab(*tip), id=name)
-        return name, dict(label=_lab(*lines), **attrs)
+        attrs.update(tooltip=dot_label(*tip), id=name)
+        return name, dict(label=dot_label(*lines), **attrs)
 
     def _group_node(self, name, path, nodes, edges):
         ops = {}
@@ -404,12 +407,12 @@ class DenseLayout:
             key = type(n.op).__name__
             ops[key] = ops.get(key, 0) + 1
         top = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-        lines = ["\u25b8 " + _short(path[-1], 30), "%s: %s" % (
+        lines = ["\u25b8 " + shorten(path[-1], 30), "%s: %s" % (
             plural(len(nodes), "node"), ", ".join("%s\u00d7%d" % kv for kv in top))]
         folded = [r.name or "shared" for r in self._folded.get(name, ())]
         if folded:
             text = ", ".join(folded[:4]) + (", %s" % _ELLIPSIS if len(folded) > 4 else "")
-            lines.append("reads %s" % _short(text, 40))
+            lines.append("reads %s" % shorten(text, 40))
         fill = _GROUP_FILL[(len(path) - 1) % len(_GROUP_FILL)]
         if self.shares:
             share = sum(self.shares[n]["share"] for n in nodes if n in self.shares)
@@ -417,21 +420,21 @@ class DenseLayout:
             lines.append("%.1f%% \u00b7 %s" % (100 * share, _seconds(seconds)))
             fill = _heat(share)
         attrs = dict(shape="box3d", style="filled,bold", fillcolor=fill, color="#5b6b4b",
-                     id=name, tooltip=_lab("%s (collapsed: %s)" % (path_text(path), plural(
+                     id=name, tooltip=dot_label("%s (collapsed: %s)" % (path_text(path), plural(
                          len(nodes), "node")), "expand it: expand=[%r]" % path_text(path)))
         if any(n in self.highlight for n in nodes):
             attrs.update(color="#d81b60", penwidth="3")
-        return name, dict(label=_lab(*lines), **attrs)
+        return name, dict(label=dot_label(*lines), **attrs)
 
     def _root_node(self, var, copy=False):
         name = self.labels.get(var) or var.name
         if isinstance(var, Constant):
-            text = _short(_safe(var), 20)
-            return dict(label=_lab(text), shape="box", style="rounded,filled", fillcolor="#eeeeee",
-                        color="#8a8a8a", fontsize="8", height="0.2",
-                        tooltip=_lab("constant %s: %s" % (text, type_notation(var.type))))
+            text = shorten(var_text(var), 20)
+            return dict(label=dot_label(text), shape="box", style="rounded,filled",
+                        fillcolor="#eeeeee", color="#8a8a8a", fontsize="8", height="0.2",
+                        tooltip=dot_label("constant %s: %s" % (text, type_notation(var.type))))
         shared = _is_shared(var)
-        lines = [_short(name or "input", 24)]
+        lines = [shorten(name or "input", 24)]
         if self.show_types:
             lines.append(type_notation(var.type))
         if shared:
@@ -442,10 +445,10 @@ class DenseLayout:
                          color="#2e7d32")
         if copy:
             attrs["style"] += ",dashed"
-        attrs["tooltip"] = _lab("%s: %s" % (name or "input", type_notation(var.type)))
+        attrs["tooltip"] = dot_label("%s: %s" % (name or "input", type_notation(var.type)))
         if not copy:
             attrs["id"] = self.names[var]
-        return dict(label=_lab(*lines), **attrs)
+        return dict(label=dot_label(*lines), **attrs)
 
     def _edge_attrs(self, variables, head):
         attrs = {}
@@ -453,24 +456,31 @@ class DenseLayout:
         crossing = head in self._group_units or any(
             v.owner is not None and self.unit_of(v.owner) in self._group_units
             for v in distinct)
-        words = []
         into_backward = crossing and self._backward_box(head)
-        if self.values:
-            words.extend(value_text(self.values[v]) for v in distinct[:2] if v in self.values)
-        elif crossing and self.show_types and self._label_crossings and not into_backward:
-            words.extend(type_notation(v.type) for v in distinct[:2])
-        if words and len(distinct) > 2:
-            words.append("+%d" % (len(distinct) - 2))
+        words = self._edge_words(distinct, crossing and not into_backward)
         if crossing:
-            attrs["tooltip"] = _lab(*["%s: %s" % (self._out_label(v) or _safe(v),
-                                                   type_notation(v.type)) for v in distinct[:8]])
+            tips = ["%s: %s" % (self._out_label(v) or var_text(v), type_notation(v.type))
+                    for v in distinct[:8]]
+            attrs["tooltip"] = dot_label(*tips)
         if into_backward:  # what the backward pass reads: light, unlabelled
             attrs.update(color="#9e9e9e", arrowsize="0.4")
         if words:
-            attrs["xlabel"] = _lab(*words)
+            attrs["xlabel"] = dot_label(*words)
         if len(distinct) > 1:
             attrs["penwidth"] = "1.6"
         return attrs
+
+    def _edge_words(self, distinct, typed):
+        """An edge's label: run-time values when there are any, else the types of what
+        crosses a box's border (``typed``), for the first two variables and a count."""
+        words = []
+        if self.values:
+            words.extend(value_text(self.values[v]) for v in distinct[:2] if v in self.values)
+        elif typed and self.show_types and self._label_crossings:
+            words.extend(type_notation(v.type) for v in distinct[:2])
+        if words and len(distinct) > 2:
+            words.append("+%d" % (len(distinct) - 2))
+        return words
 
     def _backward_box(self, unit):
         from nbgraph.display.groups import GRADIENT
@@ -500,7 +510,7 @@ class DenseLayout:
             inner = inner.build()
             prefix = "%s_in%d_" % (name, k)
             sub = graphviz.Digraph(name="cluster_" + prefix.rstrip("_"))
-            sub.attr(label="%s: inner graph" % _short(_op_text(node.op), 40),
+            sub.attr(label="%s: inner graph" % shorten(op_text(node.op), 40),
                      style="rounded,dashed", color="#7f7f7f", fontsize="9")
             body = _renamed(inner.body, prefix)
             sub.body.extend(line for line in body if not line.lstrip().startswith(
@@ -529,13 +539,33 @@ class DenseLayout:
                 node = r["node"]
                 rows.append('<TR><TD ALIGN="LEFT" COLSPAN="2">%s %.1f%% %s</TD></TR>' % (
                     _html(self.names.get(node, "?")), 100 * r["share"],
-                    _html(_short(_op_text(node.op), 40))))
+                    _html(shorten(op_text(node.op), 40))))
             rows.insert(2, '<TR><TD ALIGN="LEFT" COLSPAN="2"><B>slowest</B></TD></TR>')
         if not rows:
             return
         g.attr(label='<<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1">'
                      '%s</TABLE>>' % "".join(rows), labelloc="b", labeljust="l",
                fontsize="9", fontcolor="#444444")
+
+
+def _new_digraph(rankdir):
+    """An empty dense-style Digraph: white background, compound edges, small fonts."""
+    g = graphviz.Digraph(name="nbgraph")
+    g.attr(rankdir=rankdir, nodesep="0.25", ranksep="0.35", fontname=_FONT,
+           bgcolor="white", compound="true")
+    g.attr("node", fontname=_FONT, fontsize="10", margin="0.08,0.03", height="0.3")
+    g.attr("edge", fontname=_FONT, fontsize="8", color="#555555", fontcolor="#444444",
+           arrowsize="0.6")
+    return g
+
+
+def _all_prefixes(paths):
+    """Every box path: each scope path and all its parents."""
+    found = set()
+    for path in paths:
+        for k in range(1, len(path) + 1):
+            found.add(path[:k])
+    return found
 
 
 def _renamed(body, prefix):
@@ -566,13 +596,6 @@ def _seconds(seconds):
     from nbgraph.display.profiles import format_seconds
 
     return format_seconds(seconds)
-
-
-def _safe(var):
-    try:
-        return repr(var)
-    except Exception:
-        return type(var).__name__
 
 
 def _html(text):
