@@ -141,38 +141,51 @@ def _layout(idx_list, x, inputs, where):
         if entry == _NEW:
             pieces.append((1,))
         elif isinstance(entry, slice):
-            parts = [None if p is None else next(values) for p in
-                     (entry.start, entry.stop, entry.step)]
-            static = [None if p is None else static_value(p) for p in parts]
-            if static[2] is not None and int(static[2]) == 0:
-                raise ValueError("%s: slice step cannot be zero" % where)
-            size = x.type.shape[dim]
-            known = all(p is None or s is not None for p, s in zip(parts, static, strict=True))
-            if size is not None and known:
-                bounds = [None if s is None else int(s) for s in static]
-                pieces.append((len(range(*slice(*bounds).indices(size))),))
-            else:
-                pieces.append((None,))
+            pieces.append((_static_slice_length(entry, values, x.type.shape[dim], where),))
             dim += 1
         else:
             array = next(values)
             adv_positions.append(pos)
             pieces.append("adv")
-            if array.dtype == "bool":
-                for k, s in enumerate(array.type.shape):
-                    have = x.type.shape[dim + k]
-                    if s is not None and have is not None and s != have:
-                        raise IndexError("%s: boolean index did not match indexed array along "
-                                         "axis %d; size of axis is %d but size of corresponding "
-                                         "boolean axis is %d" % (where, dim + k, have, s))
-                mask = static_value(array)
-                adv_shapes.append((None if mask is None else int(mask.sum()),))
-                dim += array.ndim
-            else:
-                _check_static_bounds(array, x.type.shape[dim], dim, where)
-                adv_shapes.append(array.type.shape)
-                dim += 1
+            adv_shapes.append(_static_index_shape(array, x.type.shape, dim, where))
+            dim += array.ndim if array.dtype == "bool" else 1
     broadcast = _broadcast_static(adv_shapes, where)
+    return _place_advanced(pieces, adv_positions, broadcast) + tuple(x.type.shape[dim:])
+
+
+def _static_slice_length(entry, values, size, where):
+    """The static length of slice ``entry`` (its symbolic bounds read from ``values``)
+    over a dimension of static ``size``; None when something is not known."""
+    parts = [None if p is None else next(values) for p in (entry.start, entry.stop, entry.step)]
+    static = [None if p is None else static_value(p) for p in parts]
+    if static[2] is not None and int(static[2]) == 0:
+        raise ValueError("%s: slice step cannot be zero" % where)
+    known = all(p is None or s is not None for p, s in zip(parts, static, strict=True))
+    if size is None or not known:
+        return None
+    bounds = [None if s is None else int(s) for s in static]
+    return len(range(*slice(*bounds).indices(size)))
+
+
+def _static_index_shape(array, x_shape, dim, where):
+    """The static shape index ``array`` contributes to the broadcast of the advanced
+    indices (a boolean mask: its count of True), checked against ``x_shape`` at ``dim``."""
+    if array.dtype != "bool":
+        _check_static_bounds(array, x_shape[dim], dim, where)
+        return array.type.shape
+    for k, s in enumerate(array.type.shape):
+        have = x_shape[dim + k]
+        if s is not None and have is not None and s != have:
+            raise IndexError("%s: boolean index did not match indexed array along "
+                             "axis %d; size of axis is %d but size of corresponding "
+                             "boolean axis is %d" % (where, dim + k, have, s))
+    mask = static_value(array)
+    return (None if mask is None else int(mask.sum()),)
+
+
+def _place_advanced(pieces, adv_positions, broadcast):
+    """NumPy's placement of the advanced indices' broadcast shape among the other
+    pieces: where they stand when adjacent, else first."""
     adjacent = adv_positions == list(range(adv_positions[0], adv_positions[-1] + 1))
     shape = [] if adjacent else list(broadcast)
     placed = False
@@ -183,7 +196,6 @@ def _layout(idx_list, x, inputs, where):
                 placed = True
             continue
         shape.extend(piece)
-    shape.extend(x.type.shape[dim:])
     return tuple(shape)
 
 

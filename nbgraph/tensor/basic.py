@@ -178,23 +178,7 @@ class Reshape(ReshapeC, Op):
         if len(entries) != self.ndim:
             raise ValueError("reshape: expected %d shape entries, got %d" % (
                 self.ndim, len(entries)))
-        static = [known_int(e) for e in entries]
-        if sum(1 for s in static if s == -1) > 1:
-            raise ValueError("reshape: only one dimension may be -1, got %r" % (static,))
-        if any(s is not None and s < -1 for s in static):
-            raise ValueError("reshape: negative size in %r" % (static,))
-        known_in = None if None in x.type.shape else int(np.prod(x.type.shape, dtype=np.int64))
-        if known_in is not None and all(s is not None for s in static):
-            fixed = int(np.prod([s for s in static if s != -1], dtype=np.int64))
-            if -1 in static:
-                if fixed == 0 or known_in % fixed:
-                    raise ValueError("reshape: cannot reshape %d elements into %r" % (
-                        known_in, tuple(static)))
-                static[static.index(-1)] = known_in // fixed
-            elif fixed != known_in:
-                raise ValueError("reshape: cannot reshape %r (%d elements) into %r" % (
-                    x.type.shape, known_in, tuple(static)))
-        out_shape = tuple(s if s is not None and s >= 0 else None for s in static)
+        out_shape = _reshaped_static_shape(x.type.shape, [known_int(e) for e in entries])
         return Apply(self, [x] + entries, [TensorType(x.dtype, out_shape)()])
 
     def perform(self, node: Apply, inputs: list[Any], output_storage: OutputStorage) -> None:
@@ -233,6 +217,35 @@ class Reshape(ReshapeC, Op):
         x = inputs[0]
         g = reshape(output_grads[0], [shape_i(x, i) for i in range(x.ndim)])
         return [g] + [index_gradient() for _ in inputs[1:]]
+
+
+def _reshaped_static_shape(in_shape: tuple[int | None, ...], static: list[int | None],
+                           ) -> tuple[int | None, ...]:
+    """The static shape of ``reshape``'s output from the input's static shape and the
+    entries known at build time (None: unknown; at most one -1): a -1 is resolved and
+    the sizes checked when everything is known; a ValueError says what cannot work."""
+    if sum(1 for s in static if s == -1) > 1:
+        raise ValueError("reshape: only one dimension may be -1, got %r" % (static,))
+    if any(s is not None and s < -1 for s in static):
+        raise ValueError("reshape: negative size in %r" % (static,))
+    if None not in in_shape and None not in static:
+        _resolve_minus_one(in_shape, static)
+    return tuple(s if s is not None and s >= 0 else None for s in static)
+
+
+def _resolve_minus_one(in_shape: tuple[Any, ...], static: list[Any]) -> None:
+    """Check fully static ``static`` sizes against ``in_shape``'s element count and
+    replace its -1 (if any) by the size it stands for, in place."""
+    known_in = int(np.prod(in_shape, dtype=np.int64))
+    fixed = int(np.prod([s for s in static if s != -1], dtype=np.int64))
+    if -1 in static:
+        if fixed == 0 or known_in % fixed:
+            raise ValueError("reshape: cannot reshape %d elements into %r" % (
+                known_in, tuple(static)))
+        static[static.index(-1)] = known_in // fixed
+    elif fixed != known_in:
+        raise ValueError("reshape: cannot reshape %r (%d elements) into %r" % (
+            in_shape, known_in, tuple(static)))
 
 
 def reshape(x: TensorLike, shape: ShapeLike | int, ndim: int | None = None) -> TensorVariable:

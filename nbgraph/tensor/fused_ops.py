@@ -193,12 +193,22 @@ def build_composite(order, exports):
     (unless every input is such a constant: one is kept as a tensor input).
     Returns None when an inner op would produce a different dtype.
     """
+    externals = _external_inputs(order, exports)
+    scalar_of, tensor_inputs, scalar_inputs = _scalar_roots(externals)
+    for node in order:
+        outs = _scalar_outputs(node, [scalar_of[v] for v in node.inputs])
+        for tensor_out, scalar_out in zip(node.outputs, outs, strict=True):
+            if scalar_out.type.dtype != tensor_out.type.dtype:
+                return None
+            scalar_of[tensor_out] = scalar_out
+    composite = Composite(scalar_inputs, [scalar_of[v] for v in exports])
+    return composite, tensor_inputs
+
+
+def _external_inputs(order, exports):
+    """The variables the nodes ``order`` read from outside, numbered as met reading
+    the exported expressions left to right, then those only unexported outputs need."""
     members = set(order)
-    scalar_of = {}
-    tensor_inputs = []
-    scalar_inputs = []
-    kept_constant = None
-    # inputs numbered as met reading the exported expressions left to right
     externals = []
     stack = list(reversed(exports))
     seen = set()
@@ -216,6 +226,16 @@ def build_composite(order, exports):
             if (v.owner is None or v.owner not in members) and v not in seen:
                 seen.add(v)
                 externals.append(v)
+    return externals
+
+
+def _scalar_roots(externals):
+    """``(scalar_of, tensor_inputs, scalar_inputs)``: each external's inner scalar, a
+    ScalarConstant for a size-1 constant (unless all are: the first stays an input)."""
+    scalar_of = {}
+    tensor_inputs = []
+    scalar_inputs = []
+    kept_constant = None
     if all(small_constant(v) is not None for v in externals):
         kept_constant = externals[0]
     for v in externals:
@@ -228,23 +248,19 @@ def build_composite(order, exports):
             scalar_of[v] = s
             tensor_inputs.append(v)
             scalar_inputs.append(s)
-    for node in order:
-        args = [scalar_of[v] for v in node.inputs]
-        sop = node.op.scalar_op
-        if isinstance(sop, Composite):
-            outs = _inline_composite(sop, args)
-        elif type(sop).make_node is ps.ScalarOp.make_node:
-            # what make_node would build: the Elemwise node was made from the
-            # same op on scalars of these very dtypes
-            outs = Apply(sop, args, [_scalar_type(o.type.dtype)() for o in node.outputs]).outputs
-        else:
-            outs = sop.make_node(*args).outputs
-        for tensor_out, scalar_out in zip(node.outputs, outs, strict=True):
-            if scalar_out.type.dtype != tensor_out.type.dtype:
-                return None
-            scalar_of[tensor_out] = scalar_out
-    composite = Composite(scalar_inputs, [scalar_of[v] for v in exports])
-    return composite, tensor_inputs
+    return scalar_of, tensor_inputs, scalar_inputs
+
+
+def _scalar_outputs(node, args):
+    """The inner scalar outputs of Elemwise ``node`` applied to the scalars ``args``."""
+    sop = node.op.scalar_op
+    if isinstance(sop, Composite):
+        return _inline_composite(sop, args)
+    if type(sop).make_node is ps.ScalarOp.make_node:
+        # what make_node would build: the Elemwise node was made from the
+        # same op on scalars of these very dtypes
+        return Apply(sop, args, [_scalar_type(o.type.dtype)() for o in node.outputs]).outputs
+    return sop.make_node(*args).outputs
 
 
 _SCALAR_TYPES = {}

@@ -235,34 +235,13 @@ def alloc_to_broadcast(fgraph, node):
         return None
     inputs = node.inputs
     for i, inp in enumerate(inputs):
-        owner = inp.owner
-        if owner is None or not isinstance(owner.op, Alloc):
+        value = _allocated_value(inp)
+        if value is None:
             continue
-        value = owner.inputs[0]
-        if not isinstance(value.type, TensorType) or value.type.dtype != inp.type.dtype:
+        others = [o for j, o in enumerate(inputs) if j != i]
+        if not _broadcast_fills(fgraph, inp, value, others):
             continue
-        akeys = shape_keys(fgraph, inp)
         pad = inp.ndim - value.ndim
-        vkeys = shape_keys(fgraph, value)
-        others = [(o, shape_keys(fgraph, o)) for j, o in enumerate(inputs) if j != i]
-        ok = True
-        for d, k in enumerate(akeys):
-            if d >= pad and value.type.shape[d - pad] != 1 and vkeys[d - pad] != k:
-                ok = False
-                break
-            covered = k == 1
-            for o, okeys in others:
-                if o.type.shape[d] == 1:
-                    continue
-                if okeys[d] != k:
-                    ok = False
-                    break
-                covered = True
-            if not ok or not covered:
-                ok = False
-                break
-        if not ok:
-            continue
         new_value = value
         if pad:
             new_value = DimShuffle(value.ndim, ("x",) * pad + tuple(range(value.ndim)))(value)
@@ -273,6 +252,46 @@ def alloc_to_broadcast(fgraph, node):
             continue
         return new_outs
     return None
+
+
+def _allocated_value(var):
+    """The tensor ``var`` is an Alloc of (of ``var``'s dtype), else None."""
+    owner = var.owner
+    if owner is None or not isinstance(owner.op, Alloc):
+        return None
+    value = owner.inputs[0]
+    if not isinstance(value.type, TensorType) or value.type.dtype != var.type.dtype:
+        return None
+    return value
+
+
+def _broadcast_fills(fgraph, alloced, value, others):
+    """True when broadcasting ``value`` against ``others`` provably gives ``alloced``'s
+    shape: in each dimension ``value`` matches the Alloc's size (or is statically 1),
+    and the others cover it (see :func:`_dimension_covered`)."""
+    akeys = shape_keys(fgraph, alloced)
+    pad = alloced.ndim - value.ndim
+    vkeys = shape_keys(fgraph, value)
+    other_keys = [(o, shape_keys(fgraph, o)) for o in others]
+    for d, k in enumerate(akeys):
+        if d >= pad and value.type.shape[d - pad] != 1 and vkeys[d - pad] != k:
+            return False
+        if not _dimension_covered(d, k, other_keys):
+            return False
+    return True
+
+
+def _dimension_covered(d, key, other_keys):
+    """True when every operand not statically 1 along ``d`` has size ``key`` there
+    and one of them has (or ``key`` is 1): the broadcast then has size ``key``."""
+    covered = key == 1
+    for o, okeys in other_keys:
+        if o.type.shape[d] == 1:
+            continue
+        if okeys[d] != key:
+            return False
+        covered = True
+    return covered
 
 
 @register_rewrite("shape_index", "fast", "canonicalize", position=20)

@@ -65,43 +65,66 @@ def _filter_numpy(stype, data, strict, allow_downcast):
 
 
 def _filter_python(stype, data, allow_downcast):
+    """A Python bool, float or int as a NumPy scalar of ``stype``'s dtype."""
+    if isinstance(data, bool):
+        return stype.np_dtype.type(data)
+    if isinstance(data, float):
+        return _filter_float(stype, data, allow_downcast)
+    kind = stype.np_dtype.kind
+    if kind in "iu":
+        return _int_into_int(stype, data, allow_downcast)
+    if kind == "b":
+        return _int_into_bool(stype, data, allow_downcast)
+    return _int_into_float(stype, data, allow_downcast)
+
+
+def _filter_float(stype, data, allow_downcast):
+    """A Python float: rounded into a float dtype (refused with ``allow_downcast=False``
+    when inexact); into a bool or an integer dtype only with ``allow_downcast``."""
     kind = stype.np_dtype.kind
     make = stype.np_dtype.type
-    if isinstance(data, bool):
-        return make(data)
-    if isinstance(data, float):
-        if kind == "f":
-            with np.errstate(all="ignore"):
-                value = make(data)
-            if _same_float(value, data) or allow_downcast or allow_downcast is None:
-                return value
-            raise TypeError("%s cannot hold the Python float %r exactly (received float64, "
-                            "expected %s); pass allow_downcast=True to round it" % (
-                                stype, data, stype.dtype))
-        if not allow_downcast:
-            raise TypeError("%s cannot hold the Python float %r (received float64, "
-                            "expected %s); pass allow_downcast=True to convert it" % (
-                                stype, data, stype.dtype))
-        if kind == "b":
-            return make(data != 0)
-        if data != data or data in (float("inf"), float("-inf")):
-            raise TypeError("%s cannot represent %r" % (stype, data))
-        return _wrap_int(int(data), stype.np_dtype)
-    # a Python int
-    if kind in "iu":
-        info = np.iinfo(stype.np_dtype)
-        if info.min <= data <= info.max:
-            return make(data)
-        if allow_downcast:
-            return _wrap_int(data, stype.np_dtype)
-        raise TypeError("%s cannot hold the Python integer %d (received int, expected %s "
-                        "in [%d, %d]); pass allow_downcast=True to wrap it" % (
-                            stype, data, stype.dtype, info.min, info.max))
+    if kind == "f":
+        with np.errstate(all="ignore"):
+            value = make(data)
+        if _same_float(value, data) or allow_downcast or allow_downcast is None:
+            return value
+        raise TypeError("%s cannot hold the Python float %r exactly (received float64, "
+                        "expected %s); pass allow_downcast=True to round it" % (
+                            stype, data, stype.dtype))
+    if not allow_downcast:
+        raise TypeError("%s cannot hold the Python float %r (received float64, "
+                        "expected %s); pass allow_downcast=True to convert it" % (
+                            stype, data, stype.dtype))
     if kind == "b":
-        if data in (0, 1) or allow_downcast:
-            return make(data != 0)
-        raise TypeError("%s cannot hold the Python integer %d (received int, expected bool)"
-                        "; pass allow_downcast=True to convert it" % (stype, data))
+        return make(data != 0)
+    if data != data or data in (float("inf"), float("-inf")):
+        raise TypeError("%s cannot represent %r" % (stype, data))
+    return _wrap_int(int(data), stype.np_dtype)
+
+
+def _int_into_int(stype, data, allow_downcast):
+    """A Python int into an integer dtype: exact, or wrapped with ``allow_downcast``."""
+    info = np.iinfo(stype.np_dtype)
+    if info.min <= data <= info.max:
+        return stype.np_dtype.type(data)
+    if allow_downcast:
+        return _wrap_int(data, stype.np_dtype)
+    raise TypeError("%s cannot hold the Python integer %d (received int, expected %s "
+                    "in [%d, %d]); pass allow_downcast=True to wrap it" % (
+                        stype, data, stype.dtype, info.min, info.max))
+
+
+def _int_into_bool(stype, data, allow_downcast):
+    """A Python int into bool: 0 and 1, anything else with ``allow_downcast``."""
+    if data in (0, 1) or allow_downcast:
+        return stype.np_dtype.type(data != 0)
+    raise TypeError("%s cannot hold the Python integer %d (received int, expected bool)"
+                    "; pass allow_downcast=True to convert it" % (stype, data))
+
+
+def _int_into_float(stype, data, allow_downcast):
+    """A Python int into a float or complex dtype: exact, or rounded with ``allow_downcast``."""
+    make = stype.np_dtype.type
     try:
         value = make(data)
     except OverflowError:

@@ -91,40 +91,48 @@ def as_shape_entries(shape: ShapeLike | int | np.integer, what: str = "shape",
                      ) -> list[AnyTensor]:
     """Each entry of ``shape`` (ints or integer scalar Variables) as an int64 scalar Variable."""
     if isinstance(shape, Variable) and getattr(shape.type, "ndim", None) == 1:
-        n = shape.type.shape[0]
-        if n is None:
-            raise ValueError("%s %r must have a static length" % (what, shape))
-        # Read the entries where the vector says what they are, so static
-        # sizes survive: a constant, another tensor's shape, a stack of scalars.
-        if isinstance(shape, Constant):
-            return [constant_shape_entry(int(v)) for v in np.asarray(shape.data)]
-        if shape.owner is not None and isinstance(shape.owner.op, Shape):
-            return [shape_i(shape.owner.inputs[0], i) for i in range(n)]
-        stacked = _stacked_scalars(shape)
-        if stacked is not None and all(s.dtype in DISCRETE_DTYPES and s.dtype != "bool"
-                                       for s in stacked):
-            return as_shape_entries(stacked, what)
-        vector = typing.cast("AnyTensor", shape)  # a Variable of a 1-d TensorType
-        return [vector[i] for i in range(n)]
+        return _vector_entries(shape, what)
     items = (shape,) if isinstance(shape, (int, np.integer, Variable)) else shape
-    entries: list[AnyTensor] = []
-    for i, s in enumerate(items):
-        if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer, Variable)):
-            raise TypeError("%s entry %d must be an int or an integer scalar Variable, got %r"
-                            % (what, i, s))
-        if isinstance(s, Variable):
-            s = as_tensor_variable(s)
-            if s.ndim != 0 or s.dtype not in DISCRETE_DTYPES or s.dtype == "bool":
-                raise TypeError("%s entry %d must be an integer scalar, got %r of type %r" % (
-                    what, i, s, s.type))
-            if s.dtype != "int64":
-                from nbgraph.tensor.math import cast
+    return [_one_entry(s, i, what) for i, s in enumerate(items)]
 
-                s = cast(s, "int64")
-            entries.append(s)
-        else:
-            entries.append(constant_shape_entry(int(s)))
-    return entries
+
+def _vector_entries(shape: Variable, what: str) -> list[AnyTensor]:
+    """The entries of an int vector ``shape`` of static length.
+
+    They are read where the vector says what they are, so static sizes
+    survive: a constant, another tensor's shape, a stack of scalars.
+    """
+    n = shape.type.shape[0]
+    if n is None:
+        raise ValueError("%s %r must have a static length" % (what, shape))
+    if isinstance(shape, Constant):
+        return [constant_shape_entry(int(v)) for v in np.asarray(shape.data)]
+    if shape.owner is not None and isinstance(shape.owner.op, Shape):
+        return [shape_i(shape.owner.inputs[0], i) for i in range(n)]
+    stacked = _stacked_scalars(shape)
+    if stacked is not None and all(s.dtype in DISCRETE_DTYPES and s.dtype != "bool"
+                                   for s in stacked):
+        return as_shape_entries(stacked, what)
+    vector = typing.cast("AnyTensor", shape)  # a Variable of a 1-d TensorType
+    return [vector[i] for i in range(n)]
+
+
+def _one_entry(s: Any, i: int, what: str) -> AnyTensor:
+    """Entry ``i`` of a shape given entry by entry: an int or an integer scalar Variable."""
+    if isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer, Variable)):
+        raise TypeError("%s entry %d must be an int or an integer scalar Variable, got %r"
+                        % (what, i, s))
+    if not isinstance(s, Variable):
+        return constant_shape_entry(int(s))
+    s = as_tensor_variable(s)
+    if s.ndim != 0 or s.dtype not in DISCRETE_DTYPES or s.dtype == "bool":
+        raise TypeError("%s entry %d must be an integer scalar, got %r of type %r" % (
+            what, i, s, s.type))
+    if s.dtype != "int64":
+        from nbgraph.tensor.math import cast
+
+        s = cast(s, "int64")
+    return s
 
 
 def _fold_entries(entries: Sequence[Variable], combine: Callable[[Any, Any], Any],

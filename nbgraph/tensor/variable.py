@@ -433,27 +433,9 @@ def as_tensor_variable(x: TensorLike, name: str | None = None, ndim: int | None 
     A Type (rather than a Variable of it) or a non-numeric object raises a
     TypeError saying what was expected.
     """
-    if ndim is not None:
-        if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)):
-            raise TypeError("as_tensor_variable: ndim must be an int, got %r" % (ndim,))
-        if ndim < 0:
-            raise ValueError("as_tensor_variable: ndim must be non-negative, got %d" % ndim)
-    if isinstance(x, Variable) and not isinstance(x.type, TensorType) and \
-            type(x.type).__name__ == "ScalarType":
-        from nbgraph.tensor.scalar_tensor import tensor_from_scalar
-
-        x = tensor_from_scalar(x)
+    _check_ndim_argument(ndim)
     if isinstance(x, Variable):
-        if not isinstance(x.type, TensorType):
-            raise TypeError("expected a tensor Variable, got %r of type %r" % (x, x.type))
-        # a Variable of a TensorType is made by TensorType.make_variable (or make_constant)
-        tx = cast("AnyTensor", x)
-        if dtype is not None and tx.dtype != normalize_dtype(dtype):
-            raise TypeError("as_tensor_variable: %r has dtype %s, not %s; cast it explicitly"
-                            % (x, tx.dtype, normalize_dtype(dtype)))
-        if ndim is not None and tx.ndim != ndim:
-            return _to_ndim(tx, ndim)
-        return tx
+        return _tensor_of_variable(x, ndim, dtype)
     if isinstance(x, TensorType) or hasattr(x, "make_variable"):
         raise TypeError("expected a Variable or a value, got the Type %r; call it to make a "
                         "Variable" % (x,))
@@ -464,13 +446,47 @@ def as_tensor_variable(x: TensorLike, name: str | None = None, ndim: int | None 
         return out if ndim is None and dtype is None else as_tensor_variable(out, ndim=ndim,
                                                                              dtype=dtype)
     if ndim is not None and np.ndim(x) > ndim:
-        arr = np.asarray(x)
-        extra = arr.ndim - ndim
-        if any(s != 1 for s in arr.shape[:extra]):
-            raise ValueError("as_tensor_variable: a value of shape %s cannot have %d "
-                             "dimensions" % (arr.shape, ndim))
-        x = arr.reshape(arr.shape[extra:])
+        x = _drop_leading_ones(x, ndim)
     return constant(x, name=name, ndim=ndim, dtype=dtype)
+
+
+def _check_ndim_argument(ndim: object) -> None:
+    """Refuse an ``ndim`` argument that is not None or a non-negative int."""
+    if ndim is None:
+        return
+    if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)):
+        raise TypeError("as_tensor_variable: ndim must be an int, got %r" % (ndim,))
+    if ndim < 0:
+        raise ValueError("as_tensor_variable: ndim must be non-negative, got %d" % ndim)
+
+
+def _tensor_of_variable(x: Variable, ndim: int | None, dtype: DTypeLike) -> AnyTensor:
+    """A Variable as a tensor: a scalar one lifted to 0-d, a tensor one checked
+    against ``dtype`` and brought to ``ndim``; any other type refused."""
+    if not isinstance(x.type, TensorType) and type(x.type).__name__ == "ScalarType":
+        from nbgraph.tensor.scalar_tensor import tensor_from_scalar
+
+        x = tensor_from_scalar(x)
+    if not isinstance(x.type, TensorType):
+        raise TypeError("expected a tensor Variable, got %r of type %r" % (x, x.type))
+    # a Variable of a TensorType is made by TensorType.make_variable (or make_constant)
+    tx = cast("AnyTensor", x)
+    if dtype is not None and tx.dtype != normalize_dtype(dtype):
+        raise TypeError("as_tensor_variable: %r has dtype %s, not %s; cast it explicitly"
+                        % (x, tx.dtype, normalize_dtype(dtype)))
+    if ndim is not None and tx.ndim != ndim:
+        return _to_ndim(tx, ndim)
+    return tx
+
+
+def _drop_leading_ones(x: object, ndim: int) -> np.ndarray:
+    """A value of more than ``ndim`` dimensions without its leading ones (each of size 1)."""
+    arr = np.asarray(x)
+    extra = arr.ndim - ndim
+    if any(s != 1 for s in arr.shape[:extra]):
+        raise ValueError("as_tensor_variable: a value of shape %s cannot have %d "
+                         "dimensions" % (arr.shape, ndim))
+    return arr.reshape(arr.shape[extra:])
 
 
 def _to_ndim(x: AnyTensor, ndim: int) -> TensorVariable:
