@@ -276,7 +276,13 @@ def _exclusive_work(fgraph, branch, switch_node, limit=200):
     with many switches does not cost quadratic time)."""
     if branch.owner is None:
         return False
-    nodes, stack, seen = [], [branch.owner], set()
+    nodes = _nodes_above(branch.owner, limit)
+    return any(_reads_an_array(node) for node in _exclusive_nodes(fgraph, nodes, switch_node))
+
+
+def _nodes_above(start, limit):
+    """``start`` and the nodes above it, at most ``limit`` of them (depth first)."""
+    nodes, stack, seen = [], [start], set()
     while stack and len(nodes) < limit:
         node = stack.pop()
         if node in seen:
@@ -284,6 +290,11 @@ def _exclusive_work(fgraph, branch, switch_node, limit=200):
         seen.add(node)
         nodes.append(node)
         stack.extend(i.owner for i in node.inputs if i.owner is not None)
+    return nodes
+
+
+def _exclusive_nodes(fgraph, nodes, switch_node):
+    """The ``nodes`` whose outputs only ``switch_node`` or other exclusive nodes read."""
     exclusive = set()
     changed = True
     while changed:  # a node is exclusive when only exclusive nodes (or the switch) read it
@@ -295,14 +306,19 @@ def _exclusive_work(fgraph, branch, switch_node, limit=200):
                    for out in node.outputs for client, _ in fgraph.clients.get(out, ())):
                 exclusive.add(node)
                 changed = True
-    for node in exclusive:
-        if isinstance(node.op, (Shape, ShapeI)):
-            continue  # reads only an array's metadata
-        for inp in node.inputs:
-            if isinstance(inp.type, TensorType) and inp.type.ndim > 0:
-                shape = inp.type.shape
-                if None in shape or int(np.prod(shape)) >= SWITCH_TO_IFELSE_MIN_SIZE:
-                    return True
+    return exclusive
+
+
+def _reads_an_array(node):
+    """True when ``node`` reads the values (not only the shape) of an array of at
+    least SWITCH_TO_IFELSE_MIN_SIZE elements, or of unknown size."""
+    if isinstance(node.op, (Shape, ShapeI)):
+        return False  # reads only an array's metadata
+    for inp in node.inputs:
+        if isinstance(inp.type, TensorType) and inp.type.ndim > 0:
+            shape = inp.type.shape
+            if None in shape or int(np.prod(shape)) >= SWITCH_TO_IFELSE_MIN_SIZE:
+                return True
     return False
 
 

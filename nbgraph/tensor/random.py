@@ -269,19 +269,28 @@ def _size_argument(size):
     if isinstance(size, (int, np.integer)):
         size = (size,)
     if isinstance(size, Variable):
-        vec = size
-        if vec.type.ndim != 1 or vec.type.shape[0] is None:
-            raise TypeError("size must be a tuple or a vector of known length, got %r" % (size,))
-        if vec.type.dtype not in ("int64",):
-            vec = vec.astype("int64")
-        static = tuple(int(s) for s in vec.data) if isinstance(vec, Constant) else None
-        return vec, static, True, vec.type.shape[0]
+        return _size_vector(size)
     entries = list(size)
     if all(isinstance(s, (int, np.integer)) for s in entries):
         if any(s < 0 for s in entries):
             raise ValueError("size must not have negative entries, got %r" % (tuple(entries),))
         static = tuple(int(s) for s in entries)
         return as_tensor_variable(np.array(static, dtype=np.int64)), static, True, len(static)
+    return _size_of_scalars(entries)
+
+
+def _size_vector(vec):
+    """``_size_argument`` of an integer vector Variable of known length."""
+    if vec.type.ndim != 1 or vec.type.shape[0] is None:
+        raise TypeError("size must be a tuple or a vector of known length, got %r" % (vec,))
+    if vec.type.dtype not in ("int64",):
+        vec = vec.astype("int64")
+    static = tuple(int(s) for s in vec.data) if isinstance(vec, Constant) else None
+    return vec, static, True, vec.type.shape[0]
+
+
+def _size_of_scalars(entries):
+    """``_size_argument`` of a sequence holding integer scalar Variables (and ints)."""
     from nbgraph.tensor.basic import stack
 
     parts = [as_tensor_variable(s) for s in entries]
