@@ -56,172 +56,223 @@ def _last_row_grad(stacked, g):
 
 def scan_grad(op, inputs, output_grads):
     """Gradients of a Scan node's inputs (see the module docstring)."""
-    from nbgraph.tensor.basic import concatenate, stack
-    from nbgraph.tensor.math import eq, minimum, switch
     from nbgraph.tensor.scan.basic import scan
-    from nbgraph.tensor.subtensor import set_subtensor
 
-    ns, nst, nnit = op.n_seqs, op.n_states, op.n_nit_sot
-    if any(op.is_opaque_state(i) for i in range(nst)):
+    if any(op.is_opaque_state(i) for i in range(op.n_states)):
         raise NotImplementedError(
             "%s draws random numbers inside its steps (a non-tensor state): its gradient "
             "would have to replay each step's draw. Draw them outside the loop for all "
             "steps (size=(n_steps, ...)) and pass them as a sequence" % op)
-    n_steps = inputs[0]
-    seqs = inputs[1:1 + ns]
-    inits = inputs[1 + ns:1 + ns + nst]
-    non_seqs = inputs[1 + ns + nst:]
-    lags = op.lags()
-    forward = with_store(op, inputs, ("all",) * op.n_outs)
-    n = forward[0].shape[0] if op.until else n_steps
-    m = n if op.truncate_gradient == -1 else minimum(n, op.truncate_gradient)
+    loop = _BackwardLoop(op, inputs, output_grads)
+    bseqs = loop.sequences()
+    outputs_info = loop.initial_carries()
+    if not outputs_info:
+        return [None] * len(inputs)
+    back, _ = scan(loop.step, sequences=bseqs, outputs_info=outputs_info,
+                   non_sequences=loop.non_seqs, n_steps=loop.m, go_backwards=True,
+                   return_list=True, name="grad_of_%s" % (op.name or "scan"))
+    return loop.gradients(back[0].owner, len(inputs))
 
-    # each state's trajectory (initial rows, then every step) and the cost's own
-    # gradient of it: (initial rows' part, steps' part), no concatenation when the
-    # steps' part is the output's gradient itself
-    trajs, traj_grads = [], []
-    for i in range(nst):
-        lag = lags[i]
-        init_rows = inits[i][-lag:]
-        traj = concatenate([init_rows, forward[i]], axis=0)
-        g = output_grads[i]
-        if not _is_float(traj):
-            gtraj = None
-        elif op.store[i] == "all":
-            gtraj = (_zeros(init_rows), g)
-        else:
-            whole = _last_row_grad(traj, g)
-            gtraj = (whole[:lag], whole[lag:])
-        trajs.append(traj)
-        traj_grads.append(gtraj)
-    nit_grads = []
-    for k in range(nnit):
-        j = nst + k
-        g = output_grads[j]
-        nit_grads.append(g if op.store[j] == "all" else _last_row_grad(forward[j], g))
 
-    float_states = [i for i in range(nst) if traj_grads[i] is not None]
-    float_seqs = [k for k in range(ns) if _is_float(seqs[k])]
-    float_ns = [k for k in range(len(non_seqs)) if _is_float(non_seqs[k])]
-    float_nits = [k for k in range(nnit) if _is_float(forward[nst + k])]
+class _BackwardLoop:
+    """The backward loop of one Scan node: what it reads, its step, what it returns.
 
-    # sequences of the backward loop, in forward order (it runs with go_backwards)
-    bseqs = [s[:n] for s in seqs]
-    for i in range(nst):
-        lag = lags[i]
-        for tap in op.state_taps[i]:
-            bseqs.append(trajs[i][lag + tap:lag + tap + n])
-    bseqs += [forward[i] for i in range(nst)] + [forward[nst + k] for k in range(nnit)]
-    bseqs += [traj_grads[i][1] for i in float_states]
-    bseqs += [nit_grads[k] for k in float_nits]
-    n_tap_inputs = sum(len(t) for t in op.state_taps)
+    Built in the order the module docstring tells it: the forward loop storing
+    every step, each state's trajectory and the cost's gradient of it
+    (``__init__``), the backward loop's sequences and carried values, its
+    step, then the inputs' gradients from its results (``gradients``).
+    """
 
-    outputs_info = []
-    for i in float_states:
-        outputs_info += [_zeros(inits[i][0])] * lags[i]
-    outputs_info += [_zeros(non_seqs[k]) for k in float_ns]
-    outputs_info += [None] * len(float_seqs)
+    def __init__(self, op, inputs, output_grads):
+        from nbgraph.tensor.math import minimum
 
-    def step(*args):
-        pos = 0
-        s_in = list(args[pos:pos + ns])
-        pos += ns
-        taps_in = list(args[pos:pos + n_tap_inputs])
-        pos += n_tap_inputs
-        y_in = list(args[pos:pos + nst])
-        pos += nst
-        z_in = list(args[pos:pos + nnit])
-        pos += nnit
-        gy_in = list(args[pos:pos + len(float_states)])
-        pos += len(float_states)
-        gz_in = list(args[pos:pos + len(float_nits)])
-        pos += len(float_nits)
+        self.op = op
+        ns, nst = self.ns, self.nst = op.n_seqs, op.n_states
+        self.nnit = op.n_nit_sot
+        n_steps = inputs[0]
+        self.seqs = inputs[1:1 + ns]
+        self.inits = inputs[1 + ns:1 + ns + nst]
+        self.non_seqs = inputs[1 + ns + nst:]
+        self.lags = op.lags()
+        self.forward = forward = with_store(op, inputs, ("all",) * op.n_outs)
+        self.n = forward[0].shape[0] if op.until else n_steps
+        self.m = self.n if op.truncate_gradient == -1 else minimum(self.n, op.truncate_gradient)
+        self.trajs, self.traj_grads = self._trajectories(output_grads)
+        self.nit_grads = [self._nit_grad(k, output_grads[nst + k]) for k in range(self.nnit)]
+        self.float_states = [i for i in range(nst) if self.traj_grads[i] is not None]
+        self.float_seqs = [k for k in range(ns) if _is_float(self.seqs[k])]
+        self.float_ns = [k for k in range(len(self.non_seqs)) if _is_float(self.non_seqs[k])]
+        self.float_nits = [k for k in range(self.nnit) if _is_float(forward[nst + k])]
+        self.n_tap_inputs = sum(len(t) for t in op.state_taps)
+
+    def _trajectories(self, output_grads):
+        """Each state's trajectory (initial rows, then every step) and the cost's own
+        gradient of it: (initial rows' part, steps' part), no concatenation when the
+        steps' part is the output's gradient itself; None for a state not float."""
+        from nbgraph.tensor.basic import concatenate
+
+        trajs, traj_grads = [], []
+        for i in range(self.nst):
+            lag = self.lags[i]
+            init_rows = self.inits[i][-lag:]
+            traj = concatenate([init_rows, self.forward[i]], axis=0)
+            g = output_grads[i]
+            if not _is_float(traj):
+                gtraj = None
+            elif self.op.store[i] == "all":
+                gtraj = (_zeros(init_rows), g)
+            else:
+                whole = _last_row_grad(traj, g)
+                gtraj = (whole[:lag], whole[lag:])
+            trajs.append(traj)
+            traj_grads.append(gtraj)
+        return trajs, traj_grads
+
+    def _nit_grad(self, k, g):
+        """The cost's gradient of every step of the ``k``-th output without taps."""
+        j = self.nst + k
+        return g if self.op.store[j] == "all" else _last_row_grad(self.forward[j], g)
+
+    def sequences(self):
+        """The backward loop's sequences, in forward order (it runs with go_backwards)."""
+        n, nst = self.n, self.nst
+        bseqs = [s[:n] for s in self.seqs]
+        for i in range(nst):
+            lag = self.lags[i]
+            for tap in self.op.state_taps[i]:
+                bseqs.append(self.trajs[i][lag + tap:lag + tap + n])
+        bseqs += [self.forward[i] for i in range(nst)]
+        bseqs += [self.forward[nst + k] for k in range(self.nnit)]
+        bseqs += [self.traj_grads[i][1] for i in self.float_states]
+        bseqs += [self.nit_grads[k] for k in self.float_nits]
+        return bseqs
+
+    def initial_carries(self):
+        """The backward loop's outputs_info: zero pending gradients per float state
+        (one per lag), zero accumulators per float non-sequence, then the sequences'
+        rows (not carried)."""
+        outputs_info = []
+        for i in self.float_states:
+            outputs_info += [_zeros(self.inits[i][0])] * self.lags[i]
+        outputs_info += [_zeros(self.non_seqs[k]) for k in self.float_ns]
+        outputs_info += [None] * len(self.float_seqs)
+        return outputs_info
+
+    def _split_step_args(self, args):
+        """The step's arguments by role: sequence rows, state taps, stored states,
+        stored outputs without taps, their gradients, pending gradients (a list per
+        float state), accumulators and non-sequences."""
+        sizes = [self.ns, self.n_tap_inputs, self.nst, self.nnit, len(self.float_states),
+                 len(self.float_nits)]
+        parts, pos = [], 0
+        for size in sizes:
+            parts.append(list(args[pos:pos + size]))
+            pos += size
         pend = []
-        for i in float_states:
-            pend.append(list(args[pos:pos + lags[i]]))
-            pos += lags[i]
-        acc = list(args[pos:pos + len(float_ns)])
-        pos += len(float_ns)
-        w_in = list(args[pos:])
+        for i in self.float_states:
+            pend.append(list(args[pos:pos + self.lags[i]]))
+            pos += self.lags[i]
+        acc = list(args[pos:pos + len(self.float_ns)])
+        pos += len(self.float_ns)
+        return parts + [pend, acc, list(args[pos:])]
+
+    def step(self, *args):
+        """One backward step: a vector-Jacobian product of the forward step."""
+        s_in, taps_in, y_in, z_in, gy_in, gz_in, pend, acc, w_in = self._split_step_args(args)
+        op = self.op
         outs = clone_replace(op.fgraph.outputs,
                              list(zip(op.fgraph.inputs, s_in + taps_in + w_in, strict=True)))
         fs, vs = [], []
-        for q, i in enumerate(float_states):
+        for q, i in enumerate(self.float_states):
             fs.append(outs[i])
             vs.append(gy_in[q] + pend[q][0])
-        for q, k in enumerate(float_nits):
-            fs.append(outs[nst + k])
+        for q, k in enumerate(self.float_nits):
+            fs.append(outs[self.nst + k])
             vs.append(gz_in[q])
-        tap_vars = []
-        start = 0
-        for i in range(nst):
-            tap_vars.append(taps_in[start:start + len(op.state_taps[i])])
-            start += len(op.state_taps[i])
-        wrt = [s_in[k] for k in float_seqs]
-        for i in float_states:
-            wrt += tap_vars[i]
-        wrt += [w_in[k] for k in float_ns]
+        wrt = self._step_wrt(s_in, taps_in, w_in)
         if fs and wrt:
             grads = Lop(fs, wrt, vs, disconnected_inputs="ignore")
         else:
             grads = [_zeros(v) for v in wrt]
         grads = _reuse_stored(grads, outs, y_in + z_in)
-        g_seq = grads[:len(float_seqs)]
-        pos = len(float_seqs)
+        g_seq = grads[:len(self.float_seqs)]
+        pos = len(self.float_seqs)
         new_pend = []
-        for q, i in enumerate(float_states):
-            g_taps = grads[pos:pos + len(op.state_taps[i])]
-            pos += len(op.state_taps[i])
-            lag = lags[i]
-            rows = []
-            for r in range(lag):
-                row = pend[q][r + 1] if r + 1 < lag else None
-                for tap, g in zip(op.state_taps[i], g_taps, strict=True):
-                    if -tap - 1 == r:
-                        row = g if row is None else row + g
-                if row is None:
-                    row = _zeros(pend[q][r])
-                rows.append(_cast(row, pend[q][r]))
-            new_pend += rows
-        g_w = grads[pos:]
-        new_acc = [_cast(a + g, a) for a, g in zip(acc, g_w, strict=True)]
+        for q, i in enumerate(self.float_states):
+            n_taps = len(op.state_taps[i])
+            new_pend += self._pending_rows(i, pend[q], grads[pos:pos + n_taps])
+            pos += n_taps
+        new_acc = [_cast(a + g, a) for a, g in zip(acc, grads[pos:], strict=True)]
         return new_pend + new_acc + list(g_seq)
 
-    if not outputs_info:
-        return [None] * len(inputs)
-    back, _ = scan(step, sequences=bseqs, outputs_info=outputs_info, non_sequences=non_seqs,
-                   n_steps=m, go_backwards=True, return_list=True,
-                   name="grad_of_%s" % (op.name or "scan"))
-    n_carried = sum(lags[i] for i in float_states) + len(float_ns)
-    back_node = back[0].owner
-    bop = back_node.op
-    store = ("final",) * n_carried + ("all",) * len(float_seqs)
-    finals = with_store(bop, back_node.inputs, store)
+    def _step_wrt(self, s_in, taps_in, w_in):
+        """What a step differentiates: float sequence rows, float states' taps, float
+        non-sequences (in that order)."""
+        tap_vars = []
+        start = 0
+        for i in range(self.nst):
+            tap_vars.append(taps_in[start:start + len(self.op.state_taps[i])])
+            start += len(self.op.state_taps[i])
+        wrt = [s_in[k] for k in self.float_seqs]
+        for i in self.float_states:
+            wrt += tap_vars[i]
+        wrt += [w_in[k] for k in self.float_ns]
+        return wrt
 
-    result = [None] * len(inputs)
-    pos = 0
-    for i in float_states:
-        lag = lags[i]
-        pend = finals[pos:pos + lag]
-        pos += lag
+    def _pending_rows(self, i, pend, g_taps):
+        """State ``i``'s new pending gradients: ``P_r <- P_{r+1}`` plus the step's
+        contributions ``g_taps`` to ``S_{t-1-r}``."""
+        lag = self.lags[i]
+        rows = []
+        for r in range(lag):
+            row = pend[r + 1] if r + 1 < lag else None
+            for tap, g in zip(self.op.state_taps[i], g_taps, strict=True):
+                if -tap - 1 == r:
+                    row = g if row is None else row + g
+            if row is None:
+                row = _zeros(pend[r])
+            rows.append(_cast(row, pend[r]))
+        return rows
+
+    def gradients(self, back_node, n_inputs):
+        """The Scan node's input gradients from the backward loop ``back_node``."""
+        from nbgraph.tensor.subtensor import set_subtensor
+
+        ns, nst = self.ns, self.nst
+        n_carried = sum(self.lags[i] for i in self.float_states) + len(self.float_ns)
+        store = ("final",) * n_carried + ("all",) * len(self.float_seqs)
+        finals = with_store(back_node.op, back_node.inputs, store)
+        result = [None] * n_inputs
+        pos = 0
+        for i in self.float_states:
+            lag = self.lags[i]
+            result[1 + ns + i] = self._initial_rows_grad(i, finals[pos:pos + lag])
+            pos += lag
+        for k in self.float_ns:
+            result[1 + ns + nst + k] = _cast(finals[pos], self.non_seqs[k])
+            pos += 1
+        for q, k in enumerate(self.float_seqs):
+            rev = finals[pos + q][::-1]
+            seq = self.seqs[k]
+            result[1 + k] = set_subtensor(_zeros(seq)[self.n - self.m:self.n], _cast(rev, seq))
+        return result
+
+    def _initial_rows_grad(self, i, pend):
+        """State ``i``'s initial value's gradient from the final pending gradients."""
+        from nbgraph.tensor.basic import stack
+        from nbgraph.tensor.math import eq, switch
+        from nbgraph.tensor.subtensor import set_subtensor
+
+        lag = self.lags[i]
         rows = stack(list(reversed(pend)), axis=0)
-        direct = traj_grads[i][0]
-        if op.truncate_gradient != -1:
-            rows = switch(eq(m, n), rows, _zeros(rows))
+        direct = self.traj_grads[i][0]
+        if self.op.truncate_gradient != -1:
+            rows = switch(eq(self.m, self.n), rows, _zeros(rows))
         rows = rows + direct
-        init = inits[i]
+        init = self.inits[i]
         if init.type.shape[0] == lag:
-            result[1 + ns + i] = _cast(rows, init)
-        else:
-            result[1 + ns + i] = set_subtensor(_zeros(init)[-lag:], _cast(rows, init))
-    for k in float_ns:
-        result[1 + ns + nst + k] = _cast(finals[pos], non_seqs[k])
-        pos += 1
-    for q, k in enumerate(float_seqs):
-        rev = finals[pos + q][::-1]
-        seq = seqs[k]
-        result[1 + k] = set_subtensor(_zeros(seq)[n - m:n], _cast(rev, seq))
-    return result
+            return _cast(rows, init)
+        return set_subtensor(_zeros(init)[-lag:], _cast(rows, init))
 
 
 def _cast(var, like):

@@ -93,14 +93,32 @@ def _check_inputs(op, node, n, seqs, inits):
 
 def _step_source(op, program, seq_0d, state_0d):
     """Python source of the step loop for ``op`` over ``program`` (see :func:`step_loop`)."""
-    ns, nst, nnit = op.n_seqs, op.n_states, op.n_nit_sot
     in_cells, out_cells = program.input_cells, program.output_cells
     names = {"RUN": program.run, "np": np, "FAIL": _fail_state, "FAILN": _fail_nit}
+    body = _read_lines(op, in_cells, names, seq_0d, state_0d)
+    body.append("RUN()")
+    body += _state_write_lines(op, out_cells, names)
+    body += _nit_write_lines(op, out_cells, names)
+    if op.until:
+        names["ocond"] = out_cells[-1]
+        body.append("stop = ocond[0]")
+    for k, cell in enumerate(out_cells):
+        if not any(cell is c for c in in_cells):
+            names["z%d" % k] = cell
+            body.append("z%d[0] = None" % k)
+    if op.until:
+        body += ["if stop:", "    done = t + 1", "    break"]
+    return "\n".join(_steps_function(op, body)) + "\n", names
+
+
+def _read_lines(op, in_cells, names, seq_0d, state_0d):
+    """The step's lines filling the body's input cells: each sequence's row ``t``, each
+    state tap's row (from the stored buffer ``B``, or the history ``H`` of the last rows)."""
     body = []
-    for k in range(ns):
+    for k in range(op.n_seqs):
         names["cs%d" % k] = in_cells[k]
         body.append("cs%d[0] = S%d[t%s]" % (k, k, ", ..." if seq_0d[k] else ""))
-    pos = ns
+    pos = op.n_seqs
     lags = op.lags()
     for i, taps in enumerate(op.state_taps):
         lag, full = lags[i], op.store[i] == "all"
@@ -112,8 +130,14 @@ def _step_source(op, program, seq_0d, state_0d):
                     i, j, i, lag + tap, ", ..." if state_0d[i] else ""))
             else:
                 body.append("ct%d_%d[0] = H%d[%d]" % (i, j, i, lag + tap))
-    body.append("RUN()")
-    for i in range(nst):
+    return body
+
+
+def _state_write_lines(op, out_cells, names):
+    """The step's lines checking each new state's shape and storing it."""
+    body = []
+    lags = op.lags()
+    for i in range(op.n_states):
         names["o%d" % i] = out_cells[i]
         body += ["v = o%d[0]" % i,
                  "if getattr(v, 'shape', None) != R%d:" % i,
@@ -124,8 +148,14 @@ def _step_source(op, program, seq_0d, state_0d):
             body.append("H%d[0] = v" % i)
         else:
             body += ["H%d.append(v)" % i, "del H%d[0]" % i]
-    for m in range(nnit):
-        j = nst + m
+    return body
+
+
+def _nit_write_lines(op, out_cells, names):
+    """The step's lines storing each output without taps (every step, or the last)."""
+    body = []
+    for m in range(op.n_nit_sot):
+        j = op.n_states + m
         names["o%d" % j] = out_cells[j]
         body.append("v = o%d[0]" % j)
         if op.store[j] == "all":
@@ -138,18 +168,15 @@ def _step_source(op, program, seq_0d, state_0d):
                      "N%d[t] = v" % m]
         else:
             body.append("NL%d = v" % m)
-    if op.until:
-        names["ocond"] = out_cells[-1]
-        body.append("stop = ocond[0]")
-    for k, cell in enumerate(out_cells):
-        if not any(cell is c for c in in_cells):
-            names["z%d" % k] = cell
-            body.append("z%d[0] = None" % k)
-    if op.until:
-        body += ["if stop:", "    done = t + 1", "    break"]
+    return body
+
+
+def _steps_function(op, body):
+    """The lines of ``steps(n, S, B, H, R, tstate)`` running ``body`` for t < n."""
+    nnit = op.n_nit_sot
     head = ["def steps(n, S, B, H, R, tstate):"]
-    head += ["    S%d = S[%d]" % (k, k) for k in range(ns)]
-    for i in range(nst):
+    head += ["    S%d = S[%d]" % (k, k) for k in range(op.n_seqs)]
+    for i in range(op.n_states):
         head.append("    B%d = B[%d]" % (i, i) if op.store[i] == "all" else
                     "    H%d = H[%d]" % (i, i))
         head.append("    R%d = R[%d]" % (i, i))
@@ -161,7 +188,7 @@ def _step_source(op, program, seq_0d, state_0d):
     head += ["        " + line for line in body]
     head.append("    return done, [%s], [%s]" % (
         "".join("N%d, " % m for m in range(nnit)), "".join("NL%d, " % m for m in range(nnit))))
-    return "\n".join(head) + "\n", names
+    return head
 
 
 def _fail_state(t, i, value, shape):
@@ -196,28 +223,12 @@ def run_loop(op, node, program, inputs, output_storage):
     inits = inputs[1 + ns:1 + ns + nst]
     non_seqs = inputs[1 + ns + nst:]
     _check_inputs(op, node, n, seqs, inits)
-    lags = op.lags()
-    store = op.store
     in_cells = program.input_cells
     out_cells = program.output_cells
     n_taps = sum(len(t) for t in op.state_taps)
     for cell, value in zip(in_cells[ns + n_taps:], non_seqs, strict=True):
         cell[0] = value
-    bufs, hists = [], []
-    for i, (init, lag) in enumerate(zip(inits, lags, strict=True)):
-        if op.is_opaque_state(i):
-            bufs.append(None)
-            hists.append([init])
-            continue
-        rows = init[init.shape[0] - lag:]
-        if store[i] == "all":
-            buf = np.empty((lag + n,) + init.shape[1:], dtype=init.dtype)
-            buf[:lag] = rows
-            bufs.append(buf)
-            hists.append(None)
-        else:
-            bufs.append(None)
-            hists.append([rows[r, ...] for r in range(lag)])
+    bufs, hists = _state_buffers(op, inits, n)
     row_shapes = [init.shape[1:] if not op.is_opaque_state(i) else None
                   for i, init in enumerate(inits)]
     steps = step_loop(op, program, tuple(s.ndim == 1 for s in seqs),
@@ -234,7 +245,36 @@ def run_loop(op, node, program, inputs, output_storage):
             cell[0] = None
         for cell in out_cells:
             cell[0] = None
-    for i in range(nst):
+    _store_states(op, output_storage, bufs, hists, n_done)
+    for m in range(op.n_nit_sot):
+        _store_nit(op, node, inputs, output_storage, m, (nit[m], nit_last[m]), (n, n_done))
+
+
+def _state_buffers(op, inits, n):
+    """``(bufs, hists)``: per state, the buffer of every step's row after the initial
+    ones (stored states) or the list of its last ``lag`` rows (the others)."""
+    bufs, hists = [], []
+    for i, (init, lag) in enumerate(zip(inits, op.lags(), strict=True)):
+        if op.is_opaque_state(i):
+            bufs.append(None)
+            hists.append([init])
+            continue
+        rows = init[init.shape[0] - lag:]
+        if op.store[i] == "all":
+            buf = np.empty((lag + n,) + init.shape[1:], dtype=init.dtype)
+            buf[:lag] = rows
+            bufs.append(buf)
+            hists.append(None)
+        else:
+            bufs.append(None)
+            hists.append([rows[r, ...] for r in range(lag)])
+    return bufs, hists
+
+
+def _store_states(op, output_storage, bufs, hists, n_done):
+    """Each state's output: the steps' rows, or the last value."""
+    lags, store = op.lags(), op.store
+    for i in range(op.n_states):
         if store[i] == "all":
             output_storage[i][0] = bufs[i][lags[i]:lags[i] + n_done]
         elif store[i] == "last" and n_done == 0:
@@ -244,22 +284,26 @@ def run_loop(op, node, program, inputs, output_storage):
             output_storage[i][0] = hists[i][-1]  # (each step made a new value)
         else:
             output_storage[i][0] = np.array(hists[i][-1], copy=True)
-    for m in range(op.n_nit_sot):
-        j = nst + m
-        otype = node.outputs[j].type
-        if store[j] == "all":
-            value = nit[m]
-            if value is None:
-                row = _zero_step_row(op, node, inputs, j)
-                value = np.empty((0,) + row, dtype=otype.dtype)
-            elif n_done < n:
-                value = value[:n_done]
-            output_storage[j][0] = value
-        else:
-            if n_done == 0:
-                raise IndexError("%s: output %d keeps the last step's value, but no step ran"
-                                 % (op, j))
-            output_storage[j][0] = np.array(nit_last[m], copy=True)
+
+
+def _store_nit(op, node, inputs, output_storage, m, values, steps):
+    """The ``m``-th output without taps: ``values`` is (every step's, stacked; the
+    last step's), ``steps`` (steps asked, steps run)."""
+    j = op.n_states + m
+    stacked, last = values
+    n, n_done = steps
+    if op.store[j] != "all":
+        if n_done == 0:
+            raise IndexError("%s: output %d keeps the last step's value, but no step ran"
+                             % (op, j))
+        output_storage[j][0] = np.array(last, copy=True)
+        return
+    if stacked is None:
+        row = _zero_step_row(op, node, inputs, j)
+        stacked = np.empty((0,) + row, dtype=node.outputs[j].type.dtype)
+    elif n_done < n:
+        stacked = stacked[:n_done]
+    output_storage[j][0] = stacked
 
 
 def _zero_step_row(op, node, inputs, j):

@@ -71,30 +71,10 @@ def scan_push_out_seq(fgraph, node):
     n = node.inputs[0]
     full = {v: s[:n] for v, s in zip(op.inner_seqs(), op.outer_seqs(node), strict=True)}
     outer_ns = dict(zip(op.inner_non_seqs(), op.outer_non_seqs(node), strict=True))
-    pushed = []
-    for inner_node in inner.toposort():
-        ins = inner_node.inputs
-        if not any(i in full for i in ins) or inner_node.op.inner_graphs():
-            continue
-        if not all(i in full or i in outer_ns or isinstance(i, Constant) for i in ins):
-            continue
-        outs = _push(inner_node, full, outer_ns)
-        if outs is None:
-            continue
-        for old, new in zip(inner_node.outputs, outs, strict=True):
-            if new.type.dtype != old.type.dtype or new.type.ndim != old.type.ndim + 1:
-                break
-        else:
-            for old, new in zip(inner_node.outputs, outs, strict=True):
-                full[old] = new
-            pushed.append(inner_node)
+    pushed = _push_nodes(inner, full, outer_ns)
     if not pushed:
         return None
-    pushed_set = set(pushed)
-    frontier = []
-    for var in (v for n_ in pushed for v in n_.outputs):
-        if any(c == "output" or c not in pushed_set for c, _ in inner.clients.get(var, [])):
-            frontier.append(var)
+    frontier = _frontier(inner, pushed)
     if not frontier:
         return None
     rows = [v.type(name=v.name) for v in frontier]
@@ -105,6 +85,41 @@ def scan_push_out_seq(fgraph, node):
     return new_op.make_node(n, *(list(op.outer_seqs(node)) + [full[v] for v in frontier] +
                                  list(op.outer_inits(node)) +
                                  list(op.outer_non_seqs(node)))).outputs
+
+
+def _push_nodes(inner, full, outer_ns):
+    """The inner nodes whose whole-sequence value :func:`_push` gives, in order;
+    ``full`` (inner variable -> whole-sequence value) gains their outputs."""
+    pushed = []
+    for inner_node in inner.toposort():
+        ins = inner_node.inputs
+        if not any(i in full for i in ins) or inner_node.op.inner_graphs():
+            continue
+        if not all(i in full or i in outer_ns or isinstance(i, Constant) for i in ins):
+            continue
+        outs = _push(inner_node, full, outer_ns)
+        if outs is None or not _stacks_of(inner_node.outputs, outs):
+            continue
+        for old, new in zip(inner_node.outputs, outs, strict=True):
+            full[old] = new
+        pushed.append(inner_node)
+    return pushed
+
+
+def _stacks_of(olds, news):
+    """True when each of ``news`` can hold every step's value of its ``olds``."""
+    return all(new.type.dtype == old.type.dtype and new.type.ndim == old.type.ndim + 1
+               for old, new in zip(olds, news, strict=True))
+
+
+def _frontier(inner, pushed):
+    """The pushed nodes' outputs the loop still reads (or returns)."""
+    pushed_set = set(pushed)
+    frontier = []
+    for var in (v for n_ in pushed for v in n_.outputs):
+        if any(c == "output" or c not in pushed_set for c, _ in inner.clients.get(var, [])):
+            frontier.append(var)
+    return frontier
 
 
 def _accumulation(op, i):
@@ -148,8 +163,6 @@ def _product_parts(term, seq_rows):
 @node_rewriter([Scan])
 def scan_push_out_sum(fgraph, node):
     """Sum an accumulator's terms after the loop (see the module docstring)."""
-    from nbgraph.tensor.math import sum as tsum
-
     op = node.op
     if op.until:
         return None
@@ -158,19 +171,60 @@ def scan_push_out_sum(fgraph, node):
     if not found:
         return None
     n = node.inputs[0]
-    inner = op.fgraph
     seq_full = {v: s[:n] for v, s in zip(op.inner_seqs(), op.outer_seqs(node), strict=True)}
     dropped = {i for i, _ in found}
     keep = [i for i in range(op.n_states) if i not in dropped]
+    plans, new_nit = _sum_plans(found, seq_full)
+    new_outs = _loop_without(node, keep, new_nit)
+    inits = op.outer_inits(node)
+    nst_new = len(keep)
+    base = nst_new + op.n_nit_sot
+    values = dict(seq_full)
+    values.update((var, new_outs[base + k]) for k, var in enumerate(new_nit))
+    result = {}
+    for j, i in enumerate(keep):
+        result[node.outputs[i]] = new_outs[j]
+    for k in range(op.n_nit_sot):
+        result[node.outputs[op.n_states + k]] = new_outs[nst_new + k]
+    for i, plan in plans:
+        total = _summed(inits[i][-1], plan, values)
+        old = node.outputs[i]
+        if total.type.dtype != old.type.dtype:
+            return None
+        result[old] = old.type.filter_variable(total)
+    return result
+
+
+def _loop_without(node, keep, new_nit):
+    """The outputs of Scan ``node`` rebuilt with only the states ``keep`` and, after
+    its outputs without taps, every step's value of ``new_nit``."""
+    op = node.op
+    inner = op.fgraph
+    taps = op.inner_state_taps()
+    outs = ([inner.outputs[i] for i in keep] + list(inner.outputs[op.n_states:op.n_outs]) +
+            new_nit)
+    inputs = list(op.inner_seqs()) + [v for i in keep for v in taps[i]] + \
+        list(op.inner_non_seqs())
+    store = [op.store[i] for i in keep] + list(op.store[op.n_states:]) + ["all"] * len(new_nit)
+    new_op = rebuild(op, inputs, outs, op.n_seqs, [op.state_taps[i] for i in keep],
+                     op.n_nit_sot + len(new_nit), store)
+    inits = op.outer_inits(node)
+    return new_op.make_node(node.inputs[0], *(list(op.outer_seqs(node)) +
+                                              [inits[i] for i in keep] +
+                                              list(op.outer_non_seqs(node)))).outputs
+
+
+def _sum_plans(found, seq_full):
+    """``(plans, new_nit)``: per accumulator ``(state, ("dot", p, q))`` or
+    ``(state, ("sum", e))``, where each of ``p``, ``q``, ``e`` is a sequence row
+    (in ``seq_full``) or an inner variable to store at every step (``new_nit``)."""
     new_nit = []          # inner variables stored per step
-    plans = []            # (state, ("dot", p_slot, q_slot) or ("sum", slot))
+    plans = []
 
     def slot(var):
-        if var in seq_full:
-            return ("seq", var)
-        if var not in new_nit:
+        if var not in seq_full and var not in new_nit:
             new_nit.append(var)
-        return ("nit", var)
+        return var
 
     for i, term in found:
         parts = _product_parts(term, seq_full)
@@ -178,45 +232,17 @@ def scan_push_out_sum(fgraph, node):
             plans.append((i, ("dot", slot(parts[0]), slot(parts[1]))))
         else:
             plans.append((i, ("sum", slot(term))))
-    taps = op.inner_state_taps()
-    nst_new = len(keep)
-    outs = ([inner.outputs[i] for i in keep] + list(inner.outputs[op.n_states:op.n_outs]) +
-            new_nit)
-    if op.until:
-        outs.append(inner.outputs[-1])
-    inputs = list(op.inner_seqs()) + [v for i in keep for v in taps[i]] + \
-        list(op.inner_non_seqs())
-    store = [op.store[i] for i in keep] + list(op.store[op.n_states:]) + ["all"] * len(new_nit)
-    new_op = rebuild(op, inputs, outs, op.n_seqs, [op.state_taps[i] for i in keep],
-                     op.n_nit_sot + len(new_nit), store)
-    inits = op.outer_inits(node)
-    new_outs = new_op.make_node(n, *(list(op.outer_seqs(node)) + [inits[i] for i in keep] +
-                                     list(op.outer_non_seqs(node)))).outputs
-    stacked = {}
-    base = nst_new + op.n_nit_sot
-    for k, var in enumerate(new_nit):
-        stacked[var] = new_outs[base + k]
+    return plans, new_nit
 
-    def value(ref):
-        kind, var = ref
-        return seq_full[var] if kind == "seq" else stacked[var]
 
-    result = {}
-    for j, i in enumerate(keep):
-        result[node.outputs[i]] = new_outs[j]
-    for k in range(op.n_nit_sot):
-        result[node.outputs[op.n_states + k]] = new_outs[nst_new + k]
-    for i, plan in plans:
-        init = inits[i][-1]
-        if plan[0] == "dot":
-            p_all, q_all = value(plan[1]), value(plan[2])
-            p2 = reshape(p_all, (-1, shape_i(p_all, p_all.type.ndim - 1)))
-            q2 = reshape(q_all, (-1, shape_i(q_all, q_all.type.ndim - 1)))
-            total = init + dot(p2.T, q2)
-        else:
-            total = init + tsum(value(plan[1]), axis=0)
-        old = node.outputs[i]
-        if total.type.dtype != old.type.dtype:
-            return None
-        result[old] = old.type.filter_variable(total)
-    return result
+def _summed(init, plan, values):
+    """``init`` plus the sum over the steps that ``plan`` describes, from ``values``
+    (each planned variable's value at every step, stacked)."""
+    from nbgraph.tensor.math import sum as tsum
+
+    if plan[0] == "dot":
+        p_all, q_all = values[plan[1]], values[plan[2]]
+        p2 = reshape(p_all, (-1, shape_i(p_all, p_all.type.ndim - 1)))
+        q2 = reshape(q_all, (-1, shape_i(q_all, q_all.type.ndim - 1)))
+        return init + dot(p2.T, q2)
+    return init + tsum(values[plan[1]], axis=0)

@@ -105,11 +105,9 @@ def scan_drop_unused(fgraph, node):
     inner = op.fgraph
     nst, ns = op.n_states, op.n_seqs
     keep_nit = [k for k in range(op.n_nit_sot) if fgraph.clients.get(node.outputs[nst + k])]
-    used = set()
     outs = list(inner.outputs[:nst]) + [inner.outputs[nst + k] for k in keep_nit] + \
         ([inner.outputs[-1]] if op.until else [])
-    for var in ancestors(outs):
-        used.add(var)
+    used = set(ancestors(outs))
     keep_seq = [k for k in range(ns) if inner.inputs[k] in used]
     non_seqs = op.inner_non_seqs()
     keep_ns = [k for k, v in enumerate(non_seqs) if v in used]
@@ -117,20 +115,30 @@ def scan_drop_unused(fgraph, node):
         return None
     if not keep_nit and nst == 0:
         return None  # nothing left to compute; leave the (unread) node to be pruned
-    taps = [v for group in op.inner_state_taps() for v in group]
-    new_inputs = [inner.inputs[k] for k in keep_seq] + taps + [non_seqs[k] for k in keep_ns]
-    store = list(op.store[:nst]) + [op.store[nst + k] for k in keep_nit]
-    new_op = rebuild(op, new_inputs, outs, len(keep_seq), op.state_taps, len(keep_nit), store)
-    outer_seqs, outer_ns = op.outer_seqs(node), op.outer_non_seqs(node)
-    new_outs = new_op.make_node(node.inputs[0], *([outer_seqs[k] for k in keep_seq] +
-                                                  list(op.outer_inits(node)) +
-                                                  [outer_ns[k] for k in keep_ns])).outputs
+    new_outs = _rebuilt_reading(node, outs, keep_seq, keep_ns, keep_nit)
     result = {}
     for j in range(nst):
         result[node.outputs[j]] = new_outs[j]
     for pos, k in enumerate(keep_nit):
         result[node.outputs[nst + k]] = new_outs[nst + pos]
     return result
+
+
+def _rebuilt_reading(node, outs, keep_seq, keep_ns, keep_nit):
+    """The outputs of Scan ``node`` rebuilt to compute ``outs`` (its states', the kept
+    nit-sot outputs' and the condition) from the sequences ``keep_seq`` and the
+    non-sequences ``keep_ns`` only."""
+    op = node.op
+    inner, nst = op.fgraph, op.n_states
+    non_seqs = op.inner_non_seqs()
+    taps = [v for group in op.inner_state_taps() for v in group]
+    new_inputs = [inner.inputs[k] for k in keep_seq] + taps + [non_seqs[k] for k in keep_ns]
+    store = list(op.store[:nst]) + [op.store[nst + k] for k in keep_nit]
+    new_op = rebuild(op, new_inputs, outs, len(keep_seq), op.state_taps, len(keep_nit), store)
+    outer_seqs, outer_ns = op.outer_seqs(node), op.outer_non_seqs(node)
+    return new_op.make_node(node.inputs[0], *([outer_seqs[k] for k in keep_seq] +
+                                              list(op.outer_inits(node)) +
+                                              [outer_ns[k] for k in keep_ns])).outputs
 
 
 @register_rewrite("scan_hoist_invariants", "fast", "scan", position=30)
