@@ -99,3 +99,9 @@ __all__ += ["random_graph", "RandomGraph", "GraphOp", "GRAPH_OPS", "ELEMENTWISE_
 from nbgraph.testing_threads import run_in_threads  # noqa: E402  (threads at once)
 
 __all__ += ["run_in_threads"]
+
+from nbgraph.testing_processes import (  # noqa: E402  (fresh processes per thread count)
+    assert_thread_count_independent, thread_count_outputs,
+)
+
+__all__ += ["assert_thread_count_independent", "thread_count_outputs"]

@@ -14,11 +14,6 @@ recursive sum); their difference at most twice that.  ``sum(|products|)`` is the
 Op applied to the operands' absolute values (in float64).
 """
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -26,10 +21,10 @@ from hypothesis import given, settings, strategies as st
 import nbgraph as ng
 import nbgraph.tensor as nt
 from nbgraph import verify_grad
+from nbgraph.testing import assert_thread_count_independent
 from nbgraph.tensor.conv import Conv2d, Conv2dGradInputs, Conv2dGradWeights, conv2d
 
 pytestmark = pytest.mark.needs_cc
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _fn(inputs, output, linker):
@@ -205,12 +200,5 @@ print(h.hexdigest())
 
 def test_results_do_not_depend_on_the_thread_count(c_cache_dir):
     """Convolutions and pooling (tests/tensor/test_pool_c.py) in 1, 2 and 3 threads."""
-    digests = []
-    for threads in ("1", "2", "3"):
-        env = dict(os.environ, NBGRAPH_NUM_THREADS=threads, NBGRAPH_CACHE_DIR=str(c_cache_dir),
-                   PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        proc = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], capture_output=True,
-                              text=True, timeout=300, env=env, cwd=str(REPO))
-        assert proc.returncode == 0, proc.stderr
-        digests.append(proc.stdout.strip())
-    assert digests[0] == digests[1] == digests[2]
+    assert_thread_count_independent(_THREADS_SCRIPT,
+                                    env={"NBGRAPH_CACHE_DIR": str(c_cache_dir)})

@@ -7,22 +7,16 @@ sizes around the parallel split, transposed / strided / reversed /
 broadcast operands, every dtype and mixed dtypes.
 """
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import nbgraph as ng
 import nbgraph.tensor as nt
 from nbgraph.tensor.basic import Dot
-from nbgraph.testing import verify_grad
+from nbgraph.testing import assert_thread_count_independent, verify_grad
 
 pytestmark = pytest.mark.needs_cc
 
-REPO = Path(__file__).resolve().parents[2]
 
 _FUNCS = {}
 
@@ -276,15 +270,8 @@ print(h.hexdigest())
 
 
 def test_results_do_not_depend_on_the_thread_count(c_cache_dir):
-    digests = []
-    for threads in ("1", "2", "3"):
-        env = dict(os.environ, NBGRAPH_NUM_THREADS=threads, NBGRAPH_CACHE_DIR=str(c_cache_dir),
-                   PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        proc = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT], capture_output=True,
-                              text=True, timeout=300, env=env, cwd=str(REPO))
-        assert proc.returncode == 0, proc.stderr
-        digests.append(proc.stdout.strip())
-    assert digests[0] == digests[1] == digests[2]
+    assert_thread_count_independent(_THREADS_SCRIPT,
+                                    env={"NBGRAPH_CACHE_DIR": str(c_cache_dir)})
 
 
 @pytest.mark.parametrize("xs,ys", [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 3)),
