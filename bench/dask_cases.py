@@ -10,18 +10,29 @@ from 1 to 2 workers)::
 or inside ``make bench`` with ``NBGRAPH_BENCH_DASK=1`` (``make bench-dask``),
 where ``NBGRAPH_BENCH_DASK_N`` sets N.
 
-Each cluster (1 worker, then 2 workers; one thread each, on 127.0.0.1)
-gets the same inputs, generated and *persisted in worker memory before the
-timed region* (``--inputs generated`` times their generation too, as an
-out-of-core job reading them would); block i of every input lives on the
-same worker.  Results are computed into worker memory (``persist``), not
-gathered onto the driver.  Both sides run
-alternately, ``--repeat`` times, best kept; a row shows wall seconds, the
-CPU seconds the workers spent (summed over worker processes, read with
-``time.process_time`` in each worker before and after), and the throughput
-ratio (hand-written time / nbgraph time; target >= 1.5).  N is the number of
-elements per vector; the logistic regression uses N/4 rows of 10 features
-(5e7 x 10 at the default 2e8).
+What a row measures (the same on both sides): each cluster (1 worker, then
+2 workers; one thread each, on 127.0.0.1) gets the same inputs, generated
+and *persisted in worker memory before the timed region* (``--inputs
+generated`` times their generation too, as an out-of-core job reading them
+would); block i of every input lives on the same worker.  The timed region
+builds the expression's dask graph and computes it *into worker memory*
+(``persist``): an elementwise result stays distributed, one block per
+input block, as it would before being written to zarr or reduced further;
+nothing is gathered onto the driver, so no row times a 1.6 GB transfer over
+TCP.  The workers *never spill to disk* (dask's ``target``/``spill``
+fractions off) and their memory limit holds the inputs, one result and the
+blocks in flight; a measurement starts only when the previous result's
+blocks are released.  (Before, the 1-worker ``x + y*2.0 - z`` row at 2e8
+held 4.8 GB of inputs plus a 1.6 GB result under a 9.8 GB limit: past
+dask's 60% spill target, both sides spent most of their ~5.3 s writing
+blocks to disk and reading them back.)  A row that spilled anyway says so
+("spilled N MB").  Both sides run alternately, ``--repeat`` times, best
+kept; a row shows wall seconds, the CPU seconds the workers spent (summed
+over worker processes, read with ``time.process_time`` in each worker
+before and after), and the throughput ratio (hand-written time / nbgraph
+time; target >= 1.5).  N is the number of elements per vector; the
+logistic regression uses N/4 rows of 10 features (5e7 x 10 at the default
+2e8).
 """
 
 import argparse
@@ -41,11 +52,19 @@ _clients: dict = {}
 
 
 # -- clusters -------------------------------------------------------------
+#: Worker memory settings of the bench's clusters: nothing is spilled to disk
+#: (a spilled row times the disk on both sides); pausing at 80% of the limit
+#: and the nanny's restart at 95% stay dask's.
+NO_SPILL = {"distributed.worker.memory.target": False,
+            "distributed.worker.memory.spill": False}
+
+
 def _memory_limit(n, n_workers):
-    """Per-worker limit holding the persisted inputs and result (4 vectors of n float64)
-    with room for the blocks in flight (at least 2 GB)."""
-    need = 4 * 8 * n / n_workers * 1.3 + 1.5e9
-    return "%dMB" % max(2000, int(need / 1e6))
+    """Per-worker limit holding the persisted inputs and a result (at most 4 vectors
+    of n float64 in all) and 1 GB for the blocks in flight and the process itself,
+    below dask's pause fraction (80%) with 10% to spare."""
+    need = 4 * 8 * n / n_workers + 1e9
+    return "%dMB" % max(2000, int(need / 0.7 / 1e6))
 
 
 def _client(n_workers, n, memory_limit=None):
@@ -54,12 +73,14 @@ def _client(n_workers, n, memory_limit=None):
             client, cluster = _clients.pop(old)
             client.close()
             cluster.close()
+        import dask
         from distributed import Client
 
         from nbgraph.linkers.dask import local_cluster
 
-        cluster = local_cluster(n_workers=n_workers,
-                                memory_limit=memory_limit or _memory_limit(n, n_workers))
+        with dask.config.set(NO_SPILL):  # the nannies hand it to their workers
+            cluster = local_cluster(n_workers=n_workers,
+                                    memory_limit=memory_limit or _memory_limit(n, n_workers))
         _clients[n_workers] = (Client(cluster), cluster)
     return _clients[n_workers][0]
 
@@ -70,6 +91,29 @@ def _close():
         client.close()
         cluster.close()
     _clients.clear()
+
+
+def _spilled_bytes(dask_worker):
+    """Bytes this worker has written to disk so far (0 when it cannot spill)."""
+    metrics = getattr(dask_worker.data, "cumulative_metrics", None) or {}
+    return sum(v for (label, unit), v in metrics.items()
+               if unit == "bytes" and label == "disk-write")
+
+
+def _held_keys(dask_worker):
+    return len(dask_worker.data)
+
+
+def _spilled(client):
+    return sum(client.run(_spilled_bytes).values())
+
+
+def _wait_released(client, held, timeout=30.0):
+    """Wait until the workers hold ``held`` keys again (a dropped result's blocks
+    are released asynchronously: the next measurement must not find them)."""
+    deadline = time.perf_counter() + timeout
+    while sum(client.run(_held_keys).values()) > held and time.perf_counter() < deadline:
+        time.sleep(0.01)
 
 
 def _worker_cpu(client):
@@ -157,23 +201,29 @@ ROWS = [
 
 # -- timing ---------------------------------------------------------------
 def _measure(client, make, inputs):
-    """(wall s, worker CPU s) of building ``make(*inputs)`` and computing it into
-    worker memory (``persist``: an elementwise result stays distributed, as
-    it would before being written to zarr; nothing is gathered)."""
+    """(wall s, worker CPU s, spilled bytes) of building ``make(*inputs)`` and
+    computing it into worker memory (``persist``: an elementwise result stays
+    distributed, as it would before being written to zarr; nothing is
+    gathered), the result released before returning."""
     from distributed import wait
 
+    held = sum(client.run(_held_keys).values())
+    spilled0 = _spilled(client)
     cpu0 = _worker_cpu(client)
     start = time.perf_counter()
     result = client.persist(make(*inputs))
     wait(result)
     wall = time.perf_counter() - start
+    cpu = _worker_cpu(client) - cpu0
     del result
-    return wall, _worker_cpu(client) - cpu0
+    _wait_released(client, held)
+    return wall, cpu, _spilled(client) - spilled0
 
 
 def time_row(row, n_workers, n, chunk=CHUNK, repeat=3, persisted=True, memory_limit=None):
-    """``{"ours": (wall, cpu), "theirs": (wall, cpu)}``, best of ``repeat`` each
-    (the two sides alternate, so load changes hit both)."""
+    """``{"ours": (wall, cpu, spilled), "theirs": (wall, cpu, spilled)}``, best
+    (least wall) of ``repeat`` each, with the bytes spilled over all runs of
+    that side (the two sides alternate, so load changes hit both)."""
     from distributed import wait
 
     name, inputs, build, theirs = row
@@ -186,21 +236,25 @@ def time_row(row, n_workers, n, chunk=CHUNK, repeat=3, persisted=True, memory_li
     for make in (ours, theirs):  # warm: kernels loaded on every worker, pools started
         _measure(client, make, data)
     best = {"ours": None, "theirs": None}
+    spilled = {"ours": 0, "theirs": 0}
     for _ in range(repeat):
         for side, make in (("ours", ours), ("theirs", theirs)):
             got = _measure(client, make, data)
+            spilled[side] += got[2]
             if best[side] is None or got[0] < best[side][0]:
                 best[side] = got
-    del data
-    return best
+    del data  # the next row's inputs must not meet these
+    _wait_released(client, 0)
+    return {side: best[side][:2] + (spilled[side],) for side in best}
 
 
 def _fmt_row(name, w, best):
-    (tw, tc), (hw, hc) = best["ours"], best["theirs"]
+    (tw, tc, ts), (hw, hc, hs) = best["ours"], best["theirs"]
     ratio = hw / tw
-    return "%-28s %2d %9.2f %9.2f %7.2fx %9.2f %9.2f %7.2fx  %s" % (
+    spill = "" if not (ts or hs) else "  spilled %d/%d MB" % (ts // 1e6, hs // 1e6)
+    return "%-28s %2d %9.2f %9.2f %7.2fx %9.2f %9.2f %7.2fx  %s%s" % (
         name, w, tw, hw, ratio, tc, hc, hc / tc if tc else float("nan"),
-        "ok" if ratio >= TARGET else "MISS")
+        "ok" if ratio >= TARGET else "MISS", spill)
 
 
 def run(n=DEFAULT_N, workers=(1, 2), keyword="", repeat=3, chunk=CHUNK, persisted=True,
@@ -208,9 +262,10 @@ def run(n=DEFAULT_N, workers=(1, 2), keyword="", repeat=3, chunk=CHUNK, persiste
     """Print every row's throughput ratio on each cluster size, then the scaling."""
     n = int(n)
     rows = [r for r in ROWS if keyword in r[0]]
-    print("N=%.0e float64 per vector, blocks of %d elements, inputs %s; load %s" % (
-        n, chunk, "persisted before timing" if persisted else "generated inside timing",
-        "%.1f %.1f %.1f" % os.getloadavg()), file=out)
+    print("N=%.0e float64 per vector, blocks of %d elements, inputs %s, results persisted "
+          "in worker memory (no spilling); load %s" % (
+              n, chunk, "persisted before timing" if persisted else "generated inside timing",
+              "%.1f %.1f %.1f" % os.getloadavg()), file=out)
     head = "%-28s %2s %9s %9s %8s %9s %9s %8s  %s" % (
         "row", "w", "nbgraph s", "dask s", "thru x", "nb cpu s", "da cpu s", "cpu x",
         "target >=%.1fx" % TARGET)

@@ -16,8 +16,16 @@ plus a tree of additions, instead of one task per product and per fused
 elementwise group.
 
 Inside a task whose region has only partial results, the block is cut into
-tiles of about :data:`TILE_BYTES` of input rows, so ``X @ w`` and
-``X.T @ r`` read a tile while it is still in the cache.
+tiles of at most :data:`TILE_BYTES` of input rows, so ``X @ w`` and
+``X.T @ r`` read a tile while it is still in the cache (X is read from
+memory once per block, not twice), and small enough that every row-sized
+intermediate fits the buffer the C-VM keeps between calls
+(:func:`keep_bytes`): then no tile allocates.  This matters in a
+``distributed`` worker, whose malloc returns freed memory to the system
+above 64 KB (``MALLOC_TRIM_THRESHOLD_``): a tile allocating 95 KB vectors
+faulted its pages in anew each call (the logistic gradient's 64 MB block:
+13 ms with 8192-row tiles, 23-27 ms with 11915-row ones, 24-30 ms untiled;
+NumPy's ``X.T @ (sigmoid(X @ w) - t)`` 37 ms; one thread, CPU time).
 
 Layouts, decided per call from the arguments' chunks and the Ops' chunk
 semantics (:mod:`nbgraph.core.chunks`), never from which Op a node is:
@@ -47,12 +55,25 @@ from nbgraph.core.graph import Constant
 from nbgraph.linkers.dask.lowering import LazyFull, is_dask
 
 __all__ = ["BlockProgram", "plan_row_blocks", "build_program", "lower_program",
-           "program_stats", "sum_combine", "TILE_BYTES", "ROW", "ROWT", "PART", "REP", "POST"]
+           "program_stats", "sum_combine", "keep_bytes", "TILE_BYTES", "MIN_TILE_ROWS",
+           "ROW", "ROWT", "PART", "REP", "POST"]
 
 ROW, ROWT, PART, REP, POST = "row", "rowT", "part", "rep", "post"
 
-#: Bytes of row inputs per tile inside a block whose region only has partial results.
+#: Most bytes of row inputs per tile inside a block whose region only has partial results.
 TILE_BYTES = 1 << 20
+
+#: Fewest rows per tile that the intermediates' size may ask for (a call costs ~20 us).
+MIN_TILE_ROWS = 1024
+
+
+def keep_bytes() -> int:
+    """Largest intermediate the C-VM keeps for the next call (no allocation then)."""
+    try:
+        from nbgraph.linkers.c.runtime import POINTER_CACHE_BYTES
+    except ImportError:  # pragma: no cover - no C layer
+        return 1 << 16
+    return POINTER_CACHE_BYTES
 
 #: Largest block (bytes) made by rechunking an argument to whole rows.
 MAX_BLOCK_BYTES = 512 << 20
@@ -101,6 +122,7 @@ class BlockProgram:
         self.combines = list(combines)
         self.linker = linker
         self.row_bytes = None  # set by the plan: bytes of row inputs per row
+        self.widest_row = None  # and of the widest row-split value inside it
 
     def __dask_tokenize__(self):
         return ("nbgraph-block-program", self.token)
@@ -152,10 +174,15 @@ class BlockProgram:
                      for acc, combine in zip(partials, self.combines, strict=True))
 
     def tile_rows(self):
-        """Rows per tile (None: the block in one call, when an exit is rows of an output)."""
+        """Rows per tile (None: the block in one call, when an exit is rows of an output):
+        at most :data:`TILE_BYTES` of row inputs, and, down to
+        :data:`MIN_TILE_ROWS`, intermediates the C-VM keeps between calls."""
         if any(c is None for c in self.combines) or not self.row_bytes:
             return None
-        return max(64, TILE_BYTES // self.row_bytes)
+        rows = TILE_BYTES // self.row_bytes
+        if self.widest_row:
+            rows = min(rows, max(MIN_TILE_ROWS, keep_bytes() // self.widest_row))
+        return max(64, rows)
 
 
 def _wait_compiled(fn):
@@ -448,7 +475,13 @@ def build_program(planner, exits, linker):
                            len(small_in), [t.numpy_dtype for t in counts], combines, linker)
     program.row_bytes = sum(v.type.numpy_dtype.itemsize * int(np.prod(
         planner.env[v].shape[1:], dtype=np.int64)) for v in rows_in)
+    program.widest_row = max([_row_size(v, planner.shapes[v]) for node in planner.region
+                              for v in node.outputs if planner.layout[v] == ROW], default=0)
     return program, rows_in, small_in
+
+
+def _row_size(var, shape):
+    return var.type.numpy_dtype.itemsize * int(np.prod(shape[1:], dtype=np.int64))
 
 
 def _outside_inputs(planner):

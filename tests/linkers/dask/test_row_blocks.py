@@ -63,6 +63,23 @@ def test_tiles_inside_a_block_give_the_same_results(dk, monkeypatch):
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12, atol=1e-15)
 
 
+def test_tiles_keep_row_sized_intermediates_within_the_c_vm_s_kept_buffers(monkeypatch):
+    """A tile's vectors fit the buffers the C-VM keeps between calls, so no tile
+    allocates (a distributed worker's malloc would fault them in anew)."""
+    X, t, w, cost, g = _logreg()
+    Xv, tv = _data(rows=1000)
+    f = nbgraph.function([X, t], [cost, g], linker=DaskLinker(scheduler="sync", compute=True))
+    f(da.from_array(Xv, chunks=(300, 4)), da.from_array(tv, chunks=300))
+    program = next(iter(f._programs.values()))[0]
+    assert program.row_bytes == 5 * 8 and program.widest_row == 8  # X's 4 columns and t
+    assert program.tile_rows() == blocks.keep_bytes() // 8
+    monkeypatch.setattr(blocks, "TILE_BYTES", 2000 * 40)
+    assert program.tile_rows() == 2000  # the input bytes' bound when it is smaller
+    monkeypatch.setattr(blocks, "TILE_BYTES", 1 << 30)
+    monkeypatch.setattr(blocks, "keep_bytes", lambda: 800)
+    assert program.tile_rows() == blocks.MIN_TILE_ROWS  # never fewer rows for that
+
+
 def test_sgd_updates_and_row_outputs_through_block_programs(dk):
     rows = 41
     Xv, tv = _data(rows=rows, cols=3, seed=3)
