@@ -351,6 +351,10 @@ class RewriteRegistry:
 
     def __init__(self) -> None:
         self._entries: dict[str, tuple[float, Any, frozenset[str]]] = {}
+        #: True once an entry was removed or replaced, or one was added whose code is
+        #: not nbgraph's: the function cache (nbgraph.linkers.function_cache) then
+        #: stops, since what the rewrites do is no longer known from nbgraph's files.
+        self.altered = False
 
     def register(self, name: str, rewriter: Any, *tags: str, position: float = 50) -> Any:
         """Add (or replace) ``rewriter`` under ``name``; returns the rewriter."""
@@ -361,12 +365,15 @@ class RewriteRegistry:
                 rewriter.name = name
             except AttributeError:
                 pass
+        if name in self._entries or not _from_nbgraph(rewriter):
+            self.altered = True
         self._entries[name] = (position, rewriter, frozenset(tags) | {name})
         return rewriter
 
     def unregister(self, name: str) -> None:
         """Remove the entry called ``name`` (KeyError if absent)."""
         del self._entries[name]
+        self.altered = True
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries
@@ -386,3 +393,10 @@ class RewriteRegistry:
         wanted, unwanted = set(tags), set(exclude)
         return [self._entries[n][1] for n in self.names()
                 if self._entries[n][2] & wanted and not self._entries[n][2] & unwanted]
+
+
+def _from_nbgraph(rewriter: Any) -> bool:
+    """True when ``rewriter``'s code (its function, else its class) is nbgraph's own."""
+    code = getattr(rewriter, "fn", None) or type(rewriter)
+    module = getattr(code, "__module__", None) or ""
+    return module == "nbgraph" or module.startswith("nbgraph.")

@@ -52,7 +52,7 @@ class Function(FunctionExtras):
 
     def __init__(self, fgraph, inputs, outputs, single, shared_inputs, updates, linker,
                  name=None, profile=False, trust_input=False, allow_input_downcast=None,
-                 input_specs=None) -> None:
+                 input_specs=None, saved=None) -> None:
         self.fgraph = fgraph
         self.inputs = inputs
         self.outputs = outputs
@@ -66,7 +66,8 @@ class Function(FunctionExtras):
         self._input_names = [spec.name for spec in self.input_specs]
         self._has_defaults = any(spec.has_default for spec in self.input_specs)
         self._allow_downcast = allow_input_downcast
-        self.program = make_linker(linker).link(fgraph)
+        # saved: the C module of this graph, known from the function cache
+        self.program = make_linker(linker).link(fgraph, **({"saved": saved} if saved else {}))
         # Thread safety (nbgraph.linkers.concurrency): a call holds the token
         # (list.pop / append: atomic and cheap); a call finding it taken runs on
         # a twin from this pool; shared variables' locks are held by the gate.

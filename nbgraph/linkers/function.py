@@ -9,6 +9,7 @@ array(28.4)
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from nbgraph.config import config
 from nbgraph.core import progress
 from nbgraph.core.fgraph import FunctionGraph, MissingInputError, path_to
 from nbgraph.core.graph import Constant, Variable, ancestors, clone_replace, graph_inputs
+from nbgraph.linkers import function_cache
 from nbgraph.linkers.compiled import Function
 from nbgraph.linkers.io import unpack_inputs, unpack_outputs
 
@@ -180,8 +182,17 @@ def function(inputs: Sequence[Variable | In],
     shared_inputs = _shared_inputs(computed, update_pairs)
     fgraph = FunctionGraph(inputs + shared_inputs, computed, clone=True, name=name)
     linker_name = resolve_linker(linker)
-    with progress.task("rewriting %s" % (name or "the graph")):  # a line past ~1 s
-        _rewrite(fgraph, rewrite, linker_name)
+    # a graph compiled before, in any process: its rewritten form from the disk
+    key, found = function_cache.lookup(fgraph, rewrite, linker_name, name)
+    saved = entry = None
+    if found is not None:
+        fgraph, saved = found
+    else:
+        start = time.process_time()
+        with progress.task("rewriting %s" % (name or "the graph")):  # a line past ~1 s
+            _rewrite(fgraph, rewrite, linker_name)
+        if key is not None:
+            entry = function_cache.Entry(key, fgraph, time.process_time() - start)
     if linker_name == "dask":
         from nbgraph.linkers.dask import make_function
 
@@ -193,7 +204,10 @@ def function(inputs: Sequence[Variable | In],
     with progress.task("linking %s (%s)" % (name or "the function", linker_name)):
         fn = Function(fgraph, inputs, out_list, single, shared_inputs, update_pairs,
                       linker_name, name=name, profile=profile, trust_input=trust_input,
-                      allow_input_downcast=allow_input_downcast, input_specs=input_specs)
+                      allow_input_downcast=allow_input_downcast, input_specs=input_specs,
+                      saved=saved)
+    if entry is not None:
+        entry.store(fn.program)
     fn.build_options = {"outputs": out_list, "single": single, "updates": explicit_updates,
                         "kwargs": options}
     return fn

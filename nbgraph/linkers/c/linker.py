@@ -68,19 +68,30 @@ def c_capable(node):
 class ModulePlan:
     """The module of a list of nodes: its source, cache key and kernel positions."""
 
-    def __init__(self, nodes):
+    def __init__(self, nodes, saved=None):
         self.nodes = list(nodes)
         self.cache = get_cache()
         self.info = probe(self.cache)
         self.views = {node: kernel_view(node) for node in self.nodes}
-        kernels = [codegen.node_kernel(self.views[node].knode) for node in self.nodes]
         # the helpers are the runtime library's (loaded, or built meanwhile), unless
         # it is known not to build here; a module whose runtime then turns out to
         # be missing is rebuilt standalone (ModuleCache.get)
         threads.prefetch(self.cache, self.info)
+        self.standalone = threads.standalone()
+        if saved is not None:  # from saved_plan(): no source, no code generation
+            self.source = None
+            self.key, self.index, self.freefuncs = saved
+            return
+        kernels = [codegen.node_kernel(self.views[node].knode) for node in self.nodes]
         self.source, self.index, self.freefuncs = codegen.module_source(
-            kernels, self.info, standalone=threads.standalone())
+            kernels, self.info, standalone=self.standalone)
         self.key = self.cache.module_key(self.source, self.info)
+
+    def hint(self):
+        """What :func:`saved_plan` needs to make this plan again in another process
+        without generating the source (kept by :mod:`nbgraph.linkers.function_cache`)."""
+        return {"key": self.key, "index": list(self.index), "freefuncs": self.freefuncs,
+                "info": self.info.key_text(), "standalone": self.standalone}
 
     def lookup(self):
         """The module if it is loaded or published (no compilation), else None."""
@@ -99,6 +110,18 @@ class ModulePlan:
 
     def kernels(self, module):
         return [module.kernels[i] for i in self.index]
+
+
+def saved_plan(nodes, hint):
+    """The :class:`ModulePlan` of ``nodes`` from a :meth:`ModulePlan.hint` made for the
+    same nodes in another process, or None when the compiler or the runtime's
+    availability differs; its module must then be found (:meth:`ModulePlan.lookup`):
+    without source it cannot be built."""
+    plan = ModulePlan(nodes, saved=(hint["key"], hint["index"], hint["freefuncs"]))
+    if plan.info.key_text() != hint["info"] or plan.standalone != hint["standalone"] \
+            or len(plan.index) != len(plan.nodes):
+        return None
+    return plan
 
 
 def compile_nodes(nodes):
@@ -336,7 +359,10 @@ class CLinker:
                 return False, "NumPy is faster"
         return True, ""
 
-    def link(self, fgraph, keep=()):
+    def link(self, fgraph, keep=(), saved=None):
+        """The Program of ``fgraph``.  ``saved``: ``(nodes, hint)`` of
+        :meth:`ModulePlan.hint` for this graph's C nodes (the function cache's):
+        its module is looked up by key, without generating the source."""
         order = fgraph.toposort()
         chosen = []
         for node in order:
@@ -363,9 +389,14 @@ class CLinker:
         program.make_fast_run()
         if not c_nodes:
             return program
-        plan = ModulePlan(c_nodes)
+        plan, module = None, None
+        if saved is not None and set(saved[0]) == set(c_nodes):
+            plan = saved_plan(saved[0], saved[1])
+            module = plan.lookup() if plan is not None else None
+        if module is None:  # (a saved plan's module may have been evicted)
+            plan = ModulePlan(c_nodes)
+            module = plan.lookup()
         program._plan = plan
-        module = plan.lookup()
         if module is None:
             use_background = (self.background_compile if self.background_compile is not None
                               else background.ENABLED)

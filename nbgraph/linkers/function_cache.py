@@ -1,0 +1,461 @@
+"""The function cache: a new process compiling a graph it compiled before skips the
+rewrites and the C code generation.
+
+:func:`nbgraph.function` with a C linker ("c", "cvm") keys the graph it is
+given *before* rewriting: :func:`graph_key` digests every node's Op (its class
+and ``__props__``), every Type, constant value, variable name and recorded
+creation site (``tag``), the options that shape the rewritten graph (rewrite
+mode, linker, name), ``config``, the Python and NumPy versions and the files
+of nbgraph that the storing process had loaded.  The disk cache
+(``config.cache_dir``) then holds, as ``function-<key>.rec``, the rewritten
+graph (pickled; the inputs are referred to by position, so shared variables'
+values are never stored), its replacement history and the key of its C module
+(:meth:`nbgraph.linkers.c.linker.ModulePlan.hint`).  A later process with the
+same key unpickles that graph instead of rewriting, and the C linker finds its
+module by key instead of generating its source: the Function is the one the
+rewrites would have made (same nodes, same creation sites in errors, same
+updates and copies).
+
+An entry is used only when every file it lists is unchanged (size and mtime)
+and it unpickles into a graph over the caller's inputs with the order it was
+saved with; anything else (a damaged or foreign file, an Op or a value the
+digest cannot describe, such as an Op of a user's class or a Python function
+in props) compiles as usual and, when possible, stores a new entry.  The file
+is read only when it is a private regular file of this user, as the C modules
+are (:class:`~nbgraph.linkers.c.cache.ModuleCache`).  ``python -m nbgraph
+cache clear`` removes the entries with the modules.  Set :data:`ENABLED` to
+False to turn the cache off.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import gc
+import hashlib
+import io
+import itertools
+import os
+import pickle
+import sys
+from typing import Any
+
+from nbgraph.config import config
+from nbgraph.core.nodes import Constant, Variable
+from nbgraph.core.props import PropsMixin
+
+__all__ = ["ENABLED", "FORMAT", "graph_key", "lookup", "load", "Entry", "STATS"]
+
+#: False: every function() rewrites and generates its C code again.
+ENABLED = True
+
+#: False: a process does not use the entries it stored itself (they are for the
+#: next processes; meanwhile a module-level switch it flipped, which no key
+#: sees, still takes effect); tests set True.
+SAME_PROCESS = False
+
+#: A graph whose rewrites took less CPU time than this is not stored.
+STORE_MIN_SECONDS = 0.002
+
+#: Changes when the entry's layout changes (older entries are then not read).
+FORMAT = 2
+
+_MAGIC = b"nbgraph-function-cache\n"
+
+#: Counters for tests and benchmarks: ``hits``, ``misses``, ``stored``, ``refused``
+#: (graphs the digest cannot describe), ``rejected`` (entries found but not used).
+STATS = {"hits": 0, "misses": 0, "stored": 0, "refused": 0, "rejected": 0}
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+
+
+class Uncacheable(Exception):
+    """The graph holds something the digest cannot describe exactly."""
+
+
+_OURS: dict[type, bool] = {}
+
+
+def _ours(cls: type) -> bool:
+    found = _OURS.get(cls)
+    if found is None:
+        module = cls.__module__
+        found = _OURS[cls] = module == "nbgraph" or module.startswith("nbgraph.")
+    return found
+
+
+#: Encodings of Ops and Types already described: id -> (object, text); the
+#: object is kept so that its id is not reused meanwhile.
+_MEMO: dict[int, tuple[Any, str]] = {}
+_MEMO_SIZE = 4096
+
+
+class _Digest:
+    """Text describing a graph exactly, built once per function() call."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def value(self, v: Any) -> None:
+        parts = self.parts
+        t = type(v)
+        if t in _SCALARS:
+            parts.append(repr(v))  # exact, and tells 1, 1.0, True and '1' apart
+        elif t is tuple or t is list:
+            if all(type(item) in _SCALARS for item in v):
+                parts.append(repr(v))
+                return
+            parts.append("%s%d(" % (t.__name__, len(v)))
+            for item in v:
+                self.value(item)
+            parts.append(")")
+        elif t is dict or t is frozenset or t is set:
+            items = sorted(v.items() if t is dict else ((x, None) for x in v), key=repr)
+            parts.append("%s%d(" % (t.__name__, len(items)))
+            for k, item in items:
+                self.value(k)
+                self.value(item)
+            parts.append(")")
+        elif isinstance(v, PropsMixin) and v.__props__ is not None and _ours(t):
+            parts.append(self.props_text(v))
+        else:
+            self.numpy_value(v)
+
+    def props_text(self, v: PropsMixin) -> str:
+        found = _MEMO.get(id(v))
+        if found is not None and found[0] is v:
+            return found[1]
+        sub = _Digest()
+        t = type(v)
+        sub.parts.append("%s.%s{" % (t.__module__, t.__qualname__))
+        for item in v._props():
+            sub.value(item)
+        sub.parts.append("}")
+        text = " ".join(sub.parts)
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[id(v)] = (v, text)
+        return text
+
+    def numpy_value(self, v: Any) -> None:
+        import numpy as np
+
+        if isinstance(v, np.ndarray):
+            if v.dtype.hasobject:
+                raise Uncacheable("an object array")
+            data = np.ascontiguousarray(v)
+            self.parts.append("array:%s:%r:%s" % (v.dtype.str, v.shape,
+                                                  hashlib.sha256(data.tobytes()).hexdigest()))
+        elif isinstance(v, np.generic):
+            self.parts.append("np:%s:%s" % (v.dtype.str, v.tobytes().hex()))
+        elif isinstance(v, np.dtype):
+            self.parts.append("dtype:%s" % v.str)
+        else:
+            raise Uncacheable("a value of type %s" % type(v).__qualname__)
+
+    def variable(self, var: Variable, kind: str) -> None:
+        cls = type(var)
+        if not _ours(cls):
+            raise Uncacheable("a Variable of class %s" % cls.__qualname__)
+        self.parts.append("%s %s.%s" % (kind, cls.__module__, cls.__qualname__))
+        self.value(var.type)
+        self.value(var.name)
+        self.value(var.tag.__dict__)
+
+
+def graph_key(fgraph, options: dict) -> str | None:
+    """The cache key of ``fgraph`` (not yet rewritten) compiled with ``options``,
+    or None when the graph holds something the digest cannot describe."""
+    d = _Digest()
+    index: dict[Variable, int] = {}
+    try:
+        d.parts += [_static_text(), repr(sorted(config.as_dict().items())),
+                    repr(sorted(options.items())), _registry_text()]
+        for i, var in enumerate(fgraph.inputs):
+            index[var] = len(index)
+            d.variable(var, "in%d" % i)
+        for node in fgraph.toposort():
+            op = node.op
+            if not _ours(type(op)) or op.__props__ is None:
+                raise Uncacheable("the Op %s" % (op,))
+            d.value(op)
+            ins = []
+            for var in node.inputs:
+                k = index.get(var)
+                if k is None:
+                    if not isinstance(var, Constant):
+                        raise Uncacheable("a root that is not an input")
+                    k = index[var] = len(index)
+                    d.variable(var, "const")
+                    d.value(var.data)
+                ins.append(k)
+            d.value(ins)
+            for out in node.outputs:
+                index[out] = len(index)
+                d.variable(out, "out")
+        outs = []
+        for var in fgraph.outputs:
+            if var not in index:  # an output that is a constant
+                index[var] = len(index)
+                d.variable(var, "const")
+                d.value(var.data)
+            outs.append(index[var])
+        d.value(outs)
+    except Uncacheable:
+        STATS["refused"] += 1
+        return None
+    return hashlib.sha256("\n".join(d.parts).encode()).hexdigest()[:40]
+
+
+_STATIC: list[str] = []
+
+
+def _static_text() -> str:
+    """The format, Python's and NumPy's versions (the same for the whole process)."""
+    if not _STATIC:
+        import numpy
+
+        _STATIC.append(repr(("nbgraph function cache", FORMAT, sys.version, numpy.__version__)))
+    return _STATIC[0]
+
+
+def _registry_text() -> str:
+    """Raises Uncacheable when the rewrite registry holds a rewrite nbgraph did not
+    register itself, or lost one (what a rewrite does is then not in the key)."""
+    module = sys.modules.get("nbgraph.tensor.rewriting")
+    if module is not None and module.rewrites.altered:
+        raise Uncacheable("the rewrite registry was changed")
+    return ""
+
+
+# -- entries -------------------------------------------------------------------
+
+
+def _input(i: int) -> Any:  # pragma: no cover - replaced by _Unpickler.find_class
+    raise RuntimeError("an input reference outside the function cache")
+
+
+def _dumps(obj: Any, inputs) -> bytes:
+    """Pickle ``obj``, a rewritten graph, writing its ``inputs`` as positions (a
+    shared variable's value is never stored).  Only Variable classes go through
+    Python code (the dispatch table), not every object of the graph."""
+    positions = {id(v): i for i, v in enumerate(inputs)}
+
+    def reduce(var):
+        i = positions.get(id(var))
+        if i is not None:
+            return _input, (i,)
+        return var.__reduce_ex__(5)
+
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, protocol=5)
+    table = dict(copyreg.dispatch_table)
+    for cls in {type(v) for v in inputs} | {type(v) for v in obj[0]}:
+        table[cls] = reduce
+    for node in obj[2]:
+        for var in node.outputs:
+            table.setdefault(type(var), reduce)
+    pickler.dispatch_table = table
+    pickler.dump(obj)
+    return buf.getvalue()
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, file, inputs) -> None:
+        super().__init__(file)
+        self._inputs = inputs
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == __name__ and name == "_input":
+            return self._inputs.__getitem__
+        return super().find_class(module, name)
+
+
+class Entry:
+    """One graph to store: the rewritten graph, pickled before it is linked."""
+
+    def __init__(self, key: str, fgraph, seconds: float) -> None:
+        self.key = key
+        self.data: bytes | None = None
+        if seconds < STORE_MIN_SECONDS:
+            return  # rewriting again is about as cheap as reading the entry
+        try:
+            self.data = _dumps((fgraph.outputs, fgraph.history, fgraph.toposort()),
+                               fgraph.inputs)
+        except Exception:  # an Op or a value that does not pickle: nothing stored
+            self.data = None
+
+    def store(self, program) -> None:
+        """Write the entry, with the C module's hint from the linked ``program``."""
+        if self.data is None:
+            return
+        plan = getattr(program, "_plan", None)
+        hint = None
+        if plan is not None:
+            order = {node: i for i, node in enumerate(program.fgraph.toposort())}
+            hint = ([order[node] for node in plan.nodes], plan.hint())
+        cache = _cache()
+        if cache is None or cache.ensure_directory() is None:
+            return
+        record = pickle.dumps((FORMAT, self.key, os.getpid(), _loaded_files(), hint, self.data),
+                              protocol=5)
+        if not _write(cache.directory, _path(cache, self.key), _MAGIC + record):
+            return  # a full or read-only disk: the entry only saves time
+        STATS["stored"] += 1
+
+
+def lookup(fgraph, rewrite: Any, linker: str, name: str | None):
+    """``(key, found)`` for function(): ``key`` is None when the graph is not cached
+    (another linker, a rewriter object, an undescribable graph, :data:`ENABLED`
+    off); ``found`` is :func:`load`'s result or None."""
+    if not ENABLED or linker not in ("c", "cvm") or rewrite not in ("fast", "exact", None):
+        return None, None
+    key = graph_key(fgraph, {"rewrite": rewrite, "linker": linker, "name": name})
+    if key is None:
+        return None, None
+    found = load(key, fgraph)
+    if found is _OWN:
+        return None, None  # stored by this process: kept as it is for the next ones
+    return key, found
+
+
+_OWN = (None, None)
+
+
+def load(key: str, fgraph):
+    """``(rewritten FunctionGraph over fgraph's inputs, linker hint)`` stored under
+    ``key``, or None."""
+    from nbgraph.core.fgraph import FunctionGraph
+
+    cache = _cache()
+    if cache is None or cache.ensure_directory() is None:
+        return None
+    path = _path(cache, key)
+    try:
+        if cache._check_file(path, "function cache entry") is None:
+            STATS["misses"] += 1
+            return None
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    try:
+        if not data.startswith(_MAGIC):
+            raise ValueError("not an entry")
+        fmt, stored_key, pid, files, hint, graph = pickle.loads(data[len(_MAGIC):])
+        if pid == os.getpid() and not SAME_PROCESS:
+            STATS["misses"] += 1
+            return _OWN
+        if fmt != FORMAT or stored_key != key or not _unchanged(files):
+            raise ValueError("stale")
+        outputs, history, order = _unpickle(graph, fgraph.inputs)
+        new = FunctionGraph(fgraph.inputs, outputs, clone=False, name=fgraph.name)
+        if new.toposort() != order:
+            raise ValueError("another order")
+    except Exception:  # damaged, foreign or stale: compiled again and replaced
+        STATS["rejected"] += 1
+        return None
+    new.equiv = fgraph.equiv
+    new.history = history
+    STATS["hits"] += 1
+    saved = None
+    if hint is not None:
+        positions, plan_hint = hint
+        saved = ([order[i] for i in positions], plan_hint)
+    return new, saved
+
+
+def _unpickle(data: bytes, inputs) -> Any:
+    # the garbage collector off meanwhile: the new objects would start a full
+    # collection of the process's heap (several ms), with nothing to collect
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Unpickler(io.BytesIO(data), inputs).load()
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _cache():
+    try:
+        from nbgraph.linkers.c.cache import get_cache
+    except ImportError:  # pragma: no cover - no cffi
+        return None
+    return get_cache()
+
+
+_COUNTER = itertools.count()
+
+
+def _write(directory: str, path: str, data: bytes) -> bool:
+    """Write ``path`` atomically (a private temporary file renamed over it, as the
+    module cache publishes); False when the disk refuses."""
+    tmp = os.path.join(directory, ".tmp-%d-fn%d" % (os.getpid(), next(_COUNTER)))
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.rename(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return False
+    return True
+
+
+def _path(cache, key: str) -> str:
+    return os.path.join(cache.directory, "function-%s.rec" % key)
+
+
+_FILES: dict[int, list[tuple[str, int, int]]] = {}
+
+
+def _loaded_files() -> list[tuple[str, int, int]]:
+    """``(path, size, mtime_ns)`` of nbgraph's loaded modules and C sources (as
+    first seen by this process with as many modules loaded)."""
+    count = len(sys.modules)
+    found = _FILES.get(count)
+    if found is None:
+        _FILES.clear()
+        found = _FILES[count] = _file_list()
+    return found
+
+
+def _file_list() -> list[tuple[str, int, int]]:
+    paths = set()
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if path and path.startswith(_PACKAGE):
+            paths.add(path)
+    for sub in ("linkers/c/csrc", "tensor/c_code/csrc"):
+        folder = _PACKAGE + sub
+        try:
+            paths.update(os.path.join(folder, n) for n in os.listdir(folder))
+        except OSError:
+            pass
+    out = []
+    for path in sorted(paths):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        out.append((path, st.st_size, st.st_mtime_ns))
+    return out
+
+
+def _unchanged(files) -> bool:
+    for path, size, mtime in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if st.st_size != size or st.st_mtime_ns != mtime:
+            return False
+    return bool(files)

@@ -1,0 +1,227 @@
+"""The function cache (nbgraph.linkers.function_cache): a graph compiled before is not
+rewritten again, and the Function is the same one."""
+
+import glob
+import io
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import nbgraph as ng
+import nbgraph.tensor as nt
+from nbgraph.core.op import Op
+from nbgraph.linkers import function_cache as fc
+from nbgraph.tensor.type import TensorType
+
+pytestmark = pytest.mark.needs_cc
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """A private cache directory; entries of this process are used (as by the next one)."""
+    from nbgraph.config import config
+
+    path = tmp_path / "cache"
+    with config.change(cache_dir=path):
+        monkeypatch.setattr(fc, "SAME_PROCESS", True)
+        monkeypatch.setattr(fc, "STORE_MIN_SECONDS", 0.0)
+        for k in fc.STATS:
+            monkeypatch.setitem(fc.STATS, k, 0)
+        yield path
+
+
+def _entries(path):
+    return glob.glob(os.path.join(str(path), "function-*.rec"))
+
+
+def _text(f):
+    buf = io.StringIO()
+    f.dprint(file=buf)
+    return buf.getvalue()
+
+
+def _logreg(linker="c", **kwargs):
+    X, w = nt.dmatrix("X"), nt.dvector("w")
+    cost = nt.sum(nt.log1p(nt.exp(-nt.dot(X, w)))) + 0.01 * nt.sum(w * w)
+    return ng.function([X, w], [cost, ng.grad(cost, w)], linker=linker, **kwargs)
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((50, 7)), rng.standard_normal(7)
+
+
+@pytest.mark.parametrize("linker", ["c", "cvm"])
+def test_a_second_compile_is_a_hit_with_the_same_graph_module_and_results(cache, linker):
+    xv, wv = _data()
+    first = _logreg(linker)
+    assert fc.STATS["stored"] == 1 and fc.STATS["hits"] == 0
+    second = _logreg(linker)
+    assert fc.STATS["hits"] == 1
+    assert _text(first) == _text(second)
+    assert first.program.kinds == second.program.kinds
+    assert first.program.module is second.program.module  # found by its key
+    assert len(second.fgraph.history) == len(first.fgraph.history) > 0
+    for a, b in zip(first(xv, wv), second(xv, wv), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert second.fgraph.inputs[:2] != first.fgraph.inputs[:2]  # its own inputs
+
+
+def test_options_config_and_structure_change_the_key(cache):
+    _logreg()
+    _logreg(rewrite="exact")
+    _logreg(name="other")
+    from nbgraph.config import config
+
+    with config.change(node_trace=False):
+        _logreg()
+    assert fc.STATS["hits"] == 0 and fc.STATS["stored"] == 4
+    x = nt.dvector("x")
+    keys = set()
+    for c in (0.5, 0.25, -0.0, 0.0):
+        fg = ng.FunctionGraph([x], [x * c])
+        keys.add(fc.graph_key(fg, {}))
+    assert len(keys) == 4
+
+
+def test_a_damaged_entry_is_ignored_and_replaced(cache):
+    xv, wv = _data()
+    want = _logreg()(xv, wv)
+    (path,) = _entries(cache)
+    for damage in (b"garbage", open(path, "rb").read()[:-40]):
+        with open(path, "wb") as f:
+            f.write(damage)
+        got = _logreg()(xv, wv)
+        for a, b in zip(want, got, strict=True):
+            np.testing.assert_array_equal(a, b)
+    assert fc.STATS["rejected"] == 2 and fc.STATS["hits"] == 0 and fc.STATS["stored"] == 3
+    _logreg()
+    assert fc.STATS["hits"] == 1
+
+
+def test_a_changed_source_file_makes_the_entry_stale(cache, tmp_path, monkeypatch):
+    watched = tmp_path / "module.py"
+    watched.write_text("a = 1\n")
+    real = fc._file_list
+    monkeypatch.setattr(fc, "_file_list", lambda: real() + [
+        (str(watched), watched.stat().st_size, watched.stat().st_mtime_ns)])
+    monkeypatch.setattr(fc, "_FILES", {})  # (file lists are kept per process)
+    _logreg()
+    _logreg()
+    assert fc.STATS["hits"] == 1
+    watched.write_text("a = 22\n")
+    _logreg()
+    assert fc.STATS["rejected"] == 1 and fc.STATS["hits"] == 1
+
+
+def test_an_entry_of_this_process_is_kept_for_the_next_one(cache, monkeypatch):
+    monkeypatch.setattr(fc, "SAME_PROCESS", False)
+    _logreg()
+    _logreg()
+    assert fc.STATS["hits"] == 0 and fc.STATS["stored"] == 1
+
+
+def test_errors_and_creation_sites_are_the_same(cache):
+    def build():
+        x, y = nt.dvector("x"), nt.dvector("y")
+        return ng.function([x, y], nt.exp(x) * y + 1.0, linker="c")
+
+    messages = []
+    for _ in range(2):
+        with pytest.raises(ValueError) as info:
+            build()(np.ones(3), np.ones(4))
+        messages.append(str(info.value))
+    assert fc.STATS["hits"] == 1, fc.STATS
+    assert messages[0] == messages[1]
+    assert "test_function_cache.py" in messages[0]
+
+
+def test_updates_and_output_copies_behave_the_same(cache):
+    results = []
+    for _ in range(2):
+        w = ng.shared(np.arange(3.0), name="w")
+        x = nt.dvector("x")
+        f = ng.function([x], [w * 1.0, x], updates=[(w, w + x)], linker="cvm")
+        out = f(np.ones(3))
+        out2 = f(np.ones(3))
+        assert out[1] is not out2[1]
+        results.append((w.get_value(), out[0], f._plan.copy_outputs))
+    assert fc.STATS["hits"] == 1
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    assert results[0][2] == results[1][2]
+
+
+def test_shared_values_are_not_stored(cache):
+    big = np.arange(200000.0)
+    w = ng.shared(big, name="w")
+    x = nt.dvector("x")
+    ng.function([x], (w * x).sum(), linker="c")
+    (path,) = _entries(cache)
+    assert os.path.getsize(path) < 100000
+
+
+class _UserOp(Op):
+    __props__ = ()
+
+    def make_node(self, x):
+        from nbgraph.core.graph import Apply
+
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, outputs):
+        outputs[0][0] = inputs[0] + 1
+
+
+def test_a_user_op_or_a_user_rewrite_is_not_cached(cache, monkeypatch):
+    x = nt.dvector("x")
+    ng.function([x], _UserOp()(x) * 2.0, linker="cvm")
+    assert fc.STATS["refused"] == 1 and not _entries(cache)
+    from nbgraph.tensor import rewriting
+
+    monkeypatch.setattr(rewriting.rewrites, "altered", True)
+    _logreg()
+    assert fc.STATS["refused"] == 2 and not _entries(cache)
+
+
+def test_the_py_linker_and_rewriter_objects_are_not_cached(cache):
+    _logreg("py")
+    assert not _entries(cache) and sum(fc.STATS.values()) == 0
+
+
+def test_disabled(cache, monkeypatch):
+    monkeypatch.setattr(fc, "ENABLED", False)
+    _logreg()
+    assert not _entries(cache)
+
+
+def test_a_fresh_process_uses_the_entry(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np, nbgraph as ng, nbgraph.tensor as nt
+        from nbgraph.linkers import function_cache as fc
+        x, y = nt.dvector("x"), nt.dvector("y")
+        f = ng.function([x, y], nt.exp(-x ** 2 / 2) * nt.sin(y) + x * y, linker="c")
+        print(fc.STATS["hits"], fc.STATS["stored"], repr(f(np.arange(3.0), np.ones(3)).tolist()))
+    """)
+    env = dict(os.environ, NBGRAPH_CACHE_DIR=str(tmp_path / "c"))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    outs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                           text=True, check=True, cwd=root).stdout.split(" ", 2)
+            for _ in range(2)]
+    assert outs[0][:2] == ["0", "1"] and outs[1][:2] == ["1", "0"]
+    assert outs[0][2] == outs[1][2]
+
+
+def test_types_are_keyed_by_their_props():
+    x = nt.TensorVariable(TensorType("float64", (3,)), name="x") \
+        if hasattr(nt, "TensorVariable") else None
+    if x is None:
+        pytest.skip("no TensorVariable")
+    y = nt.dvector("x")
+    assert fc.graph_key(ng.FunctionGraph([x], [x * 2.0]), {}) != \
+        fc.graph_key(ng.FunctionGraph([y], [y * 2.0]), {})
