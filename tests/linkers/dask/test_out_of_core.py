@@ -6,9 +6,13 @@ would change).  Values are checked against their statistical expectation.
 
 Slow on a loaded 2-core machine (about a minute): marked ``slow``; it runs
 when ``NBGRAPH_SLOW_TESTS=1`` (``make bench-dask`` sets it) or
-``-m slow`` is given.
+``-m slow`` is given.  A failure says why: its message carries the
+scheduler's, the nannies' and the workers' logs (warnings included: memory
+pauses, restarts, lost connections) and the workers' memory.
 """
 
+import contextlib
+import logging
 import os
 
 import numpy as np
@@ -28,9 +32,37 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(
 CHUNK = 8_000_000  # float64 elements: 64 MB
 
 
+def _logs(client):
+    """The cluster's logs and the workers' memory, as text (best effort)."""
+    parts = []
+    for title, get in (("scheduler", lambda: {"scheduler": client.get_scheduler_logs()}),
+                       ("nanny", lambda: client.get_worker_logs(nanny=True)),
+                       ("worker", lambda: client.get_worker_logs())):
+        try:
+            for who, lines in get().items():
+                parts += ["-- %s %s" % (title, who)] + ["%s %s" % line for line in lines]
+        except Exception as exc:  # a dead cluster cannot say more
+            parts.append("-- %s logs unavailable: %r" % (title, exc))
+    try:
+        for who, info in client.scheduler_info()["workers"].items():
+            parts.append("-- memory of %s: %s" % (who, info.get("metrics", {}).get("memory")))
+    except Exception as exc:
+        parts.append("-- worker memory unavailable: %r" % (exc,))
+    return "\n".join(parts)
+
+
+@contextlib.contextmanager
+def _explained(client):
+    """Re-raise any failure with the cluster's logs attached."""
+    try:
+        yield
+    except BaseException as exc:
+        raise AssertionError("%s: %s\n%s" % (type(exc).__name__, exc, _logs(client))) from exc
+
+
 def test_sum_of_squares_and_a_logistic_gradient_larger_than_a_worker():
-    with local_cluster(n_workers=2, memory_limit="1GB") as cluster, \
-            distributed.Client(cluster) as client:
+    with local_cluster(n_workers=2, memory_limit="1GB", silence_logs=logging.WARNING) \
+            as cluster, distributed.Client(cluster) as client, _explained(client):
         workers = set(client.scheduler_info()["workers"])
         rng = da.random.default_rng(2026)
         n = 200_000_000  # x and y: 1.6 GB each
