@@ -23,6 +23,7 @@ variable, narrowing trace).  The user's graph is never modified.
 
 from nbgraph.core.fgraph import FunctionGraph
 from nbgraph.core.graph import Apply, Variable
+from nbgraph.display.names import one_line, safe_repr
 
 __all__ = ["RewriteStep", "RewriteReplay", "replay_rewrites", "graph_of"]
 
@@ -242,14 +243,3 @@ def replay_rewrites(obj, pipeline=None):
     return replay
 
 
-def safe_repr(obj):
-    """``repr(obj)``, or ``<TypeName>`` when that repr raises."""
-    try:
-        return repr(obj)
-    except Exception:
-        return "<%s>" % type(obj).__name__
-
-
-def one_line(exc):
-    """An exception's message on one line (its type name when the message is empty)."""
-    return " ".join(str(exc).split()) or type(exc).__name__

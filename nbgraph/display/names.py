@@ -8,9 +8,12 @@ dimension; ``float64[]`` for a 0-d tensor), instead of the full
 :func:`output_labels` gives the names the user knows a compiled Function's
 outputs by: the caller's output Variables' names (``out[1]`` when unnamed)
 and, for the outputs that compute ``updates``, ``update -> W0``.
+
+:func:`safe_repr` and :func:`one_line` write an object or an error for a
+display, which must not raise.
 """
 
-__all__ = ["type_notation", "output_labels", "plural", "safe_repr"]
+__all__ = ["type_notation", "output_labels", "plural", "safe_repr", "one_line"]
 
 
 def type_notation(type_) -> str:
@@ -66,3 +69,8 @@ def safe_repr(obj) -> str:
         return repr(obj)
     except Exception:
         return "<%s>" % type(obj).__name__
+
+
+def one_line(exc) -> str:
+    """An exception's message on one line (its type name when the message is empty)."""
+    return " ".join(str(exc).split()) or type(exc).__name__

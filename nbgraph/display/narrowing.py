@@ -27,6 +27,7 @@ import html
 
 from nbgraph.core.graph import Constant, Variable, ancestors
 from nbgraph.core.type import NarrowingTrace
+from nbgraph.display.names import one_line, safe_repr
 
 __all__ = [
     "explain_narrowing",
@@ -78,7 +79,7 @@ def trace_summary(trace):
     if trace.error is not None:
         found = failing_step(trace)
         if found is None:
-            return "refused: %s" % _one_line(trace.error)
+            return "refused: %s" % one_line(trace.error)
         number, step = found
         return "refused at step %d (%s)" % (number, _step_text(step))
     result = trace.result
@@ -92,13 +93,13 @@ def trace_summary(trace):
         return "wrapped as a constant of type %s" % (result.type,)
     if result.owner is not None:
         return "converted by %s" % (result.owner.op,)
-    return "replaced by %s" % (_text(result),)
+    return "replaced by %s" % (safe_repr(result),)
 
 
 def trace_text(trace):
     """The trace as numbered lines, naming the failing step of a refusal."""
     failed = failing_step(trace)
-    lines = ["narrowing %s%s to %s" % (_text(trace.variable), _type_suffix(trace.variable),
+    lines = ["narrowing %s%s to %s" % (safe_repr(trace.variable), _type_suffix(trace.variable),
                                        trace.target_type)]
     width = len(str(len(trace.steps)))
     for i, step in enumerate(trace.steps, 1):
@@ -111,9 +112,9 @@ def trace_text(trace):
     if trace.error is not None:
         where = "refused at step %d (%s)" % (failed[0], failed[1].question) if failed \
             else "refused"
-        lines.append("%s: %s" % (where, _one_line(trace.error)))
+        lines.append("%s: %s" % (where, one_line(trace.error)))
     elif trace.result is not None:
-        line = "result: %s of type %s" % (_text(trace.result), trace.result.type)
+        line = "result: %s of type %s" % (safe_repr(trace.result), trace.result.type)
         summary = trace_summary(trace)
         if summary.startswith("converted"):
             line += ", " + summary
@@ -151,12 +152,12 @@ def trace_html(trace, diagrams=True):
     parts = ['<div class="nbgraph-narrowing">']
     parts.append("<p style=\"margin:0.2em 0\"><b>narrowing</b> <code>%s</code>%s to "
                  "<code>%s</code>: %s</p>" % (
-                     _h(_text(trace.variable)), _h(_type_suffix(trace.variable)),
+                     _h(safe_repr(trace.variable)), _h(_type_suffix(trace.variable)),
                      _h(trace.target_type), _outcome_html(trace)))
     parts.append(_steps_table(trace))
     if trace.error is not None:
         parts.append('<p style="margin:0.2em 0;color:#c62828">%s</p>' % _h(
-            _one_line(trace.error)))
+            one_line(trace.error)))
     if diagrams:
         parts.append(_before_after(trace))
     parts.append("</div>")
@@ -245,9 +246,9 @@ def _svg_or_hint(rich, graph, alt="nbgraph compact diagram"):
 def replacement_text(rep):
     """One history entry: step, reason, old -> new, then its trace, indented."""
     head = "step %d (%s): %s -> %s" % (rep.step, rep.reason or "no reason given",
-                                       _text(rep.old), _text(rep.new))
+                                       safe_repr(rep.old), safe_repr(rep.new))
     if rep.requested is not rep.new:
-        head += " (requested %s)" % _text(rep.requested)
+        head += " (requested %s)" % safe_repr(rep.requested)
     body = "\n".join("    " + line for line in trace_text(rep.trace).split("\n")) \
         if rep.trace is not None else "    (no trace)"
     return head + "\n" + body
@@ -272,9 +273,10 @@ def _history_table_html(entries, open_traces=False):
     rows = ['<table class="nbgraph-history" style="%s">' % _TABLE_STYLE,
             "<thead><tr>%s</tr></thead><tbody>" % head]
     for rep in entries:
-        new = "<code>%s</code><br><small>%s</small>" % (_h(_text(rep.new)), _h(_type_of(rep.new)))
+        new = "<code>%s</code><br><small>%s</small>" % (_h(safe_repr(rep.new)),
+                                                          _h(_type_of(rep.new)))
         if rep.requested is not rep.new:
-            new += "<br><small>requested <code>%s</code></small>" % _h(_text(rep.requested))
+            new += "<br><small>requested <code>%s</code></small>" % _h(safe_repr(rep.requested))
         if rep.trace is not None:
             trace = ('<details%s><summary>%d steps: %s</summary>%s</details>' % (
                 " open" if open_traces else "", len(rep.trace.steps),
@@ -285,7 +287,7 @@ def _history_table_html(entries, open_traces=False):
             '<tr><td style="%s">%d</td><td style="%s">%s</td>'
             '<td style="%s"><code>%s</code><br><small>%s</small></td>'
             '<td style="%s">%s</td><td style="%s">%s</td></tr>' % (
-                _CELL, rep.step, _CELL, _h(rep.reason or ""), _CELL, _h(_text(rep.old)),
+                _CELL, rep.step, _CELL, _h(rep.reason or ""), _CELL, _h(safe_repr(rep.old)),
                 _h(_type_of(rep.old)), _CELL, new, _CELL, trace))
     rows.append("</tbody></table>")
     return "\n".join(rows)
@@ -355,13 +357,6 @@ def history_table(fgraph):
 # small helpers
 
 
-def _text(obj):
-    try:
-        return repr(obj)
-    except Exception:
-        return "<%s>" % type(obj).__name__
-
-
 def _type_of(var):
     return str(var.type) if isinstance(var, Variable) else type(var).__name__
 
@@ -371,10 +366,6 @@ def _type_suffix(obj):
                                           and not isinstance(obj, Constant)):
         return " of type %s" % (obj.type,)
     return ""
-
-
-def _one_line(exc):
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _h(obj):

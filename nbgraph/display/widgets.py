@@ -44,7 +44,8 @@ import time
 
 import numpy as np
 
-from nbgraph.display.history import one_line, safe_repr, graph_of, replay_rewrites
+from nbgraph.display.history import graph_of, replay_rewrites
+from nbgraph.display.names import one_line, safe_repr
 from nbgraph.display.picture import img_html
 from nbgraph.display.snapshot import LiveSnapshot
 
