@@ -39,6 +39,7 @@ import graphviz
 from nbgraph.core.graph import Apply, Constant
 from nbgraph.display.drawing import dot_label, op_text, shorten, var_text
 from nbgraph.display.groups import group_paths, parse_path, path_text
+from nbgraph.display.inner import inner_outputs, renamed_body
 from nbgraph.display.names import plural, type_notation
 
 __all__ = ["DenseLayout", "AUTO_COLLAPSE", "HEAT", "value_text"]
@@ -74,23 +75,6 @@ def value_text(value, max_items=4) -> str:
         text = "%s = %s" % (text, shorten(" ".join(small.split()), 32)) if shape else \
             shorten(" ".join(small.split()), 32)
     return text
-
-
-def _inner_outputs(node):
-    """The inner graphs' outputs of ``node`` (a scan body, a fused Composite), or []."""
-    get = getattr(node.op, "inner_graphs", None)
-    if get is not None:
-        try:
-            found = [list(fg.outputs) for fg in get()]
-        except Exception:
-            found = []
-        if found:
-            return found
-    scalar = getattr(node.op, "scalar_op", None)
-    outs = getattr(scalar, "outputs", None)
-    if outs and getattr(scalar, "inputs", None) is not None:
-        return [list(outs)]
-    return []
 
 
 class DenseLayout:
@@ -369,27 +353,13 @@ class DenseLayout:
     def _apply_node(self, node):
         name = self.names[node]
         op = op_text(node.op)
-        lines = [shorten(op, 34)]
-        for out in node.outputs[:3]:
-            label = self._out_label(out)
-            parts = [shorten(label, 30)] if label else []
-            if self.show_types:
-                parts.append(type_notation(out.type))
-            if parts:
-                lines.append(": ".join(parts))
-        if len(node.outputs) > 3:
-            lines.append("%s %d more outputs" % (_ELLIPSIS, len(node.outputs) - 3))
-        attrs = dict(shape="box", style="rounded,filled", fillcolor="#dde6f5", color="#4a6a9c")
-        if self.kinds is not None and node in self.kinds:
-            attrs["fillcolor"] = {"c": "#fdd49e", "py": "#c6dbef"}.get(self.kinds[node],
-                                                                     "#dde6f5")
-        if any(o in self.output_set for o in node.outputs):
-            attrs.update(fillcolor="#fff3c4", color="#b58900", peripheries="2")
+        lines = [shorten(op, 34)] + self._output_lines(node)
+        attrs = self._apply_look(node)
         row = self.shares.get(node)
         if row is not None:
             attrs["fillcolor"] = _heat(row["share"])
             lines.append("%.1f%% \u00b7 %s" % (100 * row["share"], _seconds(row["seconds"])))
-        if _inner_outputs(node):
+        if inner_outputs(node):
             lines[0] += "  \u25b8" if name not in self.expanded_inner else "  \u25be"
         if node in self.highlight or any(o in self.highlight for o in node.outputs):
             attrs.update(color="#d81b60", penwidth="3")
@@ -400,6 +370,30 @@ class DenseLayout:
             tip.append("scope: " + path_text(path))
         attrs.update(tooltip=dot_label(*tip), id=name)
         return name, dict(label=dot_label(*lines), **attrs)
+
+    def _output_lines(self, node):
+        """``name: type`` of the first three outputs (then how many more)."""
+        lines = []
+        for out in node.outputs[:3]:
+            label = self._out_label(out)
+            parts = [shorten(label, 30)] if label else []
+            if self.show_types:
+                parts.append(type_notation(out.type))
+            if parts:
+                lines.append(": ".join(parts))
+        if len(node.outputs) > 3:
+            lines.append("%s %d more outputs" % (_ELLIPSIS, len(node.outputs) - 3))
+        return lines
+
+    def _apply_look(self, node):
+        """Box attributes: coloured by the linker that runs it; a graph output in yellow."""
+        attrs = dict(shape="box", style="rounded,filled", fillcolor="#dde6f5", color="#4a6a9c")
+        if self.kinds is not None and node in self.kinds:
+            attrs["fillcolor"] = {"c": "#fdd49e", "py": "#c6dbef"}.get(self.kinds[node],
+                                                                     "#dde6f5")
+        if any(o in self.output_set for o in node.outputs):
+            attrs.update(fillcolor="#fff3c4", color="#b58900", peripheries="2")
+        return attrs
 
     def _group_node(self, name, path, nodes, edges):
         ops = {}
@@ -495,13 +489,13 @@ class DenseLayout:
         found = []
         for node in self.applys:
             name = self.names[node]
-            if name in self.expanded_inner and name in kept and _inner_outputs(node):
+            if name in self.expanded_inner and name in kept and inner_outputs(node):
                 found.append(node)
         return found
 
     def _inner_cluster(self, g, node):
         name = self.names[node]
-        for k, outs in enumerate(_inner_outputs(node)):
+        for k, outs in enumerate(inner_outputs(node)):
             inner = DenseLayout(outs, labels={}, show_types=self.show_types,
                                 max_nodes=self.max_nodes, legend=False, collapse=False,
                                 scopes=False)
@@ -512,7 +506,7 @@ class DenseLayout:
             sub = graphviz.Digraph(name="cluster_" + prefix.rstrip("_"))
             sub.attr(label="%s: inner graph" % shorten(op_text(node.op), 40),
                      style="rounded,dashed", color="#7f7f7f", fontsize="9")
-            body = _renamed(inner.body, prefix)
+            body = renamed_body(inner.body, prefix)
             sub.body.extend(line for line in body if not line.lstrip().startswith(
                 ("graph ", "node ", "edge ", "label=", "labelloc", "fontsize", "bgcolor=")))
             g.subgraph(sub)
@@ -566,19 +560,6 @@ def _all_prefixes(paths):
         for k in range(1, len(path) + 1):
             found.add(path[:k])
     return found
-
-
-def _renamed(body, prefix):
-    """DOT body lines with every node name ``a<k>``/``r<k>``/``g<k>`` given ``prefix``."""
-    import re
-
-    pattern = re.compile(r"(?<![\w\"])([arg]\d+(?:_[arg]\d+)?)(?![\w\"])")
-    out = []
-    for line in body:
-        head, sep, rest = line.partition("[")
-        rest = re.sub(r"\bid=(\w+)", lambda m: "id=" + prefix + m.group(1), rest)
-        out.append(pattern.sub(lambda m: prefix + m.group(1), head) + sep + rest)
-    return out
 
 
 def _is_shared(var):

@@ -5,12 +5,17 @@
   section: for each node with inner graphs, its line, then each inner graph's
   output trees with every line prefixed by ``" >"`` (nested loops nest further);
 - diagrams: :func:`add_inner_clusters` draws each inner graph as a box (a DOT
-  cluster) next to the node, joined to it by a dotted edge.
+  cluster) next to the node, joined to it by a dotted edge; the dense style
+  reads :func:`inner_outputs` (which also opens a fused loop's scalar
+  Composite) and renames the inner drawing's nodes with :func:`renamed_body`.
 """
+
+import re
 
 from nbgraph.core.graph import ancestors
 
-__all__ = ["nodes_with_inner_graphs", "inner_graph_lines", "add_inner_clusters"]
+__all__ = ["nodes_with_inner_graphs", "inner_graph_lines", "add_inner_clusters",
+           "inner_outputs", "renamed_body"]
 
 
 def _inner(node):
@@ -81,3 +86,31 @@ def add_inner_clusters(g, walk, draw):
     if count:
         g.attr(compound="true")
     return count
+
+
+def inner_outputs(node):
+    """The inner graphs' outputs of ``node`` (a scan body, a fused Composite), or []."""
+    get = getattr(node.op, "inner_graphs", None)
+    if get is not None:
+        try:
+            found = [list(fg.outputs) for fg in get()]
+        except Exception:
+            found = []
+        if found:
+            return found
+    scalar = getattr(node.op, "scalar_op", None)
+    outs = getattr(scalar, "outputs", None)
+    if outs and getattr(scalar, "inputs", None) is not None:
+        return [list(outs)]
+    return []
+
+
+def renamed_body(body, prefix):
+    """DOT body lines with every node name ``a<k>``/``r<k>``/``g<k>`` given ``prefix``."""
+    pattern = re.compile(r"(?<![\w\"])([arg]\d+(?:_[arg]\d+)?)(?![\w\"])")
+    out = []
+    for line in body:
+        head, sep, rest = line.partition("[")
+        rest = re.sub(r"\bid=(\w+)", lambda m: "id=" + prefix + m.group(1), rest)
+        out.append(pattern.sub(lambda m: prefix + m.group(1), head) + sep + rest)
+    return out
