@@ -81,71 +81,94 @@ def profile_html(stats, top=None, groups=None):
     each time column uses one unit.  ``top`` / ``groups`` default to
     :data:`~nbgraph.linkers.profile.TOP_NODES` / ``TOP_GROUPS``.
     """
-    from nbgraph.display.diagram import LINKER_NAMES
+    from nbgraph.display.drawing import LINKER_NAMES
     from nbgraph.linkers.profile import TOP_GROUPS, TOP_NODES
 
     top = TOP_NODES if top is None else top
     groups = TOP_GROUPS if groups is None else groups
     rows = stats.rows()
     shown, rest = rows[:top], rows[top:]
-    esc = html.escape
-    name = safe_repr(stats.function)
-    parts = ['<div class="nbgraph-profile">',
-             '<p style="margin:0.2em 0"><b>profile</b> of <code>%s</code>: %d call%s, '
-             '%s in nodes (%d node%s)</p>' % (esc(name), stats.calls,
-                                             "" if stats.calls == 1 else "s",
-                                             esc(format_seconds(stats.total_time)),
-                                             len(rows), "" if len(rows) == 1 else "s")]
-    cell = ("border:1px solid #ccc;padding:2px 8px;text-align:%s;vertical-align:top;"
-            "white-space:nowrap")
-    t_unit = _time_unit(max([r["seconds"] for r in rows] + [0.0]))
-    p_unit = _time_unit(max([r["per_call"] for r in rows] + [0.0]))
-    titles = {"seconds": "total time (%s)" % t_unit[0], "per_call": "per call (%s)" % p_unit[0]}
-    head = []
-    for title, key, _ in _PROFILE_COLUMNS:
-        align = "left" if key in ("node", "kind") else "right"
-        head.append('<th style="%s;cursor:pointer" title="click to sort" onclick="%s">%s</th>'
-                    % (cell % align, _SORT_JS, esc(titles.get(key, title))))
+    units = {key: _time_unit(max([r[key] for r in rows] + [0.0]))
+             for key in ("seconds", "per_call")}
+    parts = ['<div class="nbgraph-profile">', _title(stats, rows)]
     parts.append('<table class="nbgraph-profile-table" style="border-collapse:collapse;'
                  'font-size:0.9em;margin:0.3em 0">')
-    parts.append("<thead><tr>%s</tr></thead><tbody>" % "".join(head))
-    for r in shown:
-        node_text = safe_repr(r["node"])
-        kind = LINKER_NAMES.get(r["kind"], str(r["kind"]))
-        shown_cells = {
-            "index": str(r["index"]),
-            "node": '<code title="%s">%s</code>' % (esc(node_text), esc(_cut(node_text, 48))),
-            "kind": esc(kind),
-            "calls": str(r["calls"]),
-            "seconds": "%.3f" % (r["seconds"] * t_unit[1]),
-            "per_call": "%.3f" % (r["per_call"] * p_unit[1]),
-            "share": "%.1f%%" % (100 * r["share"]),
-            "bytes": esc(format_bytes(r["bytes"])),
-        }
-        sort_value = {"node": node_text, "kind": kind}
-        cells = []
-        for _, key, _ in _PROFILE_COLUMNS:
-            align = "left" if key in ("node", "kind") else "right"
-            value = sort_value.get(key, r[key])
-            cells.append('<td style="%s" data-v="%s">%s</td>' % (
-                cell % align, esc(str(value)), shown_cells[key]))
-        parts.append("<tr>%s</tr>" % "".join(cells))
+    parts.append("<thead><tr>%s</tr></thead><tbody>" % _header_cells(units))
+    parts.extend(_node_row(r, units, LINKER_NAMES) for r in shown)
     parts.append("</tbody>")
     if rest:
-        parts.append('<tfoot><tr><td style="%s" colspan="4"><i>other %d node%s</i></td>'
-                     '<td style="%s">%.3f</td><td style="%s"></td><td style="%s">%.1f%%</td>'
-                     '<td style="%s"></td></tr></tfoot>' % (
-                         cell % "left", len(rest), "" if len(rest) == 1 else "s",
-                         cell % "right", sum(r["seconds"] for r in rest) * t_unit[1],
-                         cell % "right", cell % "right",
-                         100 * sum(r["share"] for r in rest), cell % "right"))
+        parts.append(_other_row(rest, units["seconds"]))
     parts.append("</table>")
     if rest:
         for title, table in (("by Op class", stats.by_class()), ("by Op", stats.by_op())):
-            parts.append(_group_table(title, table, groups, cell))
+            parts.append(_group_table(title, table, groups, _CELL))
     parts.append(profile_chart_svg(stats, rows))
     parts.append("</div>")
     return "\n".join(parts)
+
+
+#: The style of a table cell; ``%s`` is its alignment.
+_CELL = ("border:1px solid #ccc;padding:2px 8px;text-align:%s;vertical-align:top;"
+         "white-space:nowrap")
+
+
+def _align(key):
+    return "left" if key in ("node", "kind") else "right"
+
+
+def _title(stats, rows):
+    """The line above the table: which function, how many calls, time and nodes."""
+    esc = html.escape
+    return ('<p style="margin:0.2em 0"><b>profile</b> of <code>%s</code>: %d call%s, '
+            '%s in nodes (%d node%s)</p>' % (esc(safe_repr(stats.function)), stats.calls,
+                                            "" if stats.calls == 1 else "s",
+                                            esc(format_seconds(stats.total_time)),
+                                            len(rows), "" if len(rows) == 1 else "s"))
+
+
+def _header_cells(units):
+    """The clickable column headers; the time columns name their unit."""
+    titles = {key: "%s (%s)" % (name, units[key][0])
+              for key, name in (("seconds", "total time"), ("per_call", "per call"))}
+    return "".join('<th style="%s;cursor:pointer" title="click to sort" onclick="%s">%s</th>'
+                   % (_CELL % _align(key), _SORT_JS, html.escape(titles.get(key, title)))
+                   for title, key, _ in _PROFILE_COLUMNS)
+
+
+def _node_row(r, units, linker_names):
+    """One node's row: each cell shows a formatted value and sorts by the raw one."""
+    esc = html.escape
+    node_text = safe_repr(r["node"])
+    kind = linker_names.get(r["kind"], str(r["kind"]))
+    shown_cells = {
+        "index": str(r["index"]),
+        "node": '<code title="%s">%s</code>' % (esc(node_text), esc(_cut(node_text, 48))),
+        "kind": esc(kind),
+        "calls": str(r["calls"]),
+        "seconds": "%.3f" % (r["seconds"] * units["seconds"][1]),
+        "per_call": "%.3f" % (r["per_call"] * units["per_call"][1]),
+        "share": "%.1f%%" % (100 * r["share"]),
+        "bytes": esc(format_bytes(r["bytes"])),
+    }
+    sort_value = {"node": node_text, "kind": kind}
+    cells = []
+    for _, key, _ in _PROFILE_COLUMNS:
+        value = sort_value.get(key, r[key])
+        cells.append('<td style="%s" data-v="%s">%s</td>' % (
+            _CELL % _align(key), esc(str(value)), shown_cells[key]))
+    return "<tr>%s</tr>" % "".join(cells)
+
+
+def _other_row(rest, t_unit):
+    """The footer row summing the nodes left out of the table."""
+    cell = _CELL
+    return ('<tfoot><tr><td style="%s" colspan="4"><i>other %d node%s</i></td>'
+            '<td style="%s">%.3f</td><td style="%s"></td><td style="%s">%.1f%%</td>'
+            '<td style="%s"></td></tr></tfoot>' % (
+                cell % "left", len(rest), "" if len(rest) == 1 else "s",
+                cell % "right", sum(r["seconds"] for r in rest) * t_unit[1],
+                cell % "right", cell % "right",
+                100 * sum(r["share"] for r in rest), cell % "right"))
 
 
 def _group_table(title, table, groups, cell):
