@@ -411,32 +411,29 @@ def _function_bundle(fn, want):
 def _trace_bundle(trace, want):
     from nbgraph.display import narrowing
 
-    bundle = {_TEXT: narrowing.trace_text(trace)}
-    if want(_HTML):
-        bundle[_HTML] = narrowing.trace_html(trace)
-    return bundle
+    return _text_and_html(narrowing.trace_text(trace), want, lambda: narrowing.trace_html(trace))
 
 
 def _replacement_bundle(rep, want):
     from nbgraph.display import narrowing
 
-    bundle = {_TEXT: narrowing.replacement_text(rep)}
-    if want(_HTML):
-        bundle[_HTML] = narrowing.replacement_html(rep)
-    return bundle
+    return _text_and_html(narrowing.replacement_text(rep), want,
+                          lambda: narrowing.replacement_html(rep))
 
 
 def _history_bundle(view, want):
-    bundle = {_TEXT: view.text()}
-    if want(_HTML):
-        bundle[_HTML] = view.html()
-    return bundle
+    return _text_and_html(view.text(), want, view.html)
 
 
 def _profile_bundle(stats, want):
-    bundle = {_TEXT: str(stats)}
+    return _text_and_html(str(stats), want, lambda: profile_html(stats))
+
+
+def _text_and_html(text, want, make_html):
+    """``{text/plain: text}``, with ``make_html()`` as text/html when the front end wants it."""
+    bundle = {_TEXT: text}
     if want(_HTML):
-        bundle[_HTML] = profile_html(stats)
+        bundle[_HTML] = make_html()
     return bundle
 
 
