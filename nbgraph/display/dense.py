@@ -121,24 +121,22 @@ class DenseLayout:
     def _number(self, inputs):
         applys, roots, seen = [], [], set()
         queue = deque()
-        for out in self.outputs:
-            item = out.owner if out.owner is not None else out
+
+        def push(item):
             if item not in seen:
                 seen.add(item)
                 queue.append(item)
+
+        for out in self.outputs:
+            push(out.owner if out.owner is not None else out)
         for inp in inputs or ():
-            if inp not in seen:
-                seen.add(inp)
-                queue.append(inp)
+            push(inp)
         while queue:
             item = queue.popleft()
             if isinstance(item, Apply):
                 applys.append(item)
                 for inp in item.inputs:
-                    nxt = inp.owner if inp.owner is not None else inp
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        queue.append(nxt)
+                    push(inp.owner if inp.owner is not None else inp)
             else:
                 roots.append(item)
         self.applys = applys
