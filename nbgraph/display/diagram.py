@@ -114,13 +114,7 @@ def diagram(obj, style="auto", show_types=True, max_nodes=200, highlight=None,
     The result's ``source`` is deterministic.  Render it with
     ``nbgraph.display.render_svg(graph)`` or graphviz's ``pipe``/``render``.
     """
-    if style not in STYLES:
-        raise ValueError("style must be one of %s, got %r" % (
-            ", ".join(repr(s) for s in STYLES), style))
-    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
-        raise ValueError("max_nodes must be a positive int, got %r" % (max_nodes,))
-    if rankdir not in ("TB", "LR", "BT", "RL"):
-        raise ValueError("rankdir must be 'TB' or 'LR', got %r" % (rankdir,))
+    _check_arguments(style, max_nodes, rankdir)
     source = GraphSource.of(obj)
     if labels:
         source.labels.update(labels)
@@ -141,6 +135,16 @@ def diagram(obj, style="auto", show_types=True, max_nodes=200, highlight=None,
     if style == "compact":
         return CompactStyle(source, walk, bool(show_types), marked, bool(legend), rankdir).build()
     return StructureStyle(source, walk, bool(show_types), marked, rankdir).build()
+
+
+def _check_arguments(style, max_nodes, rankdir):
+    if style not in STYLES:
+        raise ValueError("style must be one of %s, got %r" % (
+            ", ".join(repr(s) for s in STYLES), style))
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
+        raise ValueError("max_nodes must be a positive int, got %r" % (max_nodes,))
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise ValueError("rankdir must be 'TB' or 'LR', got %r" % (rankdir,))
 
 
 def _is_big_or_scoped(outputs):
