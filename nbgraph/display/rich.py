@@ -346,24 +346,14 @@ def picture_bundle(obj, make_svg, want, what="diagram", text=None):
 
 def alt_text(obj, what="compact"):
     """A one-sentence description of a diagram of ``obj``, for ``alt`` and ``title``."""
-    from nbgraph.core.graph import Constant, io_toposort
     from nbgraph.display.names import plural
     from nbgraph.display.text import outputs_of
 
     try:
         fgraph = getattr(obj, "fgraph", None) if not hasattr(obj, "apply_nodes") else obj
         outputs = outputs_of(obj)
-        if fgraph is not None:
-            n = len(fgraph.apply_nodes)
-            inputs = list(fgraph.inputs)
-        else:
-            from nbgraph.core.graph import graph_inputs
-
-            inputs = [v for v in graph_inputs(outputs) if not isinstance(v, Constant)]
-            n = len(io_toposort(inputs, outputs))
-        ins = ", ".join(_short_name(v) for v in inputs[:6]) + (", ..." if len(inputs) > 6 else "")
-        outs = ", ".join(_short_name(v) for v in outputs[:6]) + (
-            ", ..." if len(outputs) > 6 else "")
+        inputs, n = _inputs_and_size(fgraph, outputs)
+        ins, outs = _name_list(inputs), _name_list(outputs)
         style = what if what.endswith("diagram") or what.endswith("diagrams") \
             else "%s diagram" % what
         return "nbgraph %s of %s: %s; inputs %s; outputs %s" % (
@@ -371,6 +361,22 @@ def alt_text(obj, what="compact"):
             else "a graph", plural(n, "Apply node"), ins or "none", outs or "none")
     except Exception:
         return "nbgraph diagram"
+
+
+def _inputs_and_size(fgraph, outputs):
+    """The graph's inputs (constants left out) and how many Apply nodes it has."""
+    from nbgraph.core.graph import Constant, graph_inputs, io_toposort
+
+    if fgraph is not None:
+        return list(fgraph.inputs), len(fgraph.apply_nodes)
+    inputs = [v for v in graph_inputs(outputs) if not isinstance(v, Constant)]
+    return inputs, len(io_toposort(inputs, outputs))
+
+
+def _name_list(variables):
+    """The short names of the first six variables, ``, ...`` when there are more."""
+    return ", ".join(_short_name(v) for v in variables[:6]) + (
+        ", ..." if len(variables) > 6 else "")
 
 
 def _short_name(var):
