@@ -146,35 +146,43 @@ class GraphMagics(Magics):
         return bound, last_value, has_last, last_label
 
     def _pick_outputs(self, args, bound, last_value, has_last, last_label=None):
-        ns = self.shell.user_ns
         if args.outputs:
-            names = [n.strip() for n in _unquote(args.outputs).replace(" ", ",").split(",")
-                     if n.strip()]
-            outputs = []
-            for name in names:
-                if name not in ns:
-                    raise UsageError("-o: no variable named %r in the namespace" % name)
-                value = ns[name]
-                if not isinstance(value, Variable):
-                    raise UsageError("-o: %r is not an nbgraph Variable (it is %s)" % (
-                        name, type(value).__name__))
-                outputs.append(value)
-            return outputs, names
+            return self._named_outputs(args.outputs)
         if bound:
-            outputs, names = [], []
-            for name in bound:
-                value = ns.get(name)
-                # "z = w = x * 2" binds one Variable twice: show it once
-                if isinstance(value, Variable) and not any(value is v for v in outputs):
-                    outputs.append(value)
-                    names.append(name)
-            return outputs, names
+            return self._bound_outputs(bound)
         if has_last:
             outputs = self._variables_in(last_value, None, strict=False)
             if len(outputs) == 1 and isinstance(last_value, Variable) and last_label:
                 return outputs, [last_label]
             return outputs, [repr(v) for v in outputs]
         return [], []
+
+    def _named_outputs(self, spec):
+        """The Variables ``-o`` names (``"z,w"``), or a UsageError naming the bad one."""
+        ns = self.shell.user_ns
+        names = [n.strip() for n in _unquote(spec).replace(" ", ",").split(",") if n.strip()]
+        outputs = []
+        for name in names:
+            if name not in ns:
+                raise UsageError("-o: no variable named %r in the namespace" % name)
+            value = ns[name]
+            if not isinstance(value, Variable):
+                raise UsageError("-o: %r is not an nbgraph Variable (it is %s)" % (
+                    name, type(value).__name__))
+            outputs.append(value)
+        return outputs, names
+
+    def _bound_outputs(self, bound):
+        """The Variables among the names the cell bound, each once."""
+        ns = self.shell.user_ns
+        outputs, names = [], []
+        for name in bound:
+            value = ns.get(name)
+            # "z = w = x * 2" binds one Variable twice: show it once
+            if isinstance(value, Variable) and not any(value is v for v in outputs):
+                outputs.append(value)
+                names.append(name)
+        return outputs, names
 
     @staticmethod
     def _variables_in(value, source, strict=True):
@@ -218,37 +226,12 @@ class GraphMagics(Magics):
         return fn, time.perf_counter() - start
 
     def _evaluate(self, outputs, names, args, eval_pairs):
-        from nbgraph.tensor.variable import SharedVariable
-
-        ns = self.shell.user_ns
         inputs, values = [], []
         for key, expr in eval_pairs:
-            var = ns.get(key)
-            if not isinstance(var, Variable):
-                raise UsageError("--eval: %r is not an nbgraph Variable in the namespace%s" % (
-                    key, "" if key not in ns else " (it is %s)" % type(var).__name__))
-            if any(var is v for v in inputs):
-                raise UsageError("--eval: %s is given twice" % key)
-            try:
-                value = eval(compile(ast.Expression(expr), "<--eval %s>" % key, "eval"),
-                             self.shell.user_global_ns, ns)
-            except Exception as exc:
-                raise UsageError("--eval: the value of %s failed: %s: %s" % (
-                    key, type(exc).__name__, exc)) from None
-            try:
-                var.type.filter(value)
-            except Exception as exc:
-                raise UsageError("--eval: the value of %s does not fit its type %s: %s" % (
-                    key, var.type, " ".join(str(exc).split()))) from None
+            var, value = self._eval_value(key, expr, inputs)
             inputs.append(var)
             values.append(value)
-        missing = [v for v in graph_inputs(outputs)
-                   if not isinstance(v, (Constant, SharedVariable))
-                   and not any(v is given for given in inputs)]
-        if missing:
-            raise UsageError("--eval: no value for %s; give every input a value, e.g. "
-                             "--eval %s" % (", ".join(repr(v) for v in missing), ",".join(
-                                 "%s=..." % (v.name or "?") for v in inputs + missing)))
+        _check_every_input_given(outputs, inputs)
         fn, compile_time = self._compile(outputs, args.linker, inputs=inputs)
         start = time.perf_counter()
         results = fn(*values)
@@ -257,6 +240,41 @@ class GraphMagics(Magics):
             print("%s = %r" % (name, value))
         print("compiled in %s (linker %s), ran in %s" % (
             _format_seconds(compile_time), fn.linker, _format_seconds(run_time)))
+
+    def _eval_value(self, key, expr, given):
+        """(the input Variable named ``key``, the value of ``expr``), checked against its type."""
+        ns = self.shell.user_ns
+        var = ns.get(key)
+        if not isinstance(var, Variable):
+            raise UsageError("--eval: %r is not an nbgraph Variable in the namespace%s" % (
+                key, "" if key not in ns else " (it is %s)" % type(var).__name__))
+        if any(var is v for v in given):
+            raise UsageError("--eval: %s is given twice" % key)
+        try:
+            value = eval(compile(ast.Expression(expr), "<--eval %s>" % key, "eval"),
+                         self.shell.user_global_ns, ns)
+        except Exception as exc:
+            raise UsageError("--eval: the value of %s failed: %s: %s" % (
+                key, type(exc).__name__, exc)) from None
+        try:
+            var.type.filter(value)
+        except Exception as exc:
+            raise UsageError("--eval: the value of %s does not fit its type %s: %s" % (
+                key, var.type, " ".join(str(exc).split()))) from None
+        return var, value
+
+
+def _check_every_input_given(outputs, inputs):
+    """A UsageError listing the graph's inputs ``--eval`` gave no value."""
+    from nbgraph.tensor.variable import SharedVariable
+
+    missing = [v for v in graph_inputs(outputs)
+               if not isinstance(v, (Constant, SharedVariable))
+               and not any(v is given for given in inputs)]
+    if missing:
+        raise UsageError("--eval: no value for %s; give every input a value, e.g. "
+                         "--eval %s" % (", ".join(repr(v) for v in missing), ",".join(
+                             "%s=..." % (v.name or "?") for v in inputs + missing)))
 
 
 def _cell_number(shell):
