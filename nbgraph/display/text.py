@@ -258,6 +258,7 @@ class _Trees:
         self.lines = []
 
     def render(self, outputs):
+        """The lines of the trees of ``outputs``, one tree after another."""
         for out in outputs:
             # Blocks: the output itself, then the subtrees cut off by max_nesting.
             blocks = deque([(out, 1, False)])
