@@ -94,7 +94,7 @@ SIMD_TESTS := tests/tensor/test_scalar.py tests/tensor/test_scalar_c.py \
 
 # Static checks, before any test runs: a lint finding fails CI as a test would.
 check: setup
-	$(VENV)/bin/ruff check nbgraph
+	$(VENV)/bin/ruff check nbgraph tests bench
 	$(VENV)/bin/mypy
 	$(VPY) tools/check_private_imports.py nbgraph
 

@@ -176,7 +176,8 @@ def elementwise_1(linker):
     a, b, c = rng.random(n), rng.random(n), rng.random(n)
     ne = None
     if numexpr is not None:
-        ne = lambda: numexpr.evaluate("a + b * 2.0 - c", local_dict={"a": a, "b": b, "c": c})
+        def ne():
+            return numexpr.evaluate("a + b * 2.0 - c", local_dict={"a": a, "b": b, "c": c})
     return (lambda: f(a, b, c)), (lambda: a + b * 2.0 - c), ne
 
 
@@ -189,7 +190,8 @@ def elementwise_2(linker):
     a, b = rng.random(n), rng.random(n)
     ne = None
     if numexpr is not None:
-        ne = lambda: numexpr.evaluate("exp(-a**2/2)*sin(b) + a*b", local_dict={"a": a, "b": b})
+        def ne():
+            return numexpr.evaluate("exp(-a**2/2)*sin(b) + a*b", local_dict={"a": a, "b": b})
     return (lambda: f(a, b)), (lambda: np.exp(-a ** 2 / 2) * np.sin(b) + a * b), ne
 
 

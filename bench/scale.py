@@ -47,7 +47,7 @@ def build(shape, nodes):
     terms = [x * (1.0 + i / nodes) for i in range(nodes // 3)]
     expected = sum(VALUE * (1.0 + i / nodes) for i in range(nodes // 3))
     while len(terms) > 1:
-        paired = [a + b for a, b in zip(terms[::2], terms[1::2])]
+        paired = [a + b for a, b in zip(terms[::2], terms[1::2], strict=False)]
         if len(terms) % 2:
             paired.append(terms[-1])
         terms = paired

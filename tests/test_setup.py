@@ -169,7 +169,8 @@ def test_bad_cache_dir(bad):
 
 def test_unknown_setting_is_refused():
     cfg = Config(environ={})
-    with pytest.raises(AttributeError, match="no setting 'linkr'.*linker, cache_dir, cache_max_mb, floatX"):
+    with pytest.raises(AttributeError,
+                       match="no setting 'linkr'.*linker, cache_dir, cache_max_mb, floatX"):
         cfg.linkr = "py"
     with pytest.raises(AttributeError):
         del cfg.linker

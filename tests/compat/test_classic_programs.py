@@ -85,7 +85,7 @@ def test_more_examples_several_outputs_defaults_and_names():
     diff = a - b
     f = theano.function([a, b], [diff, abs(diff), diff ** 2])
     va, vb = np.array([[1, 1], [1, 1.0]]), np.array([[0, 1], [2, 3.0]])
-    for got, want in zip(f(va, vb), [va - vb, np.abs(va - vb), (va - vb) ** 2]):
+    for got, want in zip(f(va, vb), [va - vb, np.abs(va - vb), (va - vb) ** 2], strict=True):
         np.testing.assert_array_equal(got, want)
     x, y, w = T.dscalar("x"), T.dscalar("y"), T.dscalar("w")
     z = (x + y) * w
@@ -316,7 +316,7 @@ def test_logistic_sgd_minibatch_training_with_givens():
         x: train_set_x[index * batch:(index + 1) * batch],
         y: train_set_y[index * batch:(index + 1) * batch]})
     W, b = np.zeros((n_in, n_out)), np.zeros(n_out)
-    for epoch in range(2):
+    for _epoch in range(2):
         for i in range(n // batch):
             xs, ys = data_x[i * batch:(i + 1) * batch], data_y[i * batch:(i + 1) * batch]
             nll, W, b, _ = _np_nll_step(xs, ys, W, b, 0.13)
@@ -356,7 +356,8 @@ def test_mlp_one_sgd_step_with_l1_l2():
     params = hidden.params + out.params
     gparams = [T.grad(cost, p) for p in params]
     train = theano.function([x, y], cost,
-                            updates=[(p, p - 0.01 * g) for p, g in zip(params, gparams)])
+                            updates=[(p, p - 0.01 * g)
+                                     for p, g in zip(params, gparams, strict=True)])
     xv, yv = rng.normal(size=(batch, n_in)), rng.integers(0, n_out, size=batch).astype("int32")
     h = np.tanh(xv @ W1)
     p = np_softmax(h @ W2)
@@ -404,7 +405,7 @@ class dA:
         L = -T.sum(self.x * T.log(z) + (1 - self.x) * T.log(1 - z), axis=1)
         cost = T.mean(L)
         gparams = T.grad(cost, self.params)
-        updates = [(p, p - learning_rate * g) for p, g in zip(self.params, gparams)]
+        updates = [(p, p - learning_rate * g) for p, g in zip(self.params, gparams, strict=True)]
         return cost, updates, tilde_x
 
 
@@ -483,7 +484,8 @@ def test_lenet_forward_and_one_sgd_step():
     params = layer3.params + layer2.params + layer1.params + layer0.params
     grads = T.grad(cost, params)
     train_model = theano.function([x, y], cost,
-                                  updates=[(p, p - 0.1 * g) for p, g in zip(params, grads)])
+                                  updates=[(p, p - 0.1 * g)
+                                           for p, g in zip(params, grads, strict=True)])
     xv = rng.random((batch, 28 * 28))
     yv = rng.integers(0, 10, size=batch).astype("int32")
     W0, b0, W1, b1 = (p.get_value() for p in layer0.params + layer1.params)

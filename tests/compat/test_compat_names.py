@@ -41,11 +41,11 @@ def test_tensor_names():
 
 def test_unavailable_names_say_what_to_use_even_through_from_imports():
     with pytest.raises(NoEquivalentError, match="theano.sparse .*dense arrays"):
-        theano.sparse
+        _ = theano.sparse
     with pytest.raises(NoEquivalentError, match="conv3d.*conv2d"):
         from nbgraph.compat.theano.tensor.nnet import conv3d  # noqa: F401
     with pytest.raises(AttributeError, match="theano.tensor.no_such_name is not a name"):
-        T.no_such_name
+        _ = T.no_such_name
     # the gradient helpers exist now (issue 21, items 13-14)
     assert theano.gradient.zero_grad is nbgraph.gradient.zero_grad
     assert theano.gradient.grad_undefined is nbgraph.gradient.grad_undefined
@@ -67,7 +67,7 @@ def test_config_float_x_is_nbgraphs():
     with pytest.raises(ValueError, match="device='cuda'"):
         theano.config.device = "cuda"
     with pytest.raises(AttributeError, match="nbgraph.config"):
-        theano.config.gpuarray__preallocate
+        _ = theano.config.gpuarray__preallocate
 
 
 def test_random_streams_take_theano_signatures():

@@ -266,7 +266,7 @@ def evaluate(outputs, givens):
 
     for node in toposort(outs):
         results = run_node(node, [value_of(v) for v in node.inputs])
-        values.update(zip(node.outputs, results))
+        values.update(zip(node.outputs, results, strict=True))
     computed = [value_of(o) for o in outs]
     return computed[0] if single else computed
 

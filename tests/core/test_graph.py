@@ -85,7 +85,8 @@ def test_apply_sets_index_of_every_output():
 
 class TestApplyChecks:
     def test_non_variable_input_named_by_position(self):
-        with pytest.raises(TypeError, match="input 1 of Apply\\(Add\\) must be a Variable, got float"):
+        with pytest.raises(TypeError,
+                           match="input 1 of Apply\\(Add\\) must be a Variable, got float"):
             Apply(add, [double("x"), 2.0], [double()])
 
     def test_type_as_input_refused(self):
@@ -131,7 +132,7 @@ def test_apply_default_output_and_clone():
     assert copy.outputs[0].owner is copy
     multi = divmod_(x, 2.0)[0].owner
     with pytest.raises(ValueError, match="2 outputs and no default_output"):
-        multi.default_output
+        _ = multi.default_output
 
 
 def test_clone_with_new_inputs():

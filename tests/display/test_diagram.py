@@ -305,12 +305,13 @@ def test_structure_seed_picture():
     variables = nodes_with(COLORS["s_variable"])  # red boxes
     ops = nodes_with(COLORS["s_op"])             # green circles
     types = nodes_with(COLORS["s_type"])         # purple boxes
-    assert len(applys) == 2 and all("label=Apply" in l and "shape=box" in l for l in applys)
-    assert len(variables) == 5 and all("shape=box" in l for l in variables)
-    assert len(ops) == 2 and all("shape=circle" in l for l in ops)
+    assert len(applys) == 2 and all("label=Apply" in line and "shape=box" in line
+                                    for line in applys)
+    assert len(variables) == 5 and all("shape=box" in line for line in variables)
+    assert len(ops) == 2 and all("shape=circle" in line for line in ops)
     assert len(types) == 1 and 'label="%s"' % MATRIX in types[0]  # one Type, shared
     for name in ("x", "y", "z"):
-        assert any("label=%s " % name in l for l in variables)
+        assert any("label=%s " % name in line for line in variables)
     labels = re.findall(r"-> \w+ \[label=\"?(\w+)", src)
     assert labels.count("owner") == 2
     assert labels.count("inputs") == 4          # inputs[0], inputs[1] twice
@@ -436,11 +437,11 @@ def test_much_read_variables_are_drawn_again_next_to_each_reader():
         out = out + y * x
     src = diagram(out).source
     # x and exp(x) are each read by 11 nodes: one node plus 10 dashed copies each
-    x_nodes = [l for l in src.splitlines() if 'label="x\\n' in l]
-    y_nodes = [l for l in src.splitlines() if 'label="Elemwise{exp}.0\\n' in l]
+    x_nodes = [line for line in src.splitlines() if 'label="x\\n' in line]
+    y_nodes = [line for line in src.splitlines() if 'label="Elemwise{exp}.0\\n' in line]
     assert len(x_nodes) == 11 and len(y_nodes) == 10
-    assert sum("dashed" in l for l in x_nodes) == 10
-    assert all("drawn again" in l for l in y_nodes)
+    assert sum("dashed" in line for line in x_nodes) == 10
+    assert all("drawn again" in line for line in y_nodes)
     assert len(re.findall(r"^\s*n\d+_\d+ \[", src, flags=re.M)) == 20
     # the original exp output keeps its single-line type label and its owner edge
     few = diagram(nt.exp(x) + x).source

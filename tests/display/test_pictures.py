@@ -114,7 +114,7 @@ def test_diagram_labels_name_any_output():
 
 def test_explorer_has_a_short_repr_and_a_static_snapshot():
     x = nt.dvector("x")
-    explorer = GraphExplorer((-(-x) * 1).sum())
+    explorer = GraphExplorer((-(-x) * 1).sum())  # noqa: B002 (on purpose)
     assert repr(explorer) == "<GraphExplorer: Sum{axis=0}.0, rewrite step 0 of 3>"
     bundle = explorer._repr_mimebundle_()
     assert bundle["text/plain"] == repr(explorer)

@@ -44,10 +44,11 @@ def no_dot(monkeypatch, tmp_path):
 
 
 def sample():
-    """x (vector), y (scalar) and z: four rewrites simplify it, a fifth makes its last step in place."""
+    """x (vector), y (scalar) and z: four rewrites simplify it, a fifth makes its last step
+    in place."""
     x = nt.dvector("x")
     y = nt.dscalar("y")
-    z = ((x * 1) + (-(-y))).sum() * 2
+    z = ((x * 1) + (-(-y))).sum() * 2  # noqa: B002 (on purpose)
     return x, y, z
 
 
@@ -129,7 +130,7 @@ class TestReplay:
         x = nt.dvector("x")
         z = x
         for i in range(300):
-            z = (-(-z)) * 1 + i
+            z = (-(-z)) * 1 + i  # noqa: B002 (on purpose)
         replay = replay_rewrites(z)
         assert len(replay) > 1000
         assert len(replay[0].graph.apply_nodes) > 1000
@@ -235,7 +236,7 @@ def test_input_boxes_follow_the_input_types():
     m = nt.dmatrix("m")
     out = (m.sum() + x.sum() + s + i + nt.switch(b, 1.0, 0.0))
     explorer = GraphExplorer(out)
-    boxes = dict(zip([v.name for v in explorer.input_variables], explorer.inputs))
+    boxes = dict(zip([v.name for v in explorer.input_variables], explorer.inputs, strict=True))
     assert set(boxes) == {"x", "s", "i", "b", "m"}
     assert isinstance(boxes["s"], ipywidgets.FloatText)
     assert isinstance(boxes["i"], ipywidgets.IntText)

@@ -65,7 +65,7 @@ def _value(out):
 def _same(got, want):
     if isinstance(want, list):
         assert len(got) == len(want)
-        for g, w in zip(got, want):
+        for g, w in zip(got, want, strict=True):
             _same(g, w)
         return
     assert got.shape == want.shape and got.dtype == want.dtype
@@ -78,7 +78,7 @@ def test_every_path_gives_the_python_linkers_results(path, graph, monkeypatch):
     x, y = nt.dmatrix("x"), nt.dmatrix("y")
     py = ng.function([x, y], GRAPHS[graph](x, y), linker="py")
     f = _build(path, graph, monkeypatch)
-    for name, (a, b) in GOOD.items():
+    for _name, (a, b) in GOOD.items():
         want = _value(py(a, b))
         first = f(a, b)
         kept = _value(first)

@@ -187,7 +187,8 @@ def test_duplicate_input():
 
 def test_non_variable_input():
     x = nt.dscalar("x")
-    with pytest.raises(TypeError, match=r"input 1 of function\(\) must be a Variable \(or In\(variable\)\), got int 3"):
+    with pytest.raises(TypeError, match=r"input 1 of function\(\) must be a Variable "
+                                        r"\(or In\(variable\)\), got int 3"):
         function([x, 3], x * 2.0)
     with pytest.raises(TypeError, match="list of input Variables"):
         function(x, x * 2.0)
@@ -381,10 +382,10 @@ def test_returned_values_survive_later_calls():
     first = f(np.array([1.0, 2.0]))
     kept = [v.copy() for v in first]
     second = f(np.array([10.0, 20.0]))
-    for a, b in zip(first, kept):
+    for a, b in zip(first, kept, strict=True):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(second[0], [20.0, 40.0])
-    assert all(a is not b for a, b in zip(first, second))
+    assert all(a is not b for a, b in zip(first, second, strict=True))
 
 
 def test_output_that_is_an_input_is_a_copy():

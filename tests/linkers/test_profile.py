@@ -137,7 +137,7 @@ def test_profiled_function_gives_the_same_results():
 def _seventy_node_function():
     x = nt.dvector("x")
     out = x
-    for k in range(35):  # two nodes per step, no rewrite: 70 nodes
+    for _k in range(35):  # two nodes per step, no rewrite: 70 nodes
         out = nt.tanh(out * x)
     return x, function([x], out, profile=True, rewrite=None, linker="py")
 

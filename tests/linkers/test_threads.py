@@ -42,7 +42,7 @@ def calls_agree(f, make_args, want, calls):
         for _ in range(calls):
             got = f(*args)
             got = got if isinstance(got, list) else [got]
-            for g, w in zip(got, expected):
+            for g, w in zip(got, expected, strict=True):
                 if not np.allclose(g, w, rtol=1e-12, atol=0):
                     wrong.append(k)
 

@@ -471,7 +471,8 @@ def test_graph_view_text_and_checks():
     x = nt.dvector("x")
     z = (x * 2).sum()
     view = GraphView(z, as_text=True)
-    assert view._repr_mimebundle_() == {TEXT: dprint(z, print_type="short", file="str").rstrip("\n")}
+    assert view._repr_mimebundle_() == {
+        TEXT: dprint(z, print_type="short", file="str").rstrip("\n")}
     assert repr(view) == view._repr_mimebundle_()[TEXT]
     assert GraphView(z, show_types=False, as_text=True).text() == dprint(z, file="str")
     with pytest.raises(ValueError, match="style"):

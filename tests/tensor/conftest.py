@@ -89,7 +89,7 @@ def check_against(inputs, out, values, expected, ulps=None, infer=True, static=T
     expected = np.asarray(expected)
     if static:
         assert out.ndim == expected.ndim, (out.type, expected.shape)
-        for s, e in zip(out.type.shape, expected.shape):
+        for s, e in zip(out.type.shape, expected.shape, strict=True):
             assert s is None or s == e, ("static shape", out.type, expected.shape)
     assert out.dtype == expected.dtype.name, ("dtype", out.type, expected.dtype)
     for linker in linkers([out]) if debug else ("py",):

@@ -46,7 +46,7 @@ def test_argreduce_c_follows_numpy(case):
     got = f(x)
     nbgraph.function([v], outs, linker="debug")(x)
     for g, want in zip(got, [np.argmax(x, axis), np.argmin(x, axis), np.max(x, axis),
-                             np.argmax(x, axis)]):
+                             np.argmax(x, axis)], strict=True):
         assert g.dtype == want.dtype and g.shape == want.shape
         np.testing.assert_array_equal(g, want)
 

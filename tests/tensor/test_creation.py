@@ -198,7 +198,8 @@ def test_linspace_dtypes(oracle, args, kwargs):
 
 def test_linspace_grad_and_errors():
     for num, endpoint in ((5, True), (4, False), (1, True)):
-        verify_grad(lambda a, b: nt.linspace(a, b, num, endpoint=endpoint) ** 2,
+        verify_grad(lambda a, b, num=num, endpoint=endpoint:
+                    nt.linspace(a, b, num, endpoint=endpoint) ** 2,
                     [np.array(0.5), np.array(2.0)])
     with pytest.raises(ValueError, match="must be non-negative"):
         nt.linspace(0, 1, -1)

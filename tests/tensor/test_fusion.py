@@ -65,14 +65,14 @@ def check(inputs, outputs, values, expected=None, rtol=1e-12):
     fused, plain = compile_both(inputs, outputs)
     got, ref = fused(*values), plain(*values)
     if isinstance(outputs, (list, tuple)):
-        for g, r in zip(got, ref):
+        for g, r in zip(got, ref, strict=True):
             same(g, r)
     else:
         same(got, ref)
     if expected is not None:
         if not isinstance(outputs, (list, tuple)):
             got, expected = [got], [expected]
-        for g, e in zip(got, expected):
+        for g, e in zip(got, expected, strict=True):
             e = np.asarray(e)
             assert np.asarray(g).dtype == e.dtype, (np.asarray(g).dtype, e.dtype)
             np.testing.assert_allclose(g, e, rtol=rtol, equal_nan=True)
@@ -528,7 +528,7 @@ def test_fused_reduce_grad_matches_the_unfused_grad():
     vx, vy = RNG.normal(size=(2, 3, 2))
     gf = function([x, y], nbgraph.grad(fused_cost, [x, y]), linker=LINKER)
     gp = function([x, y], nbgraph.grad(plain_cost, [x, y]), linker=LINKER)
-    for a, b in zip(gf(vx, vy), gp(vx, vy)):
+    for a, b in zip(gf(vx, vy), gp(vx, vy), strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     np.testing.assert_allclose(gf(vx, vy)[0], 2 * (vx - vy), rtol=1e-12)
 
@@ -698,7 +698,7 @@ EXPRESSIONS = [
     ("sqrt", lambda x, y: nt.sqrt(x * x + y * y)),
     ("tan cos", lambda x, y: nt.tan(x * 0.3) * nt.cos(y)),
     ("power", lambda x, y: abs(x) ** y),
-    ("negation", lambda x, y: -(-(x * y)) + 2),
+    ("negation", lambda x, y: -(-(x * y)) + 2),  # noqa: B002 (on purpose)
     ("where", lambda x, y: nt.switch(x > y, x - y, y - x)),
     ("cast", lambda x, y: nt.cast(x * 10.0, "int32") * 2 + nt.cast(y, "float32")),
     ("reduce", lambda x, y: nt.sum(nt.exp(x) * y, axis=0) + nt.max(x - y)),
@@ -740,7 +740,7 @@ def test_random_graphs_fused_equal_unfused(seed):
         with pytest.raises(ValueError):
             fused(*values)
         return
-    for got, ref in zip(fused(*values), expected):
+    for got, ref in zip(fused(*values), expected, strict=True):
         got, ref = np.asarray(got), np.asarray(ref)
         assert got.dtype == ref.dtype and got.shape == ref.shape
         np.testing.assert_allclose(got, ref, rtol=1e-6, equal_nan=True)

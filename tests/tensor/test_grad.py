@@ -410,9 +410,10 @@ def test_grad_dtypes_and_static_shapes_match_the_inputs():
     ]
     for out, wrt in cases:
         grads = grad(nt.sum(out), wrt)
-        for var, g in zip(wrt, grads):
+        for var, g in zip(wrt, grads, strict=True):
             assert g.dtype == var.dtype, (out, var)
-            assert all(gs == vs or vs is None for gs, vs in zip(g.type.shape, var.type.shape)), \
+            assert all(gs == vs or vs is None
+                       for gs, vs in zip(g.type.shape, var.type.shape, strict=True)), \
                 (out, var, g.type)
 
 

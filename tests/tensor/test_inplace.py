@@ -45,14 +45,14 @@ def run_checked(f, args, want):
     wants = want if isinstance(want, list) else [want]
     for got in (first, second):
         gots = got if isinstance(got, list) else [got]
-        for g, w in zip(gots, wants):
+        for g, w in zip(gots, wants, strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-12)
             assert np.asarray(g).dtype == np.asarray(w).dtype
-    for a, b in zip(args, before):
+    for a, b in zip(args, before, strict=True):
         np.testing.assert_array_equal(a, b)
     # the first call's results were not overwritten by the second call
     gots = first if isinstance(first, list) else [first]
-    for g, w in zip(gots, wants):
+    for g, w in zip(gots, wants, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-12)
     return first
 

@@ -53,7 +53,7 @@ def test_comparisons_with_python_ints_match_numpy(dtype):
         labels += [(value, k) for k in range(2 * len(COMPARISONS))]
     assert all(o.dtype == "bool" for o in outs)
     got = ng.function([x], outs, linker="py")(arr)
-    for g, w, label in zip(got, wants, labels):
+    for g, w, label in zip(got, wants, labels, strict=True):
         assert g.dtype == w.dtype, label
         np.testing.assert_array_equal(g, w, err_msg="%s: value %r, comparison %d" % (
             (dtype,) + label))
@@ -81,7 +81,7 @@ def test_comparisons_with_python_ints_in_c(dtype):
         wants += [w.astype(np.int64) for w in numpy_results(arr, value)]
     f = ng.function([x], _packed(outs), linker="c")
     assert len(f.fgraph.apply_nodes) <= 2 * len(_packed(outs))  # fused loops
-    for got, want in zip(f(arr), _packed(wants)):
+    for got, want in zip(f(arr), _packed(wants), strict=True):
         np.testing.assert_array_equal(got, want)
 
 

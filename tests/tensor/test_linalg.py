@@ -81,7 +81,7 @@ def test_tensordot(sa, sb, axes):
 def test_batched_dot(sa, sb):
     va, vb = RNG.normal(size=sa), RNG.normal(size=sb)
     a, b = nt.tensor("float64", (None,) * len(sa)), nt.tensor("float64", (None,) * len(sb))
-    want = np.stack([np.dot(x, y) for x, y in zip(va, vb)])
+    want = np.stack([np.dot(x, y) for x, y in zip(va, vb, strict=True)])
     np.testing.assert_allclose(_run(la.batched_dot(a, b), [a, b], [va, vb]), want, rtol=1e-12)
     verify_grad(la.batched_dot, [va, vb], linker="py")
 

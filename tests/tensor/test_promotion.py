@@ -57,7 +57,7 @@ def expected_static_shape(statics):
     ndim = max((len(s) for s in statics), default=0)
     padded = [(1,) * (ndim - len(s)) + tuple(s) for s in statics]
     out = []
-    for sizes in zip(*padded):
+    for sizes in zip(*padded, strict=True):
         known = {s for s in sizes if s is not None and s != 1}
         if known:
             out.append(known.pop())
@@ -94,10 +94,10 @@ def run(inputs, output, values):
 def check_elemwise(op_name, dtypes, pairs, seed):
     op, ufunc = OPS[op_name]
     rng = np.random.default_rng(seed)
-    arrays = [sample(d, actual, rng) for d, (_, actual) in zip(dtypes, pairs)]
+    arrays = [sample(d, actual, rng) for d, (_, actual) in zip(dtypes, pairs, strict=True)]
     expected = numpy_result(ufunc, arrays)
     variables = [tensor(d, static, "x%d" % i) for i, (d, (static, _)) in
-                 enumerate(zip(dtypes, pairs))]
+                 enumerate(zip(dtypes, pairs, strict=True))]
     if expected is TypeError:  # NumPy refuses (bool - bool): so must we, at build time
         with pytest.raises(TypeError):
             out = variables[0]
@@ -115,7 +115,7 @@ def check_elemwise(op_name, dtypes, pairs, seed):
     assert out.type.shape == expected_static_shape(statics)
     actual_shape = np.broadcast_shapes(*[a for _, a in pairs])
     assert out.type.ndim == len(actual_shape)
-    assert all(s is None or s == a for s, a in zip(out.type.shape, actual_shape))
+    assert all(s is None or s == a for s, a in zip(out.type.shape, actual_shape, strict=True))
     # values
     result = run(variables, out, arrays)
     assert result.dtype == expected.dtype
@@ -146,9 +146,9 @@ def test_chained_promotion_of_three_tensors(op_name, dtypes, pairs, seed):
        pairs=broadcastable_shapes(3), seed=st.integers(0, 2 ** 16))
 def test_variadic_add_of_three_tensors(dtypes, pairs, seed):
     rng = np.random.default_rng(seed)
-    arrays = [sample(d, actual, rng) for d, (_, actual) in zip(dtypes, pairs)]
+    arrays = [sample(d, actual, rng) for d, (_, actual) in zip(dtypes, pairs, strict=True)]
     expected = np.add(np.add(arrays[0], arrays[1]), arrays[2])
-    variables = [tensor(d, static) for d, (static, _) in zip(dtypes, pairs)]
+    variables = [tensor(d, static) for d, (static, _) in zip(dtypes, pairs, strict=True)]
     out = nt.add(*variables)
     assert out.dtype == expected.dtype.name
     assert out.type.shape == expected_static_shape([s for s, _ in pairs])

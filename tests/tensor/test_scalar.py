@@ -29,7 +29,7 @@ def evaluate(outputs, givens):
     env = dict(givens)
     for node in toposort(outputs):
         args = [env[v] if v in env else v.data for v in node.inputs]
-        for out, value in zip(node.outputs, run_node(node, args)):
+        for out, value in zip(node.outputs, run_node(node, args), strict=True):
             env[out] = value
     results = [env[o] if o in env else o.data for o in outputs]
     return results[0] if single else results
@@ -51,7 +51,7 @@ def values(dtype):
 def grid(*dtypes):
     """Every combination of the dtypes' edge values, one array per input."""
     mesh = np.meshgrid(*[values(d) for d in dtypes], indexing="ij")
-    return [m.ravel().astype(d) for m, d in zip(mesh, dtypes)]
+    return [m.ravel().astype(d) for m, d in zip(mesh, dtypes, strict=True)]
 
 
 def same_values(got, want):
@@ -711,8 +711,8 @@ def _finite_difference(out, inputs, point, k, eps=1e-6):
     lo = list(point)
     hi[k] += step
     lo[k] -= step
-    f_hi = evaluate(out, dict(zip(inputs, map(np.float64, hi))))
-    f_lo = evaluate(out, dict(zip(inputs, map(np.float64, lo))))
+    f_hi = evaluate(out, dict(zip(inputs, map(np.float64, hi), strict=True)))
+    f_lo = evaluate(out, dict(zip(inputs, map(np.float64, lo), strict=True)))
     return (float(f_hi) - float(f_lo)) / (2 * step)
 
 
@@ -758,12 +758,12 @@ class TestGrad:
         out = fn(*inputs)
         gz = S.float64("gz")
         grads = out.owner.op.grad(list(out.owner.inputs), [gz])
-        grads = [g for g, v in zip(grads, out.owner.inputs) if v in inputs]
+        grads = [g for g, v in zip(grads, out.owner.inputs, strict=True) if v in inputs]
         assert len(grads) == n
         for point in points:
             for k in range(n):
                 assert grads[k] is not None
-                givens = dict(zip(inputs, map(np.float64, point)))
+                givens = dict(zip(inputs, map(np.float64, point), strict=True))
                 givens[gz] = np.float64(0.75)
                 got = float(evaluate(grads[k], givens))
                 want = 0.75 * _finite_difference(out, inputs, point, k)

@@ -86,7 +86,7 @@ def product(*dtypes, limit=100_000):
         longest = max(range(len(lists)), key=lambda k: len(lists[k]))
         lists[longest] = lists[longest][::2]
     grids = np.meshgrid(*lists, indexing="ij")
-    return [g.ravel().astype(d) for g, d in zip(grids, dtypes)]
+    return [g.ravel().astype(d) for g, d in zip(grids, dtypes, strict=True)]
 
 
 # ---------------------------------------------------------------------------
@@ -347,11 +347,11 @@ def run_kernel(compiled, case_id, arrays):
     fname, node = kernels[case_id]
     n = len(arrays[0])
     args = []
-    for a, v in zip(arrays, node.inputs):
+    for a, v in zip(arrays, node.inputs, strict=True):
         a = np.ascontiguousarray(a, dtype=v.type.dtype)
         args.append(ffi.from_buffer(_cffi_array(v), a))
     outs = [np.zeros(n, dtype=v.type.dtype) for v in node.outputs]
-    args += [ffi.from_buffer(_cffi_array(v), o) for o, v in zip(outs, node.outputs)]
+    args += [ffi.from_buffer(_cffi_array(v), o) for o, v in zip(outs, node.outputs, strict=True)]
     status = getattr(lib, fname)(n, *args)
     return status, outs, node
 
@@ -445,7 +445,7 @@ def test_composite_c_matches_python(compiled, name):
     assert status == 0
     want = comp.nfunc(*arrays)
     want = want if isinstance(want, tuple) else (want,)
-    for k, (got, expected) in enumerate(zip(outs, want)):
+    for k, (got, expected) in enumerate(zip(outs, want, strict=True)):
         expected = np.broadcast_to(expected, got.shape)
         atol = 1e-6 if got.dtype == np.float32 else 1e-13
         assert_matches(got, np.ascontiguousarray(expected), 4, "%s output %d" % (name, k), atol)

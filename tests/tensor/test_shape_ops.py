@@ -219,9 +219,9 @@ def test_split_matches_numpy(oracle, spec, axis):
     x = oracle.sym(a)
     parts = nt.split(x, spec, axis)
     assert len(parts) == len(expected)
-    for p, e in zip(parts, expected):
+    for p, e in zip(parts, expected, strict=True):
         oracle.check([x], p, [a], e)
-    for p, e in zip(nt.split(oracle.sym(a, static=True), spec, axis), expected):
+    for p, e in zip(nt.split(oracle.sym(a, static=True), spec, axis), expected, strict=True):
         assert p.type.shape == e.shape
 
 

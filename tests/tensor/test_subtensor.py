@@ -150,7 +150,7 @@ def test_subtensor_of_unknown_shape_keeps_unknown_dims(index):
     x = nt.tensor("float64", (None, 4, None))
     out = x[index]
     expected = A[index].shape
-    for static, actual in zip(out.type.shape, expected):
+    for static, actual in zip(out.type.shape, expected, strict=True):
         assert static is None or static == actual
 
 

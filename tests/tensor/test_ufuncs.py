@@ -312,7 +312,7 @@ def _run_c(cases, workdir):
     for k, (key, values, node) in enumerate(built):
         arrays = [np.ascontiguousarray(v) for v in values]
         result = np.zeros(len(arrays[0]), node.outputs[0].type.dtype)
-        ptrs = [ffi.from_buffer(_cffi_type(v), a) for a, v in zip(arrays, node.inputs)]
+        ptrs = [ffi.from_buffer(_cffi_type(v), a) for a, v in zip(arrays, node.inputs, strict=True)]
         status = getattr(library, "kernel%d" % k)(
             len(result), *ptrs, ffi.from_buffer(_cffi_type(node.outputs[0]), result))
         assert status == 0, key

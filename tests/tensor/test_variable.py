@@ -27,7 +27,7 @@ def run(inputs, outputs, *values):
 def static_matches(ttype, arr):
     """The static type admits ``arr``: same dtype and ndim, static dims equal."""
     return (ttype.dtype == arr.dtype.name and ttype.ndim == arr.ndim
-            and all(s is None or s == a for s, a in zip(ttype.shape, arr.shape)))
+            and all(s is None or s == a for s, a in zip(ttype.shape, arr.shape, strict=True)))
 
 
 RNG = np.random.default_rng(1234)

@@ -13,7 +13,7 @@ RNG = np.random.default_rng(3)
 
 
 def _per_entry(core_fn, *batches):
-    return np.stack([core_fn(*args) for args in zip(*batches)])
+    return np.stack([core_fn(*args) for args in zip(*batches, strict=True)])
 
 
 def test_elementwise_reduction_and_dimshuffle():

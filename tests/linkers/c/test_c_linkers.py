@@ -40,7 +40,7 @@ def test_cvm_runs_float_matrix_products_with_numpy_and_the_rest_in_c():
     a, b, v = nt.dmatrix("a"), nt.dmatrix("b"), nt.dvector("v")
     f = ng.function([a, b, v], nt.tanh(nt.dot(a, b) + v))
     f.program.wait_compiled()
-    kinds = {type(n.op).__name__: k for n, k in zip(f.program.nodes, f.program.kinds)}
+    kinds = {type(n.op).__name__: k for n, k in zip(f.program.nodes, f.program.kinds, strict=True)}
     assert kinds["Dot"] == "py" and kinds["Elemwise"] == "c"
     # a matrix-vector product is C's (Dot.c_preferred), under "c" every product is
     g = ng.function([a, v], nt.dot(a, v))

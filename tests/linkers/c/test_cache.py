@@ -240,7 +240,7 @@ def test_cache_command_line_info_and_clear(tmp_path, c_cache_dir):
     repo = os.path.dirname(os.path.dirname(os.path.abspath(ng.__file__)))
     env = dict(os.environ, NBGRAPH_CACHE_DIR=str(d))
     env["PYTHONPATH"] = repo + os.pathsep + env.get("PYTHONPATH", "")
-    run = lambda *a: subprocess.run([sys.executable, "-m", "nbgraph", "cache", *a],  # noqa
+    run = lambda *a: subprocess.run([sys.executable, "-m", "nbgraph", "cache", *a],  # noqa: E731
                                     capture_output=True, text=True, env=env, cwd=repo,
                                     timeout=120)
     info = run("info")

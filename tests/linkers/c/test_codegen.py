@@ -35,7 +35,7 @@ def test_nan_inf_and_signed_zeros_behave_as_in_numpy():
     with np.errstate(all="ignore"):
         want = [xv == xv, xv * 0.0, np.maximum(xv, yv), np.minimum(xv, yv), -xv, xv.sum(),
                 xv.max(), np.exp(xv), np.sqrt(xv), xv / yv, 1 / (1 + np.exp(-xv)), np.tanh(xv)]
-    for k, (g, w) in enumerate(zip(got, want)):
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
         g, w = np.asarray(g), np.asarray(w)
         np.testing.assert_array_equal(np.isnan(g), np.isnan(w), err_msg="NaN, output %d" % k)
         np.testing.assert_array_equal(np.isinf(g) & (g > 0), np.isinf(w) & (w > 0))

@@ -32,7 +32,7 @@ def test_changing_a_float_constant_reuses_the_module():
 @pytest.mark.parametrize("linker", ["c", "cvm", "debug"])
 def test_lifted_constants_give_numpys_values_in_every_linker(linker):
     for c in (0.3, 1.7, -2.2e-3):
-        f = _build(lambda x, y: nt.exp(x * c) - y / c, linker)
+        f = _build(lambda x, y, c=c: nt.exp(x * c) - y / c, linker)
         np.testing.assert_allclose(f(A, B), np.exp(A * c) - B / c, rtol=1e-15, atol=1e-15)
 
 
@@ -56,7 +56,7 @@ def test_float32_and_reductions_and_trusted_calls():
         a = np.linspace(0, 1, 9, dtype="float32")
         assert f(a) == pytest.approx(float((a * np.float32(c) - 1).sum()), rel=1e-6)
     for c in (0.3, 0.7):
-        f = _build(lambda x, y: x * c + y, trust_input=True)
+        f = _build(lambda x, y, c=c: x * c + y, trust_input=True)
         np.testing.assert_array_equal(f(A, B), A * c + B)
         np.testing.assert_array_equal(f(A, B), A * c + B)
 

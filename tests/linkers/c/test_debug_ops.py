@@ -89,7 +89,7 @@ def _build(dtype):
     outs.append(ps.switch(b, c, a))
     names.append(("switch", "yem"))
     all_outs, all_names = [], []
-    for key, (tensors, inner, outs, names) in groups.items():
+    for _key, (tensors, inner, outs, names) in groups.items():
         comp = ps.Composite(inner, outs)
         results = Elemwise(comp)(*tensors)
         all_outs += results if isinstance(results, list) else [results]
@@ -141,7 +141,8 @@ def test_every_scalar_op_python_and_c_agree(dtype):
         x_cast = x
     for layout, (xa, ya, ea) in zip(
             ["contiguous", "strided", "reversed"],
-            zip(_layouts(x_cast).values(), _layouts(y).values(), _layouts(e).values())):
+            zip(_layouts(x_cast).values(), _layouts(y).values(), _layouts(e).values(),
+                strict=True), strict=True):
         for s_val, t_val in [(x[0], y[0]), (x[5], y[11]), (x[11], y[12])]:
             s, t = np.asarray(s_val), np.asarray(t_val)
             mm = m.copy()
@@ -151,7 +152,7 @@ def test_every_scalar_op_python_and_c_agree(dtype):
             elif layout == "reversed":
                 mm = mm[:, ::-1].copy()[:, ::-1]
             results = f(xa, ya, ea, mm, s, t)  # the debug linker checks Python against C
-            for (name, pattern), got in zip(names, results):
+            for (name, pattern), got in zip(names, results, strict=True):
                 args = {"x": [xa], "s": [s], "xy": [xa, ya], "mx": [mm, ea if name == "pow"
                                                                     else ya],
                         "st": [s, t], "yem": [ya, ea, mm]}[pattern]
@@ -175,7 +176,8 @@ def test_plain_elemwise_loops(dtype):
             nt.cast(m, "float32"), nt.switch(x > y, x, y), (m + 1) % (c + 3)]
     f = ng.function([x, y, m, c, s], outs, linker="debug", rewrite=None)
     assert set(f.program.kinds) == {"c"} or "py" not in [
-        k for k, nd in zip(f.program.kinds, f.program.nodes) if isinstance(nd.op, Elemwise)]
+        k for k, nd in zip(f.program.kinds, f.program.nodes, strict=True)
+        if isinstance(nd.op, Elemwise)]
     xv, yv = _values(dtype, 0)[:6], _values(dtype, 1)[:6]
     mv = np.stack([_values(dtype, 2)[:6], _values(dtype, 3)[:6], xv])
     cv = _values(dtype, 4)[:3].reshape(3, 1)
@@ -235,7 +237,7 @@ def _check_reductions(dtype, m):
     outs = [getattr(nt, kind)(t, axis=axis) for kind, axis in ops]
     f = ng.function([t], outs, linker="debug", rewrite=None)
     assert set(f.program.kinds) == {"c"}
-    for got, (kind, axis) in zip(f(m), ops):
+    for got, (kind, axis) in zip(f(m), ops, strict=True):
         with np.errstate(all="ignore"):
             want = getattr(np, kind)(m, axis=axis)
         np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == "float32" else 1e-10,
@@ -303,7 +305,8 @@ def test_structural_ops_agree():
         (m * v).sum(axis=0),                   # FusedReduce
     ]
     f = ng.function([m, v, n], outs, linker="debug", on_unused_input="ignore")
-    kinds = dict(zip([type(nd.op).__name__ for nd in f.program.nodes], f.program.kinds))
+    kinds = dict(zip([type(nd.op).__name__ for nd in f.program.nodes], f.program.kinds,
+                     strict=True))
     for name in ["DimShuffle", "SpecifyShape", "Reshape", "Alloc"]:
         assert kinds.get(name) == "c", (name, kinds)
     M = np.arange(12.0).reshape(3, 4)

@@ -288,7 +288,7 @@ def test_in_place_kernels_write_into_their_input():
     f = ng.function([X, w], nt.exp(-nt.dot(X, w)) * 2.0, linker="cvm")
     assert f.program.wait_compiled(timeout=120)
     kinds = {type(n.op).__name__: (k, type(t).__name__) for n, k, t in
-             zip(f.program.nodes, f.program.kinds, f.program.thunks)}
+             zip(f.program.nodes, f.program.kinds, f.program.thunks, strict=True)}
     assert kinds["Elemwise"] == ("c", "Kernel")
     assert any(n.op.inplace_pattern for n in f.program.nodes
                if type(n.op).__name__ == "Elemwise")

@@ -172,7 +172,7 @@ def test_matrix_reductions(shape):
         got = f(arg)
         ref = [arg.sum(axis=0), arg.sum(axis=1), arg.sum(), arg.max(axis=0), arg.min(axis=1),
                ((arg - 1.5) ** 2).sum(axis=1)]
-        for g, r in zip(got, ref):
+        for g, r in zip(got, ref, strict=True):
             np.testing.assert_allclose(g, r, rtol=1e-11, atol=1e-9)
     ints = (M * 1000).astype(np.int64)
     k = nt.lmatrix("k")
@@ -280,7 +280,7 @@ def test_concurrent_calls_from_two_python_threads():
         try:
             for _ in range(30):
                 got = fn(*args)
-                for u, v in zip(got, ref):
+                for u, v in zip(got, ref, strict=True):
                     if not np.array_equal(u, v):
                         errors.append("mismatch")
         except Exception as exc:  # noqa: BLE001 - reported below
