@@ -401,8 +401,6 @@ _HINT = ('<p style="color:#666;margin:0.3em 0"><i>click a node for its details; 
 def node_details(item, nav=None):
     """HTML describing an Apply node or a root Variable (what ``details`` shows)."""
     from nbgraph.core.trace import describe_site, site_of
-    from nbgraph.display.names import type_notation
-    from nbgraph.display.text import dprint_text
 
     esc = html.escape
     layout = nav._layout if nav is not None else None
@@ -411,31 +409,45 @@ def node_details(item, nav=None):
     title = str(item.op) if hasattr(item, "op") else (item.name or repr(item))
     rows.append("<b>%s</b> <code>%s</code>" % (
         esc(layout.names.get(item, "")) if layout else "", esc(title)))
-    for k, out in enumerate(outputs):
-        label = (layout._out_label(out) if layout else out.name) or "output %d" % k
-        shape = getattr(out.type, "shape", None)
-        line = "%s: <code>%s</code>" % (esc(label), esc(type_notation(out.type)))
-        if shape is not None:
-            line += " &middot; static shape %s" % esc(str(tuple(shape)))
-        values = getattr(nav, "values", None) or {}
-        if out in values:
-            line += " &middot; run-time: %s" % esc(value_summary(values[out]))
-        rows.append(line)
+    rows.extend(_output_line(k, out, layout, nav) for k, out in enumerate(outputs))
     path = layout.paths.get(item) if layout else None
     if path:
         rows.append("scope: <code>%s</code>" % esc(path_text(path)))
     site = describe_site(site_of(item))
     if site:
         rows.append("<pre style=\"margin:0\">%s</pre>" % esc(site))
-    try:
-        tree = dprint_text(outputs[0], print_type="short", depth=4)
-    except Exception as exc:
-        tree = "(dprint unavailable: %s)" % exc
-    rows.append("<details open><summary>dprint (4 levels)</summary><pre style=\"margin:0\">"
-                "%s</pre></details>" % esc(tree.rstrip("\n")))
+    rows.append(_dprint_section(outputs[0]))
     rows.append(_trace_section(outputs, nav))
     return '<div class="nbgraph-node-details" style="background:#fff;color:#000">%s</div>' % (
         "<br>".join(r for r in rows if r))
+
+
+def _output_line(k, out, layout, nav):
+    """``label: <type>``, its static shape and, when known, its run-time value."""
+    from nbgraph.display.names import type_notation
+
+    esc = html.escape
+    label = (layout._out_label(out) if layout else out.name) or "output %d" % k
+    shape = getattr(out.type, "shape", None)
+    line = "%s: <code>%s</code>" % (esc(label), esc(type_notation(out.type)))
+    if shape is not None:
+        line += " &middot; static shape %s" % esc(str(tuple(shape)))
+    values = getattr(nav, "values", None) or {}
+    if out in values:
+        line += " &middot; run-time: %s" % esc(value_summary(values[out]))
+    return line
+
+
+def _dprint_section(var):
+    """The first four levels of ``var``'s dprint, in an open ``<details>``."""
+    from nbgraph.display.text import dprint_text
+
+    try:
+        tree = dprint_text(var, print_type="short", depth=4)
+    except Exception as exc:
+        tree = "(dprint unavailable: %s)" % exc
+    return ("<details open><summary>dprint (4 levels)</summary><pre style=\"margin:0\">"
+            "%s</pre></details>" % html.escape(tree.rstrip("\n")))
 
 
 def _trace_section(outputs, nav):
