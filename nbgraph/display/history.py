@@ -149,40 +149,52 @@ class RewriteReplay:
 
     def _build(self, k):
         final = self.fgraph
-        outputs = list(final.outputs)
+        outputs, inputs_now = self._undone(k)
+        equiv = _copy_graph(final.inputs, outputs, inputs_now)
+        graph = FunctionGraph(list(final.inputs), [equiv[o] for o in outputs], clone=False,
+                              name=final.name)
+        changed = frozenset(equiv[item] for item in self._fresh[k] if item in equiv)
+        return graph, changed
+
+    def _undone(self, k):
+        """The outputs and the changed nodes' inputs as they were before replacement ``k``."""
+        outputs = list(self.fgraph.outputs)
         inputs_now = {}
         for node, i, old in reversed(self._changes[self._bounds[k]:]):
             if isinstance(node, str):  # "output"
                 outputs[i] = old
             else:
                 inputs_now.setdefault(node, list(node.inputs))[i] = old
-        equiv = {inp: inp for inp in final.inputs}
-        stack = list(reversed(outputs))
-        while stack:
-            var = stack[-1]
-            if var in equiv:
-                stack.pop()
-                continue
-            node = var.owner
-            if node is None:  # a constant (every other root is an input)
-                equiv[var] = var
-                stack.pop()
-                continue
-            reads = inputs_now.get(node, node.inputs)
-            missing = [inp for inp in reads if inp not in equiv]
-            if missing:
-                stack.extend(reversed(missing))
-                continue
+        return outputs, inputs_now
+
+
+def _copy_graph(inputs, outputs, inputs_now):
+    """``{original: copy}`` of every Variable and Apply from ``inputs`` to ``outputs``, a node
+    reading ``inputs_now[node]`` where given (an explicit-stack walk, no recursion)."""
+    equiv = {inp: inp for inp in inputs}
+    stack = list(reversed(outputs))
+    while stack:
+        var = stack[-1]
+        if var in equiv:
             stack.pop()
-            copy = Apply(node.op, [equiv[inp] for inp in reads],
-                         [out.clone() for out in node.outputs])
-            equiv[node] = copy
-            for old, new in zip(node.outputs, copy.outputs, strict=True):
-                equiv[old] = new
-        graph = FunctionGraph(list(final.inputs), [equiv[o] for o in outputs], clone=False,
-                              name=final.name)
-        changed = frozenset(equiv[item] for item in self._fresh[k] if item in equiv)
-        return graph, changed
+            continue
+        node = var.owner
+        if node is None:  # a constant (every other root is an input)
+            equiv[var] = var
+            stack.pop()
+            continue
+        reads = inputs_now.get(node, node.inputs)
+        missing = [inp for inp in reads if inp not in equiv]
+        if missing:
+            stack.extend(reversed(missing))
+            continue
+        stack.pop()
+        copy = Apply(node.op, [equiv[inp] for inp in reads],
+                     [out.clone() for out in node.outputs])
+        equiv[node] = copy
+        for old, new in zip(node.outputs, copy.outputs, strict=True):
+            equiv[old] = new
+    return equiv
 
 
 def graph_of(obj):
