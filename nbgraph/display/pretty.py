@@ -68,21 +68,31 @@ def _is_transpose(op):
 
 
 def _combine(var, parts):
-    node = var.owner
-    op = node.op
+    """The text of ``var`` from the texts of its owner's inputs."""
+    op = var.owner.op
     if var.name is not None and not isinstance(var, Constant):
         return var.name
     name = _scalar_name(op)
-    if name in INFIX and len(parts) >= 2:
-        return "(" + (" %s " % INFIX[name]).join(parts) + ")"
-    if name in _PREFIX and len(parts) == 1:
-        return _PREFIX[name] + parts[0]
     if name is not None:
-        return "%s(%s)" % (name, ", ".join(parts))
+        return _elementwise_text(name, parts)
     if _is_broadcast_only(op):
         return parts[0]
     if _is_transpose(op):
         return parts[0] + ".T"
+    return _call_text(var, op, parts)
+
+
+def _elementwise_text(name, parts):
+    """``(a + b)``, ``-a`` or ``exp(a)`` for an elementwise scalar op named ``name``."""
+    if name in INFIX and len(parts) >= 2:
+        return "(" + (" %s " % INFIX[name]).join(parts) + ")"
+    if name in _PREFIX and len(parts) == 1:
+        return _PREFIX[name] + parts[0]
+    return "%s(%s)" % (name, ", ".join(parts))
+
+
+def _call_text(var, op, parts):
+    """``OpName{props}(inputs)`` (``[k]`` for output k of several); ``(a \\dot b)``, ``sum(x)``."""
     label = str(op)
     if type(op).__name__ == "Dot":
         return "(%s \\dot %s)" % tuple(parts)
@@ -90,7 +100,7 @@ def _combine(var, parts):
             var.ndim == 0:
         label = "sum"
     text = "%s(%s)" % (label, ", ".join(parts))
-    if len(node.outputs) > 1:
+    if len(var.owner.outputs) > 1:
         text += "[%d]" % var.index
     return text
 
