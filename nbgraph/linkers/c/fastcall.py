@@ -19,6 +19,7 @@ import threading
 
 from nbgraph.config import env_switch
 from nbgraph.linkers.c import compiler as _compiler
+from nbgraph.linkers.c.build_threads import forget_thread_in_child, yield_cpu
 
 
 __all__ = ["get", "get_now", "pending", "Upgrade", "prefetch", "ENABLED", "FastcallUnavailable"]
@@ -122,6 +123,7 @@ def prefetch():
 
 
 def _get_in_thread():
+    yield_cpu()  # the first results wait for the module and runtime builds, not this one
     with _lock:
         try:
             if _state["module"] is None and _state["failed"] is None:
@@ -136,15 +138,7 @@ def _join_at_exit():
         thread.join(10)
 
 
-def _after_fork_in_child():
-    """A forked child: the parent's build thread is not here, and may have held the lock."""
-    global _lock
-    _lock = threading.Lock()
-    _state["thread"] = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+forget_thread_in_child(globals(), "thread")  # a forked child has no such thread
 
 
 def _obtain():

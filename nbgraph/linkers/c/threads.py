@@ -36,6 +36,8 @@ import os
 import threading
 import warnings
 
+from nbgraph.linkers.c.build_threads import forget_thread_in_child
+
 __all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_threads",
            "get_num_threads", "set_num_threads", "runtime_table", "standalone", "prefetch"]
 
@@ -136,15 +138,7 @@ def _prefetch(cache, info):
         pass
 
 
-def _after_fork_in_child():
-    """A forked child: a prefetch thread is not here, and may have held the lock."""
-    global _lock
-    _lock = threading.Lock()
-    _state["prefetch"] = None
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+forget_thread_in_child(globals(), "prefetch")  # a forked child has no such thread
 
 
 def runtime_table(cache, info):
