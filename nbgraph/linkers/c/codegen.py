@@ -22,13 +22,23 @@ from nbgraph.linkers.c.compiler import sha256
 from nbgraph.linkers.c.threads import RUNTIME_VERSION
 
 __all__ = ["prelude", "as_standalone", "node_kernel", "module_source", "KernelSource",
-           "ERROR_CODES", "operand_layout", "c_supported"]
+           "ERROR_CODES", "operand_layout", "c_supported", "source_parts", "SPLIT_CHARS",
+           "PART_MARK"]
 
 #: Return codes of kernels and the Python exceptions they become.
 ERROR_CODES = {1: ValueError, 2: TypeError, 3: IndexError, 4: MemoryError, 5: RuntimeError,
                6: ZeroDivisionError, 7: OverflowError}
 
 ERRLEN = 512
+
+#: A module whose kernels hold more C than this (characters) is compiled as two
+#: translation units at once (:data:`PART_MARK`; a machine has 2 cores or more):
+#: each part repeats the prelude and support code, which costs less than the
+#: compiler's time on the kernels of a big module (a 12-layer MLP's gradient).
+SPLIT_CHARS = 24_000
+
+#: The line between two translation units of one module's source.
+PART_MARK = "\n/* ---- nbgraph: next translation unit ---- */\n"
 
 
 def prelude(info, standalone=False):
@@ -53,7 +63,7 @@ def prelude(info, standalone=False):
 def as_standalone(source, info):
     """``source`` (a module generated to call the runtime library's helpers) with
     the standalone prelude instead (see :func:`prelude`)."""
-    return source.replace(prelude(info), prelude(info, standalone=True), 1)
+    return source.replace(prelude(info), prelude(info, standalone=True))
 
 
 def c_supported(vtype):
@@ -228,15 +238,64 @@ def module_source(kernels, info, standalone=False):
             pos = positions[ks.body] = len(bodies)
             bodies.append(ks.body.replace("NBG_KERNEL_NAME", "nbg_k%d" % pos))
         kernel_index.append(pos)
-    parts = [prelude(info, standalone)]
+    head = [prelude(info, standalone)]
     standard = {"stdint.h", "stddef.h", "math.h"}
-    parts += ["#include <%s>" % h if not h.startswith(("<", '"')) else "#include %s" % h
-              for h in headers if h not in standard]
-    parts += support
-    parts += bodies
+    head += ["#include <%s>" % h if not h.startswith(("<", '"')) else "#include %s" % h
+             for h in headers if h not in standard]
+    head += support
     table = ", ".join("nbg_k%d" % i for i in range(len(bodies))) or "0"
     frees = ", ".join("(nbg_freefn)%s" % f for f in freefuncs) or "0"
-    parts.append(c_template(__package__, "csrc/module_tail.c", table=table, frees=frees,
-                            abi=_compiler.ABI_VERSION, nkernels=len(bodies),
-                            nfreefns=len(freefuncs)))
-    return "\n".join(parts), kernel_index, freefuncs
+    first, last = _split(bodies)
+    tail = c_template(__package__, "csrc/module_tail.c", table=table, frees=frees,
+                      abi=_compiler.ABI_VERSION, nkernels=len(bodies),
+                      nfreefns=len(freefuncs), attach_parts="nbg_attach_part(r);" if first
+                      else "")
+    if not first:
+        return "\n".join(head + last + [tail]), kernel_index, freefuncs
+    # two translation units: the first one's kernels are hidden globals the
+    # second one's table names, and its own copy of nbg_rt is set through
+    # nbg_attach_part when the module is bound
+    declared = [_kernel_name(body) for body in first]
+    first = [_global_kernel(body) for body in first]
+    unit1 = head + first + [
+        "void nbg_attach_part(const nbg_runtime *r) { nbg_rt = r; }"]
+    unit2 = head + ["int %s(void **, const int64_t *, char *);" % name for name in declared] + [
+        "void nbg_attach_part(const nbg_runtime *r);"] + last + [tail]
+    return "\n".join(unit1) + PART_MARK + "\n".join(unit2), kernel_index, freefuncs
+
+
+def _split(bodies):
+    """(kernels of a first translation unit, the others): no first one for a
+    module below :data:`SPLIT_CHARS`, else about half the text each."""
+    total = sum(len(b) for b in bodies)
+    if len(bodies) < 2 or total <= SPLIT_CHARS:
+        return [], bodies
+    first, held = [], 0
+    for k, body in enumerate(bodies[:-1]):
+        if held and held + len(body) / 2 > total / 2:
+            return first, bodies[k:]
+        first.append(body)
+        held += len(body)
+    return first, bodies[len(first):]
+
+
+def _kernel_line(body):
+    """Where ``body`` defines its kernel (after the helpers it may start with)."""
+    return body.rindex("static int ", 0, body.index("(void **nbg_ptrs, const int64_t *nbg_dims"))
+
+
+def _kernel_name(body):
+    i = _kernel_line(body) + len("static int ")
+    return body[i:body.index("(", i)]
+
+
+def _global_kernel(body):
+    """``body`` with its kernel function not static (hidden: modules are built
+    with -fvisibility=hidden), for the other translation unit's table."""
+    i = _kernel_line(body)
+    return body[:i] + body[i + len("static "):]
+
+
+def source_parts(source):
+    """The translation units of a module's source (one, unless it was split)."""
+    return source.split(PART_MARK)

@@ -319,32 +319,69 @@ def _run_probe(argv):
 
 def build_library(info, source, src_path, out_path, extra_flags=()):
     """Compile ``source`` (written to ``src_path``) into the shared library ``out_path``
-    (``extra_flags`` after the probed ones).
+    (``extra_flags`` after the probed ones).  A source of several translation
+    units (see :func:`nbgraph.linkers.c.codegen.source_parts`) has them compiled
+    at once, then linked.
 
     Raises :class:`CompileError` with the compiler's messages on failure.
     """
-    import shlex
+    from nbgraph.linkers.c.codegen import source_parts
+
+    parts = source_parts(source)
+    sources = [src_path] if len(parts) == 1 else [
+        "%s.part%d.c" % (src_path[:-2] if src_path.endswith(".c") else src_path, k)
+        for k in range(len(parts))]
+    for path, text in zip(sources, parts, strict=True):
+        try:
+            with open(path, "w") as f:
+                f.write(text)
+        except OSError as exc:  # a full disk, a file-size limit: say which file
+            if exc.filename is None:
+                exc.filename = path
+            raise
+    flags = info.argv + info.flags + list(extra_flags)
+    if len(parts) == 1:
+        _run_compiler(flags + ["-o", out_path, src_path] + info.libs, src_path)
+        return out_path
+    objects = [path[:-2] + ".o" for path in sources]
+    _run_compilers([flags + ["-c", "-o", obj, path] for obj, path in
+                    zip(objects, sources, strict=True)], sources)
+    _run_compiler(flags + ["-o", out_path] + objects + info.libs, src_path)
+    return out_path
+
+
+def _run_compiler(cmd, src_path):
+    _run_compilers([cmd], [src_path])
+
+
+def _run_compilers(cmds, src_paths):
+    """Run the compiler commands at once; CompileError on the first that fails."""
     import subprocess
 
+    procs = []
     try:
-        with open(src_path, "w") as f:
-            f.write(source)
-    except OSError as exc:  # a full disk, a file-size limit: say which file
-        if exc.filename is None:
-            exc.filename = src_path
-        raise
-    cmd = info.argv + info.flags + list(extra_flags) + ["-o", out_path, src_path] + info.libs
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        for cmd in cmds:
+            procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE, text=True))
+        errors = [proc.communicate(timeout=600)[1] for proc in procs]
     except (OSError, subprocess.TimeoutExpired) as exc:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
         raise CompileError("running the C compiler failed: %s\ncommand: %s" % (
-            exc, " ".join(shlex.quote(c) for c in cmd))) from None
-    if proc.returncode != 0:
-        raise CompileError("the C compiler failed on a generated module (%s):\n%s\n"
-                           "command: %s\nsource: %s" % (
-                               _status_text(proc.returncode), _trim(proc.stderr),
-                               " ".join(shlex.quote(c) for c in cmd), src_path))
-    return out_path
+            exc, _command_text(cmds[len(procs) - 1 if procs else 0]))) from None
+    for proc, cmd, err, src in zip(procs, cmds, errors, src_paths, strict=True):
+        if proc.returncode != 0:
+            raise CompileError("the C compiler failed on a generated module (%s):\n%s\n"
+                               "command: %s\nsource: %s" % (
+                                   _status_text(proc.returncode), _trim(err),
+                                   _command_text(cmd), src))
+
+
+def _command_text(cmd):
+    import shlex
+
+    return " ".join(shlex.quote(c) for c in cmd)
 
 
 def _status_text(returncode: int) -> str:

@@ -87,3 +87,55 @@ def test_kernel_source_is_readable():
     ks = codegen.node_kernel(node)
     assert "nbg_run_rows" in ks.body and "exp(" in ks.body
     assert "NBG_KERNEL_NAME" in ks.body
+
+
+def _layers(n):
+    x = nt.dmatrix("x")
+    h, params = x, []
+    rng = np.random.default_rng(0)
+    for i in range(n):
+        w = ng.shared(rng.standard_normal((5, 5)) * 0.3, name="W%d" % i)
+        params.append(w)
+        h = nt.tanh(nt.dot(h, w)) * (i + 1.5) + nt.sin(h)
+    cost = (h ** 2).mean()
+    return x, [cost] + ng.grad(cost, params)
+
+
+def test_a_big_module_compiles_as_two_translation_units_with_the_same_values(
+        monkeypatch, tmp_path):
+    from nbgraph.config import config
+
+    x, outs = _layers(3)
+    xv = np.linspace(-1, 1, 20).reshape(4, 5)
+    sources = []
+    real = codegen.module_source
+
+    def spy(*args, **kwargs):
+        found = real(*args, **kwargs)
+        sources.append(found[0])
+        return found
+    monkeypatch.setattr(codegen, "module_source", spy)
+    results = {}
+    for limit in (10**9, 0):  # one unit, then two
+        monkeypatch.setattr(codegen, "SPLIT_CHARS", limit)
+        with config.change(cache_dir=str(tmp_path / str(limit))):
+            f = ng.function([x], outs, linker="c")
+            results[limit] = f(xv)
+    whole, split = sources[-2], sources[-1]
+    assert len(codegen.source_parts(whole)) == 1
+    first, second = codegen.source_parts(split)
+    assert "nbg_table" in second and "nbg_table" not in first
+    assert "void nbg_attach_part(const nbg_runtime *r) { nbg_rt = r; }" in first
+    assert re.search(r"^int nbg_k\d+\(void \*\*nbg_ptrs", first, re.M)  # hidden, not static
+    for got, want in zip(results[0], results[10**9], strict=True):
+        np.testing.assert_array_equal(got, want)  # the same kernels: the same values
+    assert codegen.as_standalone(split, probe(get_cache())).count("#define NBG_STANDALONE") == 2
+
+
+def test_a_failing_translation_unit_names_its_part(tmp_path):
+    from nbgraph.linkers.c.compiler import CompileError, build_library
+
+    info = probe(get_cache())
+    bad = "int ok(void) { return 1; }" + codegen.PART_MARK + "int broken(void) { return }"
+    with pytest.raises(CompileError, match=r"source: .*\.part1\.c"):
+        build_library(info, bad, str(tmp_path / "m.c"), str(tmp_path / "m.so"))

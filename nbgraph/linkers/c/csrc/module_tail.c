@@ -13,5 +13,6 @@ NBG_EXPORT int nbg_attach_runtime(const void *rt) {
     if (!r) return -1;  /* its helpers are the runtime's */
 #endif
     nbg_rt = r;
+    ${attach_parts}
     return 0;
 }
