@@ -9,6 +9,7 @@ The Program has the interface of :class:`nbgraph.linkers.python.Program`
 
 import functools
 import os
+import time
 
 from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.core.type import MethodNotDefined
@@ -316,15 +317,19 @@ class CProgram(Program):
     token = None
 
     def wait_compiled(self, timeout=None):
-        """Wait for a background compilation; True when the C kernels are installed."""
-        job = self._job
-        if job is not None:
-            job.wait(timeout)
-            from nbgraph.linkers.concurrency import holding
+        """Wait for a background compilation, then for the C call path's extension
+        if the program is to switch to it; True when both are in."""
+        from nbgraph.linkers.concurrency import holding
 
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._job is not None:
+            job = self._job
+            job.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
             with holding(self.token):
-                if self._job is not None:
+                if self._job is job:
                     self._poll()
+            if self._job is job:  # still running when the time was up
+                break
         return self._job is None and self.module is not None
 
     @property

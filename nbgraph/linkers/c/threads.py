@@ -56,16 +56,31 @@ RUNTIME_SOURCE = None
 
 
 def runtime_source():
-    """The C source of the runtime library (``csrc/runtime.c`` with
-    ``csrc/common.h`` and ``csrc/helpers.h``)."""
+    """The C source of the runtime library: two translation units compiled at
+    once (``csrc/runtime.c`` and ``csrc/runtime_rows.c``, each with
+    ``csrc/common.h`` and its half of ``csrc/helpers.h``; see
+    :func:`nbgraph.linkers.c.codegen.source_parts`)."""
     if RUNTIME_SOURCE is not None:
         return RUNTIME_SOURCE
     from nbgraph.core.c_interface import c_source, c_template
-    from nbgraph.linkers.c.codegen import ERRLEN
+    from nbgraph.linkers.c.codegen import ERRLEN, PART_MARK
 
-    return c_template(__package__, "csrc/runtime.c", version=RUNTIME_VERSION, errlen=ERRLEN,
-                      common=c_source(__package__, "csrc/common.h"),
-                      helpers=c_source(__package__, "csrc/helpers.h"))
+    common = c_source(__package__, "csrc/common.h")
+    helpers = c_source(__package__, "csrc/helpers.h")
+    first, rows = helpers.split(HELPERS_SPLIT)
+    head = first[:first.index(_FIRST_HELPER)]
+    pool = c_template(__package__, "csrc/runtime.c", version=RUNTIME_VERSION, errlen=ERRLEN,
+                      common=common, helpers=first)
+    driver = c_template(__package__, "csrc/runtime_rows.c", version=RUNTIME_VERSION,
+                        errlen=ERRLEN, common=common, helpers=head + rows)
+    return driver + PART_MARK + pool
+
+
+#: The line of ``csrc/helpers.h`` after which the runtime's second unit starts.
+HELPERS_SPLIT = "/* ---- the runtime library compiles what follows as a translation unit of its own ---- */\n"
+
+#: Where the helpers' definitions start (after their includes and declarations).
+_FIRST_HELPER = "NBG_HELPER NBG_NOINLINE void nbg_fail_once("
 
 
 def standalone():

@@ -54,7 +54,7 @@ def test_the_common_header_compiles_alone(tmp_path):
 @pytest.mark.parametrize("standalone", [False, True])
 def test_the_module_head_prelude_and_table_compile_together(tmp_path, standalone):
     tail = c_template(LINKER, "csrc/module_tail.c", table="0", frees="0", abi=ABI_VERSION,
-                      nkernels=0, nfreefns=0)
+                      nkernels=0, nfreefns=0, attach_parts="")
     _compile(tmp_path, codegen.prelude(None, standalone) + tail, "module_%d" % standalone)
 
 
@@ -64,10 +64,20 @@ def test_a_linked_module_holds_no_helper_and_declares_no_stdio():
     assert "nbg_iter_init(nbg_iter" in codegen.prelude(None, standalone=True)
 
 
-def test_the_thread_runtime_compiles_alone(tmp_path):
+def test_the_thread_runtime_compiles_alone_as_two_units_that_link(tmp_path):
+    from nbgraph.linkers.c.compiler import build_library
+    from nbgraph.linkers.c.threads import RUNTIME_FLAGS
+
     text = runtime_source()
     assert string.Template.pattern.search(text) is None
-    _compile(tmp_path, text, "runtime", ["-pthread"])
+    parts = codegen.source_parts(text)
+    assert len(parts) == 2
+    for k, part in enumerate(parts):
+        _compile(tmp_path, part, "runtime%d" % k, ["-pthread"])
+    out = tmp_path / "runtime.so"
+    build_library(probe(get_cache()), text, str(tmp_path / "runtime.c"), str(out),
+                  ["-Wl,--no-undefined"] + RUNTIME_FLAGS)  # every helper is in one unit
+    assert out.exists()
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "bool"])

@@ -5,10 +5,37 @@
    csrc/common.h.  Plain C, no placeholders. */
 #include <stdarg.h>
 #include <stdio.h>
+#ifndef NBG_HELPER  /* static in a module; the runtime's own unit hands them to the other */
+#define NBG_HELPER static
+#endif
 #ifndef NBG_HELPERS_PARALLEL  /* a standalone module: no pool, serial */
 #define NBG_HELPERS_PARALLEL(fn, ctx, n, grain, min_n) (fn)((ctx), 0, (n))
 #endif
-static NBG_NOINLINE void nbg_fail_once(nbg_fails *f, int status, const char *msg) {
+/* (declared first: the runtime library compiles them in two translation units) */
+NBG_HELPER void nbg_fail_once(nbg_fails *f, int status, const char *msg);
+NBG_HELPER void nbg_errorf(char *err, const char *fmt, ...);
+NBG_HELPER void nbg_set_error(char *err, const char *msg);
+NBG_HELPER const char *nbg_shape_text(char *buf, size_t size, int nd, const int64_t *dims);
+NBG_HELPER int nbg_iter_init(nbg_iter *it, int nd, int nops, const int64_t *shape,
+                             const int64_t *const *dims, const int64_t *const *strides,
+                             const int64_t *items, void *const *bases, int sort, char *err);
+NBG_HELPER int nbg_iter_step(const nbg_iter *it, int64_t *idx, char **ptr);
+NBG_HELPER void nbg_iter_seek(const nbg_iter *it, int64_t row, int64_t *idx, char **ptr);
+NBG_HELPER void nbg_iter_sub(const nbg_iter *src, nbg_iter *dst, int d, int64_t lo, int64_t hi);
+NBG_HELPER int nbg_check_broadcast(int nd, const int64_t *shape, int n, const int64_t *const *dims,
+                                   char *err, const char *what);
+NBG_HELPER int nbg_broadcast_shape(int nd, int n, const int64_t *const *dims, int64_t *shape,
+                                   char *err, const char *what);
+NBG_HELPER int nbg_all_contiguous(int nd, const int64_t *shape, int n, const int64_t *const *dims,
+                                  const int64_t *const *strides, const int64_t *items);
+NBG_HELPER int nbg_check_ones(int nd, int n, const int64_t *const *dims, char *err,
+                              const char *what);
+NBG_HELPER int nbg_run_rows(nbg_row_fn row, const void *user, int nd, int nops,
+                            const int64_t *shape, const int64_t *const *dims,
+                            const int64_t *const *strides, const int64_t *items,
+                            void *const *bases, int64_t n, int64_t grain, int64_t min_n,
+                            int64_t stream_item, char *err);
+NBG_HELPER NBG_NOINLINE void nbg_fail_once(nbg_fails *f, int status, const char *msg) {
     int expected = 0;
     if (__atomic_compare_exchange_n(&f->failed, &expected, 1, 0, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
@@ -17,15 +44,15 @@ static NBG_NOINLINE void nbg_fail_once(nbg_fails *f, int status, const char *msg
     }
 }
 /* Store a message (printf-style) for the Python side. */
-static NBG_NOINLINE void nbg_errorf(char *err, const char *fmt, ...) {
+NBG_HELPER NBG_NOINLINE void nbg_errorf(char *err, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(err, NBG_ERRLEN, fmt, ap);
     va_end(ap);
 }
-static NBG_NOINLINE void nbg_set_error(char *err, const char *msg) { nbg_errorf(err, "%s", msg); }
+NBG_HELPER NBG_NOINLINE void nbg_set_error(char *err, const char *msg) { nbg_errorf(err, "%s", msg); }
 /* "(3, 4)" into buf. */
-static NBG_NOINLINE const char *nbg_shape_text(char *buf, size_t size, int nd, const int64_t *dims) {
+NBG_HELPER NBG_NOINLINE const char *nbg_shape_text(char *buf, size_t size, int nd, const int64_t *dims) {
     size_t used = 0;
     int d;
     used += snprintf(buf + used, size - used, "(");
@@ -34,7 +61,64 @@ static NBG_NOINLINE const char *nbg_shape_text(char *buf, size_t size, int nd, c
     if (used < size) snprintf(buf + used, size - used, nd == 1 ? ",)" : ")");
     return buf;
 }
-static NBG_NOINLINE int nbg_iter_init(nbg_iter *it, int nd, int nops, const int64_t *shape,
+/* Each operand's dims must equal shape's or be 1 (NumPy broadcasting). */
+NBG_HELPER NBG_NOINLINE int nbg_check_broadcast(int nd, const int64_t *shape, int n, const int64_t *const *dims,
+                               char *err, const char *what) {
+    int k, d;
+    char b1[200], b2[200];
+    for (k = 0; k < n; k++)
+        for (d = 0; d < nd; d++)
+            if (dims[k][d] != shape[d] && dims[k][d] != 1) {
+                nbg_errorf(err, "%s: operands could not be broadcast together: shape %s does "
+                           "not fit the result shape %s", what,
+                           nbg_shape_text(b1, 200, nd, dims[k]), nbg_shape_text(b2, 200, nd, shape));
+                return -1;
+            }
+    return 0;
+}
+/* The broadcast shape of n operands; -1 (with a message) when they clash. */
+NBG_HELPER NBG_NOINLINE int nbg_broadcast_shape(int nd, int n, const int64_t *const *dims, int64_t *shape,
+                               char *err, const char *what) {
+    int k, d;
+    for (d = 0; d < nd; d++) {
+        shape[d] = 1;
+        for (k = 0; k < n; k++) {
+            if (dims[k][d] == 1) continue;
+            if (shape[d] != 1 && shape[d] != dims[k][d]) {
+                nbg_errorf(err, "%s: operands could not be broadcast together (dimension %d: "
+                           "%lld and %lld)", what, d, (long long)shape[d], (long long)dims[k][d]);
+                return -1;
+            }
+            shape[d] = dims[k][d];
+        }
+    }
+    return 0;
+}
+/* Every operand has dims equal to shape and is C-contiguous. */
+NBG_HELPER NBG_NOINLINE int nbg_all_contiguous(int nd, const int64_t *shape, int n, const int64_t *const *dims,
+                              const int64_t *const *strides, const int64_t *items) {
+    int k;
+    for (k = 0; k < n; k++)
+        if (!nbg_same_dims(nd, dims[k], shape) || !nbg_contiguous(nd, dims[k], strides[k], items[k]))
+            return 0;
+    return 1;
+}
+/* Operands statically of size 1 must have all dims 1 at run time. */
+NBG_HELPER NBG_NOINLINE int nbg_check_ones(int nd, int n, const int64_t *const *dims, char *err, const char *what) {
+    int k, d;
+    char b1[200];
+    for (k = 0; k < n; k++)
+        for (d = 0; d < nd; d++)
+            if (dims[k][d] != 1) {
+                nbg_errorf(err, "%s: an operand of static size 1 has shape %s", what,
+                           nbg_shape_text(b1, 200, nd, dims[k]));
+                return -1;
+            }
+    return 0;
+}
+
+/* ---- the runtime library compiles what follows as a translation unit of its own ---- */
+NBG_HELPER NBG_NOINLINE int nbg_iter_init(nbg_iter *it, int nd, int nops, const int64_t *shape,
                          const int64_t *const *dims, const int64_t *const *strides,
                          const int64_t *items, void *const *bases, int sort, char *err) {
     int d, k, out;
@@ -104,7 +188,7 @@ static NBG_NOINLINE int nbg_iter_init(nbg_iter *it, int nd, int nops, const int6
     for (d = 0; d < it->nd; d++) it->idx[d] = 0;
     return 0;
 }
-static NBG_NOINLINE int nbg_iter_step(const nbg_iter *it, int64_t *idx, char **ptr) {
+NBG_HELPER NBG_NOINLINE int nbg_iter_step(const nbg_iter *it, int64_t *idx, char **ptr) {
     int d, k;
     for (d = it->nd - 2; d >= 0; d--) {
         for (k = 0; k < it->nops; k++) ptr[k] += it->st[k][d];
@@ -115,7 +199,7 @@ static NBG_NOINLINE int nbg_iter_step(const nbg_iter *it, int64_t *idx, char **p
     return 0;
 }
 /* Position idx/ptr at the start of row `row`. */
-static NBG_NOINLINE void nbg_iter_seek(const nbg_iter *it, int64_t row, int64_t *idx, char **ptr) {
+NBG_HELPER NBG_NOINLINE void nbg_iter_seek(const nbg_iter *it, int64_t row, int64_t *idx, char **ptr) {
     int d, k;
     for (k = 0; k < it->nops; k++) ptr[k] = it->base[k];
     for (d = it->nd - 2; d >= 0; d--) {
@@ -126,7 +210,7 @@ static NBG_NOINLINE void nbg_iter_seek(const nbg_iter *it, int64_t row, int64_t 
     }
 }
 /* dst = src restricted to [lo, hi) along dimension d, at its start. */
-static NBG_NOINLINE void nbg_iter_sub(const nbg_iter *src, nbg_iter *dst, int d, int64_t lo,
+NBG_HELPER NBG_NOINLINE void nbg_iter_sub(const nbg_iter *src, nbg_iter *dst, int d, int64_t lo,
                                       int64_t hi) {
     int e, k;
     dst->nd = src->nd;
@@ -142,62 +226,6 @@ static NBG_NOINLINE void nbg_iter_sub(const nbg_iter *src, nbg_iter *dst, int d,
         dst->inner[k] = src->inner[k];
         dst->base[k] = dst->ptr[k] = src->base[k] + lo * src->st[k][d];
     }
-}
-
-/* Each operand's dims must equal shape's or be 1 (NumPy broadcasting). */
-static NBG_NOINLINE int nbg_check_broadcast(int nd, const int64_t *shape, int n, const int64_t *const *dims,
-                               char *err, const char *what) {
-    int k, d;
-    char b1[200], b2[200];
-    for (k = 0; k < n; k++)
-        for (d = 0; d < nd; d++)
-            if (dims[k][d] != shape[d] && dims[k][d] != 1) {
-                nbg_errorf(err, "%s: operands could not be broadcast together: shape %s does "
-                           "not fit the result shape %s", what,
-                           nbg_shape_text(b1, 200, nd, dims[k]), nbg_shape_text(b2, 200, nd, shape));
-                return -1;
-            }
-    return 0;
-}
-/* The broadcast shape of n operands; -1 (with a message) when they clash. */
-static NBG_NOINLINE int nbg_broadcast_shape(int nd, int n, const int64_t *const *dims, int64_t *shape,
-                               char *err, const char *what) {
-    int k, d;
-    for (d = 0; d < nd; d++) {
-        shape[d] = 1;
-        for (k = 0; k < n; k++) {
-            if (dims[k][d] == 1) continue;
-            if (shape[d] != 1 && shape[d] != dims[k][d]) {
-                nbg_errorf(err, "%s: operands could not be broadcast together (dimension %d: "
-                           "%lld and %lld)", what, d, (long long)shape[d], (long long)dims[k][d]);
-                return -1;
-            }
-            shape[d] = dims[k][d];
-        }
-    }
-    return 0;
-}
-/* Every operand has dims equal to shape and is C-contiguous. */
-static NBG_NOINLINE int nbg_all_contiguous(int nd, const int64_t *shape, int n, const int64_t *const *dims,
-                              const int64_t *const *strides, const int64_t *items) {
-    int k;
-    for (k = 0; k < n; k++)
-        if (!nbg_same_dims(nd, dims[k], shape) || !nbg_contiguous(nd, dims[k], strides[k], items[k]))
-            return 0;
-    return 1;
-}
-/* Operands statically of size 1 must have all dims 1 at run time. */
-static NBG_NOINLINE int nbg_check_ones(int nd, int n, const int64_t *const *dims, char *err, const char *what) {
-    int k, d;
-    char b1[200];
-    for (k = 0; k < n; k++)
-        for (d = 0; d < nd; d++)
-            if (dims[k][d] != 1) {
-                nbg_errorf(err, "%s: an operand of static size 1 has shape %s", what,
-                           nbg_shape_text(b1, 200, nd, dims[k]));
-                return -1;
-            }
-    return 0;
 }
 
 /* The driver of an elementwise loop (nbgraph.tensor.c_code.parallel): the
@@ -253,7 +281,7 @@ static void nbg_rows_task(void *vc, int64_t b, int64_t e) {
     }
     if (st) nbg_fail_once((nbg_fails *)&job->fails, st, err);
 }
-static NBG_NOINLINE int nbg_run_rows(nbg_row_fn row, const void *user, int nd, int nops,
+NBG_HELPER NBG_NOINLINE int nbg_run_rows(nbg_row_fn row, const void *user, int nd, int nops,
                                      const int64_t *shape, const int64_t *const *dims,
                                      const int64_t *const *strides, const int64_t *items,
                                      void *const *bases, int64_t n, int64_t grain,

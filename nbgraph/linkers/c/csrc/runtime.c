@@ -1,7 +1,10 @@
 /* nbgraph runtime library (version ${version}): the thread pool and the helpers
    every module calls (csrc/helpers.h), handed to modules as one table.
    Filled in by nbgraph.linkers.c.threads (string.Template), with the text of
-   csrc/common.h and csrc/helpers.h after the system headers. */
+   csrc/common.h and the first half of csrc/helpers.h after the system
+   headers; the second half (the iterator and the rows driver) is a
+   translation unit of its own (csrc/runtime_rows.c), compiled at the same
+   time: the helpers are hidden globals, not static. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -12,12 +15,9 @@
 #define NBG_ERRLEN ${errlen}
 #define NBG_RT_VERSION ${version}
 ${common}
-static int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain);
-static int rt_worth(int64_t n, int64_t min_n);
-/* the helpers' loops use the pool directly */
-#define NBG_HELPERS_PARALLEL(fn, ctx, n, grain, min_n) \
-    do { if ((n) >= (min_n) && rt_worth((n), (min_n))) rt_parallel_for((fn), (ctx), (n), (grain)); \
-         else (fn)((ctx), 0, (n)); } while (0)
+int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain);
+int rt_worth(int64_t n, int64_t min_n);
+#define NBG_HELPER
 ${helpers}
 #if defined(__x86_64__) || defined(__i386__)
 #define NBG_PAUSE() __builtin_ia32_pause()
@@ -153,7 +153,7 @@ static int rt_nthreads(void) { return pool.wanted > 1 ? pool.wanted : 1; }
 
 /* fn(ctx, begin, end) over [0, n) in chunks (multiples of grain but the
    last); returns the number of chunks (1: it ran on this thread alone). */
-static int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain) {
+int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain) {
     int64_t chunk, nchunks, parts;
     int expected = 0, k = 0;
     if (n <= 0) return 0;
@@ -203,7 +203,7 @@ static int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain)
    are awake, should be split.  Waking a sleeping worker costs the caller
    ~15 us on a VM: then only from 4 min_n, or when such jobs keep coming (the
    last one asked less than 1 ms ago: the pool then stays awake). */
-static int rt_worth(int64_t n, int64_t min_n) {
+int rt_worth(int64_t n, int64_t min_n) {
     int64_t t, last;
     if (pool.wanted <= 1 || n < min_n) return 0;
     if (n >= 4 * min_n) return 1;
