@@ -341,16 +341,18 @@ def build_library(info, source, src_path, out_path, extra_flags=()):
             raise
     flags = info.argv + info.flags + list(extra_flags)
     if len(parts) == 1:
-        _run_compiler(flags + ["-o", out_path, src_path] + info.libs, src_path)
+        run_compiler(flags + ["-o", out_path, src_path] + info.libs, src_path)
         return out_path
     objects = [path[:-2] + ".o" for path in sources]
     _run_compilers([flags + ["-c", "-o", obj, path] for obj, path in
                     zip(objects, sources, strict=True)], sources)
-    _run_compiler(flags + ["-o", out_path] + objects + info.libs, src_path)
+    run_compiler(flags + ["-o", out_path] + objects + info.libs, src_path)
     return out_path
 
 
-def _run_compiler(cmd, src_path):
+def run_compiler(cmd, src_path):
+    """Run one compiler command; :class:`CompileError` (naming ``src_path``) when
+    it fails or cannot be run."""
     _run_compilers([cmd], [src_path])
 
 
@@ -358,11 +360,14 @@ def _run_compilers(cmds, src_paths):
     """Run the compiler commands at once; CompileError on the first that fails."""
     import subprocess
 
+    from nbgraph.linkers.c import build_threads
+
     procs = []
     try:
         for cmd in cmds:
             procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                                           stderr=subprocess.PIPE, text=True))
+            build_threads.track(procs[-1])
         errors = [proc.communicate(timeout=600)[1] for proc in procs]
     except (OSError, subprocess.TimeoutExpired) as exc:
         for proc in procs:
@@ -370,6 +375,9 @@ def _run_compilers(cmds, src_paths):
             proc.wait()
         raise CompileError("running the C compiler failed: %s\ncommand: %s" % (
             exc, _command_text(cmds[len(procs) - 1 if procs else 0]))) from None
+    finally:
+        for proc in procs:
+            build_threads.untrack(proc)
     for proc, cmd, err, src in zip(procs, cmds, errors, src_paths, strict=True):
         if proc.returncode != 0:
             raise CompileError("the C compiler failed on a generated module (%s):\n%s\n"

@@ -19,7 +19,7 @@ import threading
 
 from nbgraph.config import env_switch
 from nbgraph.linkers.c import compiler as _compiler
-from nbgraph.linkers.c.build_threads import forget_thread_in_child, yield_cpu
+from nbgraph.linkers.c.build_threads import abort_background, forget_thread_in_child, yield_cpu
 
 
 __all__ = ["get", "get_now", "pending", "Upgrade", "prefetch", "ENABLED", "FastcallUnavailable"]
@@ -135,6 +135,7 @@ def _get_in_thread():
 def _join_at_exit():
     thread = _state["thread"]
     if thread is not None:
+        abort_background()  # a build this process no longer needs: stop it, leave nothing
         thread.join(10)
 
 
@@ -231,7 +232,6 @@ def _load(path):
 def _build(cache, info, key, source):
     """Compile in a private temporary directory, load, then publish by rename
     (:meth:`~nbgraph.linkers.c.cache.ModuleCache.build_and_publish`)."""
-    import subprocess
     import sysconfig
 
     import numpy
@@ -254,14 +254,12 @@ def _build(cache, info, key, source):
         extra = ["-I" + include, "-I" + numpy.get_include(), "-fno-strict-aliasing"]
         if sys.platform == "darwin":
             extra += ["-undefined", "dynamic_lookup"]
-        cmd = info.argv + info.flags + extra + ["-o", out, src]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise FastcallUnavailable("running the C compiler failed: %s" % exc) from None
-        if proc.returncode != 0 or not os.path.exists(out):
-            raise FastcallUnavailable("the C compiler failed on _fastcall.c (%s):\n%s" % (
-                _compiler._status_text(proc.returncode), proc.stderr.strip()[-3000:]))
+        try:  # (a compiler stopped at exit, see build_threads, fails like any other)
+            _compiler.run_compiler(info.argv + info.flags + extra + ["-o", out, src], src)
+        except _compiler.CompileError as exc:
+            raise FastcallUnavailable("%s" % exc) from None
+        if not os.path.exists(out):
+            raise FastcallUnavailable("the C compiler wrote no %s" % out)
         return out
 
     so_path, meta_path = _paths(cache, key)

@@ -77,7 +77,8 @@ def runtime_source():
 
 
 #: The line of ``csrc/helpers.h`` after which the runtime's second unit starts.
-HELPERS_SPLIT = "/* ---- the runtime library compiles what follows as a translation unit of its own ---- */\n"
+HELPERS_SPLIT = ("/* ---- the runtime library compiles what follows as a translation unit "
+                 "of its own ---- */\n")
 
 #: Where the helpers' definitions start (after their includes and declarations).
 _FIRST_HELPER = "NBG_HELPER NBG_NOINLINE void nbg_fail_once("

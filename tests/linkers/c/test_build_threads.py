@@ -51,3 +51,32 @@ def test_a_forked_child_forgets_the_build_thread_and_its_lock():
     finally:
         old.release()
     assert space["_state"]["thread"] == "a thread" and space["_lock"] is old
+
+
+def test_at_exit_a_background_build_is_stopped_and_leaves_nothing(tmp_path):
+    """A build on a thread that yielded the CPU is killed by abort_background():
+    its compiler fails, and build_and_publish removes its temporary directory."""
+    from nbgraph.linkers.c.compiler import CompileError, run_compiler
+
+    failed = {}
+
+    def build():
+        build_threads.yield_cpu()
+        try:  # a "compiler" that would run for a minute
+            run_compiler([sys.executable, "-c", "import time; time.sleep(60)"], "x.c")
+        except CompileError as exc:
+            failed["error"] = str(exc)
+
+    thread = threading.Thread(target=build)
+    thread.start()
+    for _ in range(2000):
+        with build_threads._running_lock:
+            if build_threads._running:
+                break
+        threading.Event().wait(0.005)
+    assert build_threads.abort_background() == 1
+    thread.join(30)
+    assert not thread.is_alive() and "killed by SIGKILL" in failed["error"]
+    assert build_threads.abort_background() == 0  # nothing left to stop
+    # a build on an ordinary thread is not the exit's to stop
+    run_compiler([sys.executable, "-c", "pass"], "y.c")
