@@ -209,6 +209,12 @@ def _indent(text, n=4):
     return "\n".join(pad + line if line.strip() else line for line in text.splitlines())
 
 
+def _add_new(items, into):
+    for item in items:
+        if item not in into:
+            into.append(item)
+
+
 def module_source(kernels, info, standalone=False):
     """The module text for ``kernels`` (a list of KernelSource); ``standalone``:
     see :func:`prelude`.
@@ -217,32 +223,25 @@ def module_source(kernels, info, standalone=False):
     table position of ``kernels[i]`` (equal kernels share one), ``freefuncs``
     the free-function names in table order.
     """
-    headers = []
-    support = []
+    headers, support, freefuncs = [], [], []
     bodies = []
+    needs = []  # the support blocks of each distinct kernel
     positions = {}
     kernel_index = []
-    freefuncs = []
     for ks in kernels:
-        for h in ks.headers:
-            if h not in headers:
-                headers.append(h)
-        for block in ks.support:
-            if block not in support:
-                support.append(block)
-        for f in ks.freefuncs:
-            if f not in freefuncs:
-                freefuncs.append(f)
+        _add_new(ks.headers, headers)
+        _add_new(ks.support, support)
+        _add_new(ks.freefuncs, freefuncs)
         pos = positions.get(ks.body)
         if pos is None:
             pos = positions[ks.body] = len(bodies)
             bodies.append(ks.body.replace("NBG_KERNEL_NAME", "nbg_k%d" % pos))
+            needs.append(ks.support)
         kernel_index.append(pos)
     head = [prelude(info, standalone)]
     standard = {"stdint.h", "stddef.h", "math.h"}
     head += ["#include <%s>" % h if not h.startswith(("<", '"')) else "#include %s" % h
              for h in headers if h not in standard]
-    head += support
     table = ", ".join("nbg_k%d" % i for i in range(len(bodies))) or "0"
     frees = ", ".join("(nbg_freefn)%s" % f for f in freefuncs) or "0"
     first, last = _split(bodies)
@@ -251,17 +250,25 @@ def module_source(kernels, info, standalone=False):
                       nfreefns=len(freefuncs), attach_parts="nbg_attach_part(r);" if first
                       else "")
     if not first:
-        return "\n".join(head + last + [tail]), kernel_index, freefuncs
-    # two translation units: the first one's kernels are hidden globals the
-    # second one's table names, and its own copy of nbg_rt is set through
-    # nbg_attach_part when the module is bound
+        return "\n".join(head + support + last + [tail]), kernel_index, freefuncs
+    wanted = {block for blocks in needs[:len(first)] for block in blocks}
+    return _two_units(head, support, [b for b in support if b in wanted], first, last,
+                      tail), kernel_index, freefuncs
+
+
+def _two_units(head, support, own, first, last, tail):
+    """Two translation units: the first one's kernels are hidden globals the
+    second one's table names, and its own copy of nbg_rt is set through
+    nbg_attach_part when the module is bound; it holds only the support code
+    its kernels need (``own``), the second one all of it (the table's free
+    functions)."""
     declared = [_kernel_name(body) for body in first]
-    first = [_global_kernel(body) for body in first]
-    unit1 = head + first + [
+    unit1 = head + own + [_global_kernel(body) for body in first] + [
         "void nbg_attach_part(const nbg_runtime *r) { nbg_rt = r; }"]
-    unit2 = head + ["int %s(void **, const int64_t *, char *);" % name for name in declared] + [
+    unit2 = head + support + [
+        "int %s(void **, const int64_t *, char *);" % name for name in declared] + [
         "void nbg_attach_part(const nbg_runtime *r);"] + last + [tail]
-    return "\n".join(unit1) + PART_MARK + "\n".join(unit2), kernel_index, freefuncs
+    return "\n".join(unit1) + PART_MARK + "\n".join(unit2)
 
 
 def _split(bodies):
