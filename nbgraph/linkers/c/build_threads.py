@@ -6,7 +6,7 @@ own while a first module compiles.  The extension is not needed for a first
 result (programs call kernels through cffi until it is in), so its thread and
 the compiler it runs yield the CPU to the builds that are (:func:`yield_cpu`).
 At exit such a build, if still running, is stopped (:func:`abort_background`):
-its compiler is killed and its temporary directory removed, where waiting
+its compiler is stopped and its temporary directory removed, where waiting
 for it on a busy machine could outlast the process.
 """
 
@@ -71,13 +71,13 @@ def untrack(proc) -> None:
 
 
 def abort_background() -> int:
-    """Kill the compilers of background builds still running (at exit: the build
+    """Stop the compilers of background builds still running (at exit: the build
     then fails, and removes its temporary directory).  Returns how many."""
     with _running_lock:
         procs = list(_running)
     for proc in procs:
-        try:
-            proc.kill()
+        try:  # SIGTERM: the compiler driver removes its temporary files and exits
+            proc.terminate()
         except OSError:  # pragma: no cover - already gone
             pass
     return len(procs)
