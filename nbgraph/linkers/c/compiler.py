@@ -360,14 +360,11 @@ def _run_compilers(cmds, src_paths):
     """Run the compiler commands at once; CompileError on the first that fails."""
     import subprocess
 
-    from nbgraph.linkers.c import build_threads
-
     procs = []
     try:
         for cmd in cmds:
             procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                                           stderr=subprocess.PIPE, text=True))
-            build_threads.track(procs[-1])
         errors = [proc.communicate(timeout=600)[1] for proc in procs]
     except (OSError, subprocess.TimeoutExpired) as exc:
         for proc in procs:
@@ -375,9 +372,6 @@ def _run_compilers(cmds, src_paths):
             proc.wait()
         raise CompileError("running the C compiler failed: %s\ncommand: %s" % (
             exc, _command_text(cmds[len(procs) - 1 if procs else 0]))) from None
-    finally:
-        for proc in procs:
-            build_threads.untrack(proc)
     for proc, cmd, err, src in zip(procs, cmds, errors, src_paths, strict=True):
         if proc.returncode != 0:
             raise CompileError("the C compiler failed on a generated module (%s):\n%s\n"

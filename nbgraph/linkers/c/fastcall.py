@@ -19,7 +19,7 @@ import threading
 
 from nbgraph.config import env_switch
 from nbgraph.linkers.c import compiler as _compiler
-from nbgraph.linkers.c.build_threads import abort_background, forget_thread_in_child, yield_cpu
+from nbgraph.linkers.c.build_threads import forget_thread_in_child
 
 
 __all__ = ["get", "get_now", "pending", "Upgrade", "prefetch", "ENABLED", "FastcallUnavailable"]
@@ -123,7 +123,6 @@ def prefetch():
 
 
 def _get_in_thread():
-    yield_cpu()  # the first results wait for the module and runtime builds, not this one
     with _lock:
         try:
             if _state["module"] is None and _state["failed"] is None:
@@ -135,7 +134,6 @@ def _get_in_thread():
 def _join_at_exit():
     thread = _state["thread"]
     if thread is not None:
-        abort_background()  # a build this process no longer needs: stop it, leave nothing
         thread.join(10)
 
 
@@ -254,7 +252,7 @@ def _build(cache, info, key, source):
         extra = ["-I" + include, "-I" + numpy.get_include(), "-fno-strict-aliasing"]
         if sys.platform == "darwin":
             extra += ["-undefined", "dynamic_lookup"]
-        try:  # (a compiler stopped at exit, see build_threads, fails like any other)
+        try:
             _compiler.run_compiler(info.argv + info.flags + extra + ["-o", out, src], src)
         except _compiler.CompileError as exc:
             raise FastcallUnavailable("%s" % exc) from None

@@ -99,10 +99,13 @@ class ModulePlan:
         return self._ready(self.cache.lookup(self.source, self.info, self.key))
 
     def build(self):
-        """The module, compiling it if needed (the C call path's extension builds
-        meanwhile, when it is not there yet)."""
+        """The module, compiling it if needed; then the C call path's extension
+        starts building on a thread, when it is not there yet (after, not
+        meanwhile: a first result waits for the module and the runtime library,
+        which then have the cores to themselves)."""
+        module = self._ready(self.cache.get(self.source, self.info))
         fastcall.prefetch()
-        return self._ready(self.cache.get(self.source, self.info))
+        return module
 
     def _ready(self, module):
         if module is not None:
