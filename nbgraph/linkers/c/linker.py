@@ -103,6 +103,7 @@ class ModulePlan:
         starts building on a thread, when it is not there yet (after, not
         meanwhile: a first result waits for the module and the runtime library,
         which then have the cores to themselves)."""
+        fastcall.get_now(build=False)  # (loaded from disk if it is there)
         module = self._ready(self.cache.get(self.source, self.info))
         fastcall.prefetch()
         return module
