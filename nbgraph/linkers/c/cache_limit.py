@@ -11,15 +11,14 @@ session grows the cache for ever.  The rules:
   after a build when the directory holds more than the limit, modules are
   removed oldest stamp first until it holds at most 90% of it (so that not
   every build prunes);
-* **measured rarely, counted always**: measuring the directory means a
-  ``stat`` of every file (tens of milliseconds for a few thousand modules),
-  so a process measures it (a *sweep*: sizes, eviction, leftovers) at its
-  first build there, then whenever its running total passes the limit, and
-  at least every :data:`SWEEP_INTERVAL` seconds; in between it adds the bytes
-  it publishes to the total of its last sweep.  What other processes publish
-  meanwhile is counted at the next sweep (each of them sweeps by the same
-  rule), so the directory exceeds the limit by at most what is published
-  within one interval;
+* **measured by name**: a file of the cache is never rewritten in place (it
+  is renamed into place, later unlinked), so a process that measured the
+  directory once keeps each name's size: after a build it lists the directory
+  and measures only the names it has not seen (one ``lstat`` each; the
+  ``.build-*`` temporaries every time), where a ``stat`` of every file took
+  tens of milliseconds with a few thousand modules.  What other processes
+  publish is new names, so it is counted too.  Every :data:`SWEEP_INTERVAL`
+  seconds (and at a process's first build) every file is measured again;
 * **safe under concurrent readers**: a module is removed by unlinking its
   library, then its sidecar; nothing is ever truncated or rewritten.  A process
   that has the library loaded keeps it (Linux keeps an unlinked mapping
@@ -41,11 +40,12 @@ session grows the cache for ever.  The rules:
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 
 __all__ = ["mark_used", "limit_bytes", "usage", "prune", "remove_stale_temporaries",
-           "published", "prune_if_due", "LOW_WATER", "MIN_AGE", "STALE_AFTER",
+           "prune_if_due", "LOW_WATER", "MIN_AGE", "STALE_AFTER",
            "SWEEP_INTERVAL", "TEMPORARY_PREFIXES", "PRIVATE_BUILD_PREFIX"]
 
 #: After pruning, the directory holds at most this share of the limit.
@@ -57,7 +57,8 @@ MIN_AGE = 2.0
 #: Temporaries of a process that may still be alive are removed after this long.
 STALE_AFTER = 3600.0
 
-#: A process measures a cache directory again after this many seconds at most.
+#: A process measures every file of a cache directory again after this many
+#: seconds at most (in between, only names it has not seen).
 SWEEP_INTERVAL = 60.0
 
 #: Files that are never evicted (small, shared by every module).
@@ -129,7 +130,43 @@ def _modules(directory: str) -> list[tuple[float, str, int]]:
 
 def usage(directory: str) -> int:
     """Bytes the cache directory holds (every file, temporaries included)."""
-    return _tree_bytes(directory)
+    return _measure(directory, full=True)
+
+
+#: directory -> {name: bytes} when this process last listed it
+_known: dict[str, dict[str, int]] = {}
+#: directory -> when this process last measured every file there
+_swept: dict[str, float] = {}
+_known_lock = threading.Lock()
+
+
+def _measure(directory: str, full: bool) -> int:
+    """Bytes ``directory`` holds: every entry ``lstat``-ed when ``full``, else
+    only names not seen at the last listing, and temporaries (which grow)."""
+    where = os.path.abspath(directory)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    with _known_lock:
+        old = {} if full else _known.get(where, {})
+    sizes = {}
+    for name in names:
+        size = old.get(name)
+        if size is None or name.startswith(TEMPORARY_PREFIXES):
+            size = _entry_bytes(os.path.join(directory, name))
+        sizes[name] = size
+    with _known_lock:
+        _known[where] = sizes
+    return sum(sizes.values())
+
+
+def _entry_bytes(path: str) -> int:
+    try:
+        st = os.lstat(path)
+    except OSError:  # removed meanwhile
+        return 0
+    return _tree_bytes(path) if stat.S_ISDIR(st.st_mode) else st.st_size
 
 
 def _pid_alive(pid: int) -> bool:
@@ -202,6 +239,13 @@ def prune(directory: str, limit: int | None = None, now: float | None = None) ->
     """
     limit = limit_bytes() if limit is None else int(limit)
     now = time.time() if now is None else now
+    done = _sweep(directory, limit, now)
+    with _known_lock:
+        _swept[os.path.abspath(directory)] = now
+    return done
+
+
+def _sweep(directory, limit, now):
     temporaries = remove_stale_temporaries(directory, now)
     held = usage(directory)
     removed = freed = 0
@@ -224,35 +268,21 @@ def prune(directory: str, limit: int | None = None, now: float | None = None) ->
             removed += 1
             freed += size
             held -= size
-    with _ledger_lock:
-        _ledger[os.path.abspath(directory)] = [held, now]
     return {"removed": removed, "freed": freed, "bytes": held, "limit": limit,
             "temporaries": temporaries}
 
 
-#: directory -> [bytes at its last sweep plus what this process published since,
-#: time of that sweep] (this process's running totals)
-_ledger: dict[str, list[float]] = {}
-_ledger_lock = threading.Lock()
-
-
-def published(directory: str, nbytes: int) -> None:
-    """Count ``nbytes`` this process has just published in ``directory``."""
-    with _ledger_lock:
-        entry = _ledger.get(os.path.abspath(directory))
-        if entry is not None:
-            entry[0] += nbytes
-
-
 def prune_if_due(directory: str, limit: int | None = None,
                  now: float | None = None) -> dict | None:
-    """After a build: :func:`prune` when ``directory`` is due a sweep (none yet
-    in this process, the last one :data:`SWEEP_INTERVAL` seconds ago, or the
-    running total over ``limit``), else None (no file looked at)."""
+    """After a build: :func:`prune` when ``directory`` holds more than ``limit``
+    (measured by name, see the module docstring) or was last measured in full
+    :data:`SWEEP_INTERVAL` seconds ago (or never, in this process); else None."""
     limit = limit_bytes() if limit is None else int(limit)
     now = time.time() if now is None else now
-    with _ledger_lock:
-        entry = _ledger.get(os.path.abspath(directory))
-    if entry is not None and now - entry[1] < SWEEP_INTERVAL and not 0 < limit < entry[0]:
-        return None
-    return prune(directory, limit, now)
+    with _known_lock:
+        swept = _swept.get(os.path.abspath(directory))
+    if swept is None or now - swept >= SWEEP_INTERVAL:
+        return prune(directory, limit, now)
+    if 0 < limit < _measure(directory, full=False):
+        return prune(directory, limit, now)
+    return None

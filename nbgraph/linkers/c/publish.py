@@ -223,7 +223,6 @@ class Publisher:
             os.chmod(meta_tmp, 0o600)
             os.rename(meta_tmp, meta_path)
             os.rename(out, so_path)
-            cache_limit.published(self.directory, len(data) + len(meta))
             return True
         except OSError as exc:
             why = write_problem(exc)

@@ -169,27 +169,37 @@ def test_cli_info_shows_size_and_limit_and_prune_applies_it(private_dir, capsys)
         assert "size limit: none" in capsys.readouterr().out
 
 
-def test_builds_between_sweeps_count_their_bytes_and_sweep_only_when_due(private_dir):
+def test_builds_measure_only_new_names_and_see_other_processes_modules(private_dir,
+                                                                       monkeypatch):
     now = time.time()
     for i in range(4):
         fake_module(private_dir, "k%d" % i, 1000, now - 1000 + i)
     first = cache_limit.prune_if_due(private_dir, limit=10_000, now=now)
     assert first is not None and first["bytes"] == 4000  # a process's first build sweeps
-    fake_module(private_dir, "k4", 1000, now - 500)  # published by this process ...
-    cache_limit.published(private_dir, 1000)
-    # ... and by another one (not counted until the next sweep)
-    fake_module(private_dir, "other", 4000, now - 600)
+    measured = []
+    real = cache_limit._entry_bytes
+
+    def counting(path):
+        measured.append(os.path.basename(path))
+        return real(path)
+    monkeypatch.setattr(cache_limit, "_entry_bytes", counting)
+    fake_module(private_dir, "mine", 1000, now - 500)  # published by this process ...
+    fake_module(private_dir, "other", 4000, now - 600)  # ... and by another one
     assert cache_limit.prune_if_due(private_dir, limit=10_000, now=now + 1) is None
-    # the running total (5000) passes a lower limit: a sweep measures 9000 and evicts
+    assert sorted(measured) == ["mine.meta", "mine.so", "other.meta", "other.so"]
+    measured.clear()
+    # 9000 bytes now: a lower limit makes the next build evict, oldest first
     done = cache_limit.prune_if_due(private_dir, limit=4_900, now=now + 2)
     assert done is not None and done["bytes"] <= 4_900 * cache_limit.LOW_WATER
     assert done["removed"] >= 1 and not os.path.exists(os.path.join(private_dir, "k0.so"))
-    # within the limit, but the interval has passed: measured again
-    fake_module(private_dir, "late", 1000, now)
+    # within the limit: nothing measured again but a temporary; after the interval, all
+    os.mkdir(os.path.join(private_dir, ".build-1-x"))
+    measured.clear()
     assert cache_limit.prune_if_due(private_dir, limit=10_000, now=now + 3) is None
+    assert measured == [".build-1-x"]
     late = cache_limit.prune_if_due(private_dir, limit=10_000,
                                     now=now + 3 + cache_limit.SWEEP_INTERVAL)
-    assert late is not None and late["bytes"] == done["bytes"] + 1000
+    assert late is not None and len(measured) > 1
 
 
 def test_usage_counts_every_file_and_build_directories(private_dir):
