@@ -56,12 +56,12 @@ def get():
         return _state["module"]
 
 
-def get_now(build=True):
+def get_now():
     """The ``_fastcall`` module if it is loaded or published (loaded from disk at
     once), else None; a build it would need is started on a thread
-    (:func:`prefetch`; not with ``build`` False), so a first use does not wait
-    ~0.5 s for it: programs linked meanwhile call kernels through cffi and
-    switch to the extension when it is in (:class:`Upgrade`)."""
+    (:func:`prefetch`), so a first use does not wait ~0.5 s for it: programs
+    linked meanwhile call kernels through cffi and switch to the extension
+    when it is in (:class:`Upgrade`)."""
     module = _state["module"]
     if module is not None or not ENABLED or _state["failed"] is not None:
         return module
@@ -73,7 +73,7 @@ def get_now(build=True):
             _state["failed"] = exc
         finally:
             _lock.release()
-    if build and _state["module"] is None and _state["failed"] is None:
+    if _state["module"] is None and _state["failed"] is None:
         prefetch()
     return _state["module"]
 

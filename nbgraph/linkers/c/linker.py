@@ -99,14 +99,10 @@ class ModulePlan:
         return self._ready(self.cache.lookup(self.source, self.info, self.key))
 
     def build(self):
-        """The module, compiling it if needed; then the C call path's extension
-        starts building on a thread, when it is not there yet (after, not
-        meanwhile: a first result waits for the module and the runtime library,
-        which then have the cores to themselves)."""
-        fastcall.get_now(build=False)  # (loaded from disk if it is there)
-        module = self._ready(self.cache.get(self.source, self.info))
+        """The module, compiling it if needed (the C call path's extension builds
+        meanwhile, when it is not there yet)."""
         fastcall.prefetch()
-        return module
+        return self._ready(self.cache.get(self.source, self.info))
 
     def _ready(self, module):
         if module is not None:
