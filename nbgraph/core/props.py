@@ -7,7 +7,9 @@ alike.  Listing the parameters once in ``__props__`` gives all three.
 
 from __future__ import annotations
 
-from typing import Any
+import operator
+from collections.abc import Callable
+from typing import Any, cast
 
 __all__ = ["PropsMixin"]
 
@@ -25,7 +27,11 @@ class PropsMixin:
     __props__: tuple[str, ...] | None = None
 
     def _props(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__props__ or ())
+        cls = type(self)
+        getter = cls.__dict__.get("_props_getter")
+        if getter is None or getter[0] is not cls.__props__:
+            getter = _make_getter(cls)
+        return getter[1](self)
 
     def _props_dict(self) -> dict[str, Any]:
         """The parameters as a dict (``{}`` for identity-compared classes)."""
@@ -51,3 +57,26 @@ class PropsMixin:
         if not self.__props__:
             return name
         return "%s{%s}" % (name, ", ".join(str(v) for v in self._props()))
+
+
+def _make_getter(cls: type) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """``(props, getter)`` for ``cls``, kept on the class: ``getter(obj)`` is the tuple
+    of ``obj``'s props (an attrgetter: comparing and hashing Ops is frequent)."""
+    names = tuple(getattr(cls, "__props__", None) or ())
+    getter: Callable[[Any], tuple[Any, ...]]
+    if not names:
+        getter = _no_props
+    elif len(names) == 1:
+        one = operator.attrgetter(names[0])
+
+        def getter(obj: Any) -> tuple[Any, ...]:
+            return (one(obj),)
+    else:
+        getter = cast("Callable[[Any], tuple[Any, ...]]", operator.attrgetter(*names))
+    found = (getattr(cls, "__props__", None), getter)
+    type.__setattr__(cls, "_props_getter", found)
+    return found
+
+
+def _no_props(obj: Any) -> tuple[Any, ...]:
+    return ()

@@ -180,14 +180,15 @@ def function(inputs: Sequence[Variable | In],
     _check_constants(inputs)
     _check_unused(inputs, computed, on_unused_input)
     shared_inputs = _shared_inputs(computed, update_pairs)
-    fgraph = FunctionGraph(inputs + shared_inputs, computed, clone=True, name=name)
     linker_name = resolve_linker(linker)
     # a graph compiled before, in any process: its rewritten form from the disk
-    key, found = function_cache.lookup(fgraph, rewrite, linker_name, name)
+    key, found = function_cache.lookup(inputs + shared_inputs, computed, rewrite,
+                                       linker_name, name)
     saved = entry = None
     if found is not None:
         fgraph, saved = found
     else:
+        fgraph = FunctionGraph(inputs + shared_inputs, computed, clone=True, name=name)
         start = time.process_time()
         with progress.task("rewriting %s" % (name or "the graph")):  # a line past ~1 s
             _rewrite(fgraph, rewrite, linker_name)

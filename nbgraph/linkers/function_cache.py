@@ -40,6 +40,7 @@ import sys
 from typing import Any
 
 from nbgraph.config import config
+from nbgraph.core.graph import io_toposort
 from nbgraph.core.nodes import Constant, Variable
 from nbgraph.core.props import PropsMixin
 
@@ -163,18 +164,19 @@ class _Digest:
         self.value(var.tag.__dict__)
 
 
-def graph_key(fgraph, options: dict) -> str | None:
-    """The cache key of ``fgraph`` (not yet rewritten) compiled with ``options``,
-    or None when the graph holds something the digest cannot describe."""
+def graph_key(inputs, outputs, options: dict) -> str | None:
+    """The cache key of the graph from ``inputs`` to ``outputs`` (not yet rewritten)
+    compiled with ``options``, or None when the graph holds something the digest
+    cannot describe."""
     d = _Digest()
     index: dict[Variable, int] = {}
     try:
         d.parts += [_static_text(), repr(sorted(config.as_dict().items())),
                     repr(sorted(options.items())), _registry_text()]
-        for i, var in enumerate(fgraph.inputs):
+        for i, var in enumerate(inputs):
             index[var] = len(index)
             d.variable(var, "in%d" % i)
-        for node in fgraph.toposort():
+        for node in io_toposort(inputs, outputs):
             op = node.op
             if not _ours(type(op)) or op.__props__ is None:
                 raise Uncacheable("the Op %s" % (op,))
@@ -194,7 +196,7 @@ def graph_key(fgraph, options: dict) -> str | None:
                 index[out] = len(index)
                 d.variable(out, "out")
         outs = []
-        for var in fgraph.outputs:
+        for var in outputs:
             if var not in index:  # an output that is a constant
                 index[var] = len(index)
                 d.variable(var, "const")
@@ -304,16 +306,17 @@ class Entry:
         STATS["stored"] += 1
 
 
-def lookup(fgraph, rewrite: Any, linker: str, name: str | None):
-    """``(key, found)`` for function(): ``key`` is None when the graph is not cached
-    (another linker, a rewriter object, an undescribable graph, :data:`ENABLED`
-    off); ``found`` is :func:`load`'s result or None."""
+def lookup(inputs, outputs, rewrite: Any, linker: str, name: str | None):
+    """``(key, found)`` for function(), given the caller's graph (not cloned):
+    ``key`` is None when the graph is not cached (another linker, a rewriter
+    object, an undescribable graph, :data:`ENABLED` off); ``found`` is
+    :func:`load`'s result or None."""
     if not ENABLED or linker not in ("c", "cvm") or rewrite not in ("fast", "exact", None):
         return None, None
-    key = graph_key(fgraph, {"rewrite": rewrite, "linker": linker, "name": name})
+    key = graph_key(inputs, outputs, {"rewrite": rewrite, "linker": linker, "name": name})
     if key is None:
         return None, None
-    found = load(key, fgraph)
+    found = load(key, inputs, name)
     if found is _OWN:
         return None, None  # stored by this process: kept as it is for the next ones
     return key, found
@@ -322,8 +325,8 @@ def lookup(fgraph, rewrite: Any, linker: str, name: str | None):
 _OWN = (None, None)
 
 
-def load(key: str, fgraph):
-    """``(rewritten FunctionGraph over fgraph's inputs, linker hint)`` stored under
+def load(key: str, inputs, name: str | None = None):
+    """``(rewritten FunctionGraph over clones of inputs, linker hint)`` stored under
     ``key``, or None."""
     from nbgraph.core.fgraph import FunctionGraph
 
@@ -348,14 +351,15 @@ def load(key: str, fgraph):
             return _OWN
         if fmt != FORMAT or stored_key != key or not _unchanged(files):
             raise ValueError("stale")
-        outputs, history, order = _unpickle(graph, fgraph.inputs)
-        new = FunctionGraph(fgraph.inputs, outputs, clone=False, name=fgraph.name)
+        clones = [var.clone() for var in inputs]
+        outputs, history, order = _unpickle(graph, clones)
+        new = FunctionGraph(clones, outputs, clone=False, name=name)
         if new.toposort() != order:
             raise ValueError("another order")
     except Exception:  # damaged, foreign or stale: compiled again and replaced
         STATS["rejected"] += 1
         return None
-    new.equiv = fgraph.equiv
+    new.equiv = dict(zip(inputs, clones, strict=True))
     new.history = history
     STATS["hits"] += 1
     saved = None
