@@ -29,6 +29,7 @@ False to turn the cache off.
 
 from __future__ import annotations
 
+import atexit
 import copyreg
 import gc
 import hashlib
@@ -44,7 +45,7 @@ from nbgraph.core.graph import io_toposort
 from nbgraph.core.nodes import Constant, Variable
 from nbgraph.core.props import PropsMixin
 
-__all__ = ["ENABLED", "FORMAT", "graph_key", "lookup", "load", "Entry", "STATS"]
+__all__ = ["ENABLED", "FORMAT", "graph_key", "lookup", "load", "flush", "Entry", "STATS"]
 
 #: False: every function() rewrites and generates its C code again.
 ENABLED = True
@@ -301,9 +302,36 @@ class Entry:
             return
         record = pickle.dumps((FORMAT, self.key, os.getpid(), _loaded_files(), hint, self.data),
                               protocol=5)
-        if not _write(cache.directory, _path(cache, self.key), _MAGIC + record):
-            return  # a full or read-only disk: the entry only saves time
-        STATS["stored"] += 1
+        _PENDING.append((cache.directory, _path(cache, self.key), _MAGIC + record))
+        if not DEFER_WRITES or len(_PENDING) > _MAX_PENDING:
+            flush()
+        elif not _AT_EXIT:
+            _AT_EXIT.append(atexit.register(flush))
+
+
+#: True: entries are written when the process exits (or when 64 are waiting, or
+#: at :func:`flush`): the entries are for the next processes, and writing them
+#: would slow the compiles of this one.
+DEFER_WRITES = True
+
+_MAX_PENDING = 64
+_PENDING: list[tuple[str, str, bytes]] = []
+_AT_EXIT: list[Any] = []
+_PID = os.getpid()
+
+
+def flush() -> int:
+    """Write the entries waiting to be written; returns how many were written."""
+    pending = list(_PENDING)
+    del _PENDING[:len(pending)]
+    if os.getpid() != _PID:  # a forked child: the parent writes its own entries
+        return 0
+    written = 0
+    for directory, path, data in pending:
+        if _write(directory, path, data):  # (a full or read-only disk: only time is lost)
+            written += 1
+    STATS["stored"] += written
+    return written
 
 
 def lookup(inputs, outputs, rewrite: Any, linker: str, name: str | None):

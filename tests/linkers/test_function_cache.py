@@ -26,9 +26,11 @@ def cache(tmp_path, monkeypatch):
     from nbgraph.config import config
 
     path = tmp_path / "cache"
+    fc.flush()  # the entries other tests' functions left waiting
     with config.change(cache_dir=path):
         monkeypatch.setattr(fc, "SAME_PROCESS", True)
         monkeypatch.setattr(fc, "STORE_MIN_SECONDS", 0.0)
+        monkeypatch.setattr(fc, "DEFER_WRITES", False)
         for k in fc.STATS:
             monkeypatch.setitem(fc.STATS, k, 0)
         yield path
@@ -193,6 +195,15 @@ def test_the_py_linker_and_rewriter_objects_are_not_cached(cache):
     assert not _entries(cache) and sum(fc.STATS.values()) == 0
 
 
+def test_writes_wait_for_exit_or_flush(cache, monkeypatch):
+    monkeypatch.setattr(fc, "DEFER_WRITES", True)
+    _logreg()
+    assert not _entries(cache) and fc.STATS["stored"] == 0
+    assert fc.flush() == 1 and len(_entries(cache)) == 1
+    _logreg()
+    assert fc.STATS["hits"] == 1
+
+
 def test_disabled(cache, monkeypatch):
     monkeypatch.setattr(fc, "ENABLED", False)
     _logreg()
@@ -213,7 +224,8 @@ def test_a_fresh_process_uses_the_entry(tmp_path):
     outs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                            text=True, check=True, cwd=root).stdout.split(" ", 2)
             for _ in range(2)]
-    assert outs[0][:2] == ["0", "1"] and outs[1][:2] == ["1", "0"]
+    # (the first process writes its entry when it exits)
+    assert outs[0][:2] == ["0", "0"] and outs[1][:2] == ["1", "0"]
     assert outs[0][2] == outs[1][2]
 
 
