@@ -45,7 +45,8 @@ from nbgraph.core.graph import io_toposort
 from nbgraph.core.nodes import Constant, Variable
 from nbgraph.core.props import PropsMixin
 
-__all__ = ["ENABLED", "FORMAT", "graph_key", "lookup", "load", "flush", "Entry", "STATS"]
+__all__ = ["ENABLED", "FORMAT", "graph_key", "graph_keys", "lookup", "load", "flush", "Entry",
+           "STATS"]
 
 #: False: every function() rewrites and generates its C code again.
 ENABLED = True
@@ -169,7 +170,14 @@ def graph_key(inputs, outputs, options: dict) -> str | None:
     """The cache key of the graph from ``inputs`` to ``outputs`` (not yet rewritten)
     compiled with ``options``, or None when the graph holds something the digest
     cannot describe."""
-    d = _Digest()
+    keys = graph_keys(inputs, outputs, options)
+    return None if keys is None else keys[0]
+
+
+def graph_keys(inputs, outputs, options: dict) -> tuple[str, str] | None:
+    """``(key, structure)``: :func:`graph_key`, and the same without the constants'
+    values (the graph's structure), or None."""
+    d, values = _Digest(), _Digest()
     index: dict[Variable, int] = {}
     try:
         d.parts += [_static_text(), repr(sorted(config.as_dict().items())),
@@ -190,7 +198,7 @@ def graph_key(inputs, outputs, options: dict) -> str | None:
                         raise Uncacheable("a root that is not an input")
                     k = index[var] = len(index)
                     d.variable(var, "const")
-                    d.value(var.data)
+                    values.value(var.data)
                 ins.append(k)
             d.value(ins)
             for out in node.outputs:
@@ -201,13 +209,16 @@ def graph_key(inputs, outputs, options: dict) -> str | None:
             if var not in index:  # an output that is a constant
                 index[var] = len(index)
                 d.variable(var, "const")
-                d.value(var.data)
+                values.value(var.data)
             outs.append(index[var])
         d.value(outs)
     except Uncacheable:
         STATS["refused"] += 1
         return None
-    return hashlib.sha256("\n".join(d.parts).encode()).hexdigest()[:40]
+    h = hashlib.sha256("\n".join(d.parts).encode())
+    structure = h.hexdigest()[:40]
+    h.update(("\n" + "\n".join(values.parts)).encode())
+    return h.hexdigest()[:40], structure
 
 
 _STATIC: list[str] = []
@@ -341,9 +352,17 @@ def lookup(inputs, outputs, rewrite: Any, linker: str, name: str | None):
     :func:`load`'s result or None."""
     if not ENABLED or linker not in ("c", "cvm") or rewrite not in ("fast", "exact", None):
         return None, None
-    key = graph_key(inputs, outputs, {"rewrite": rewrite, "linker": linker, "name": name})
-    if key is None:
+    keys = graph_keys(inputs, outputs, {"rewrite": rewrite, "linker": linker, "name": name})
+    if keys is None:
         return None, None
+    key, structure = keys
+    if structure in _SEEN:
+        # this process compiled this structure already, with other constants (a
+        # cell run again with a new value): not looked up, not stored again
+        return None, None
+    if len(_SEEN) >= _MEMO_SIZE:
+        _SEEN.clear()
+    _SEEN.add(structure)
     found = load(key, inputs, name)
     if found is _OWN:
         return None, None  # stored by this process: kept as it is for the next ones
@@ -351,6 +370,9 @@ def lookup(inputs, outputs, rewrite: Any, linker: str, name: str | None):
 
 
 _OWN = (None, None)
+
+#: The structures (graph_keys()[1]) this process compiled.
+_SEEN: set[str] = set()
 
 
 def load(key: str, inputs, name: str | None = None):

@@ -20,6 +20,13 @@ from nbgraph.tensor.type import TensorType
 pytestmark = pytest.mark.needs_cc
 
 
+class _Forgetful(set):
+    """A process that forgets the structures it compiled (as a new process would)."""
+
+    def add(self, item):
+        pass
+
+
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
     """A private cache directory; entries of this process are used (as by the next one)."""
@@ -31,6 +38,7 @@ def cache(tmp_path, monkeypatch):
         monkeypatch.setattr(fc, "SAME_PROCESS", True)
         monkeypatch.setattr(fc, "STORE_MIN_SECONDS", 0.0)
         monkeypatch.setattr(fc, "DEFER_WRITES", False)
+        monkeypatch.setattr(fc, "_SEEN", _Forgetful())
         for k in fc.STATS:
             monkeypatch.setitem(fc.STATS, k, 0)
         yield path
@@ -202,6 +210,14 @@ def test_writes_wait_for_exit_or_flush(cache, monkeypatch):
     assert fc.flush() == 1 and len(_entries(cache)) == 1
     _logreg()
     assert fc.STATS["hits"] == 1
+
+
+def test_a_structure_compiled_again_with_new_constants_is_not_looked_up(cache, monkeypatch):
+    monkeypatch.setattr(fc, "_SEEN", set())
+    for c in (0.5, 0.75, 0.5):
+        x = nt.dvector("x")
+        ng.function([x], nt.exp(x) * c + 1.0, linker="c")
+    assert fc.STATS["stored"] == 1 and fc.STATS["misses"] == 1 and fc.STATS["hits"] == 0
 
 
 def test_disabled(cache, monkeypatch):
