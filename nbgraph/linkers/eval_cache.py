@@ -16,6 +16,7 @@ import threading
 from collections import OrderedDict
 
 from nbgraph.core.graph import Constant, Variable, graph_inputs, graph_version, toposort
+from nbgraph.linkers import function_cache
 from nbgraph.linkers.function import function, resolve_linker
 
 __all__ = ["evaluate", "structural_key", "clear_cache", "cache_stats", "MAX_ENTRIES"]
@@ -133,7 +134,8 @@ def evaluate(variable, inputs_to_values=None, linker=None):
             _shared_functions.move_to_end(skey)
             _stats["shared_hits"] += 1
     if fn is None:
-        fn = function(inputs, variable, linker=linker)  # outside the lock: may take long
+        with function_cache.skipped():  # (eval's many small graphs: not kept on disk)
+            fn = function(inputs, variable, linker=linker)  # outside the lock: may take long
         with _lock:
             _stats["compiles"] += 1
             fn = _shared_functions.setdefault(skey, fn)  # another thread's, if it won

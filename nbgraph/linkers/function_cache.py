@@ -16,6 +16,14 @@ module by key instead of generating its source: the Function is the one the
 rewrites would have made (same nodes, same creation sites in errors, same
 updates and copies).
 
+Entries are for the *next* processes: the storing process never uses its own
+(a module-level switch it flips meanwhile, which no key sees, still takes
+effect); they are written when it exits (:func:`flush`, or when 64 wait); a
+graph whose rewrites took under :data:`STORE_MIN_SECONDS`, a structure this
+process already compiled with other constants (a cell run again with a new
+value: only the digest is paid) and ``Variable.eval``'s graphs
+(:func:`skipped`) are not stored.
+
 An entry is used only when every file it lists is unchanged (size and mtime)
 and it unpickles into a graph over the caller's inputs with the order it was
 saved with; anything else (a damaged or foreign file, an Op or a value the
@@ -30,6 +38,7 @@ False to turn the cache off.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import copyreg
 import gc
 import hashlib
@@ -38,6 +47,8 @@ import itertools
 import os
 import pickle
 import sys
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from nbgraph.config import config
@@ -87,17 +98,14 @@ def _ours(cls: type) -> bool:
     return found
 
 
-#: Encodings of Ops and Types already described: id -> (object, text); the
-#: object is kept so that its id is not reused meanwhile.
-_MEMO: dict[int, tuple[Any, str]] = {}
-_MEMO_SIZE = 4096
-
-
 class _Digest:
     """Text describing a graph exactly, built once per function() call."""
 
-    def __init__(self) -> None:
+    def __init__(self, memo: dict[int, str] | None = None) -> None:
         self.parts: list[str] = []
+        # Ops and Types already described in this graph (id -> text): the graph
+        # holds them, so their ids stay theirs while the digest is built
+        self.memo: dict[int, str] = {} if memo is None else memo
 
     def value(self, v: Any) -> None:
         parts = self.parts
@@ -125,19 +133,16 @@ class _Digest:
             self.numpy_value(v)
 
     def props_text(self, v: PropsMixin) -> str:
-        found = _MEMO.get(id(v))
-        if found is not None and found[0] is v:
-            return found[1]
-        sub = _Digest()
+        found = self.memo.get(id(v))
+        if found is not None:
+            return found
+        sub = _Digest(self.memo)
         t = type(v)
         sub.parts.append("%s.%s{" % (t.__module__, t.__qualname__))
         for item in v._props():
             sub.value(item)
         sub.parts.append("}")
-        text = " ".join(sub.parts)
-        if len(_MEMO) >= _MEMO_SIZE:
-            _MEMO.clear()
-        _MEMO[id(v)] = (v, text)
+        text = self.memo[id(v)] = " ".join(sub.parts)
         return text
 
     def numpy_value(self, v: Any) -> None:
@@ -177,7 +182,8 @@ def graph_key(inputs, outputs, options: dict) -> str | None:
 def graph_keys(inputs, outputs, options: dict) -> tuple[str, str] | None:
     """``(key, structure)``: :func:`graph_key`, and the same without the constants'
     values (the graph's structure), or None."""
-    d, values = _Digest(), _Digest()
+    d = _Digest()
+    values = _Digest(d.memo)
     index: dict[Variable, int] = {}
     try:
         d.parts += [_static_text(), repr(sorted(config.as_dict().items())),
@@ -314,7 +320,8 @@ class Entry:
         record = pickle.dumps((FORMAT, self.key, os.getpid(), _loaded_files(), hint, self.data),
                               protocol=5)
         _PENDING.append((cache.directory, _path(cache, self.key), _MAGIC + record))
-        if not DEFER_WRITES or len(_PENDING) > _MAX_PENDING:
+        if not DEFER_WRITES or len(_PENDING) > _MAX_PENDING \
+                or sum(len(p[2]) for p in _PENDING) > _MAX_PENDING_BYTES:
             flush()
         elif not _AT_EXIT:
             _AT_EXIT.append(atexit.register(flush))
@@ -326,6 +333,7 @@ class Entry:
 DEFER_WRITES = True
 
 _MAX_PENDING = 64
+_MAX_PENDING_BYTES = 1 << 20
 _PENDING: list[tuple[str, str, bytes]] = []
 _AT_EXIT: list[Any] = []
 _PID = os.getpid()
@@ -350,7 +358,8 @@ def lookup(inputs, outputs, rewrite: Any, linker: str, name: str | None):
     ``key`` is None when the graph is not cached (another linker, a rewriter
     object, an undescribable graph, :data:`ENABLED` off); ``found`` is
     :func:`load`'s result or None."""
-    if not ENABLED or linker not in ("c", "cvm") or rewrite not in ("fast", "exact", None):
+    if not ENABLED or linker not in ("c", "cvm") or rewrite not in ("fast", "exact", None) \
+            or getattr(_SKIPPED, "on", False):
         return None, None
     keys = graph_keys(inputs, outputs, {"rewrite": rewrite, "linker": linker, "name": name})
     if keys is None:
@@ -360,7 +369,7 @@ def lookup(inputs, outputs, rewrite: Any, linker: str, name: str | None):
         # this process compiled this structure already, with other constants (a
         # cell run again with a new value): not looked up, not stored again
         return None, None
-    if len(_SEEN) >= _MEMO_SIZE:
+    if len(_SEEN) >= 4096:
         _SEEN.clear()
     _SEEN.add(structure)
     found = load(key, inputs, name)
@@ -370,6 +379,21 @@ def lookup(inputs, outputs, rewrite: Any, linker: str, name: str | None):
 
 
 _OWN = (None, None)
+
+_SKIPPED = threading.local()
+
+
+@contextlib.contextmanager
+def skipped() -> Iterator[None]:
+    """Compiles in this block (this thread) neither use nor store entries (eval's:
+    many small graphs, whose entries would only cost memory until the exit)."""
+    before = getattr(_SKIPPED, "on", False)
+    _SKIPPED.on = True
+    try:
+        yield
+    finally:
+        _SKIPPED.on = before
+
 
 #: The structures (graph_keys()[1]) this process compiled.
 _SEEN: set[str] = set()
