@@ -100,9 +100,16 @@ class ModulePlan:
 
     def build(self):
         """The module, compiling it if needed (the C call path's extension builds
-        meanwhile, when it is not there yet)."""
-        fastcall.prefetch()
-        return self._ready(self.cache.get(self.source, self.info))
+        meanwhile, when it is not there yet; on a first use, where the runtime
+        library compiles too, only after the module: a first result waits for
+        the module and the runtime, not for the extension)."""
+        first_use = threads.must_build(self.cache, self.info)
+        if not first_use:
+            fastcall.prefetch()
+        module = self._ready(self.cache.get(self.source, self.info))
+        if first_use:
+            fastcall.prefetch()
+        return module
 
     def _ready(self, module):
         if module is not None:

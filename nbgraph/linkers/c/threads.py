@@ -39,7 +39,8 @@ import warnings
 from nbgraph.linkers.c.build_threads import forget_thread_in_child
 
 __all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_threads",
-           "get_num_threads", "set_num_threads", "runtime_table", "standalone", "prefetch"]
+           "get_num_threads", "set_num_threads", "runtime_table", "standalone", "prefetch",
+           "must_build"]
 
 #: Version of the table layout (``nbg_runtime`` in ``csrc/common.h``).
 RUNTIME_VERSION = 4
@@ -155,6 +156,15 @@ def _prefetch(cache, info):
 
 
 forget_thread_in_child(globals(), "prefetch")  # a forked child has no such thread
+
+
+def must_build(cache, info):
+    """True when this process's runtime library is neither loaded nor on disk in
+    ``cache`` (a first use on this machine: it is being built, or will be)."""
+    if _state["table"] is not None or _state["failed"]:
+        return False
+    key = "runtime-" + cache.module_key(runtime_source() + "\0" + " ".join(RUNTIME_FLAGS), info)
+    return not os.path.exists(os.path.join(cache.directory, key + ".so"))
 
 
 def runtime_table(cache, info):
