@@ -63,11 +63,38 @@ def c_source(package: str, name: str) -> str:
 
 
 def c_template(package: str, name: str, **keys: object) -> str:
-    """:func:`c_source` with its ``${key}`` placeholders filled (``string.Template``:
-    a missing key raises KeyError, ``$$`` is a literal dollar)."""
-    from string import Template
+    """:func:`c_source` with its ``${key}`` placeholders filled (``string.Template``'s
+    rules: ``$key`` and ``${key}``, a missing key raises KeyError, ``$$`` is a
+    literal dollar, any other ``$`` raises ValueError)."""
+    return _substitute(c_source(package, name), keys)
 
-    return Template(c_source(package, name)).substitute(keys)
+
+_PLACEHOLDER: list[Any] = []
+
+
+def _substitute(text: str, keys: dict[str, object]) -> str:
+    """``string.Template(text).substitute(keys)``, without importing ``string`` (whose
+    Template class compiles its pattern on import: milliseconds of a fresh process's
+    first compile)."""
+    if not _PLACEHOLDER:
+        import re
+
+        _PLACEHOLDER.append(re.compile(
+            r"\$(?:(?P<escaped>\$)|(?P<named>(?a:[_a-z][_a-z0-9]*))"
+            r"|{(?P<braced>(?a:[_a-z][_a-z0-9]*))}|(?P<invalid>))", re.IGNORECASE))
+
+    def fill(match: Any) -> str:
+        named = match.group("named") or match.group("braced")
+        if named is not None:
+            return str(keys[named])
+        if match.group("escaped") is not None:
+            return "$"
+        end = match.start("invalid")  # just after the "$"
+        lines = text[:end].splitlines(keepends=True)
+        column = end - len("".join(lines[:-1])) if lines else 1
+        raise ValueError("Invalid placeholder in string: line %d, col %d"
+                         % (len(lines) or 1, column))
+    return str(_PLACEHOLDER[0].sub(fill, text))
 
 
 class OutputRule:
