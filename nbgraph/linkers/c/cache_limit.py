@@ -24,6 +24,9 @@ session grows the cache for ever.  The rules:
   that has the library loaded keeps it (Linux keeps an unlinked mapping
   alive); one that is just checking it finds it gone or without its sidecar,
   treats it as missing and rebuilds;
+* the function cache's records (``function-<key>.rec``, see
+  :mod:`nbgraph.linkers.function_cache`) are evicted like modules, by the
+  latest of their access and modification times (a record is one file);
 * the thread-pool runtime, the call-path extension and probe records are
   small and always kept; so is a module younger than :data:`MIN_AGE` seconds
   (another process may have just published it to use it);
@@ -63,6 +66,7 @@ SWEEP_INTERVAL = 60.0
 
 #: Files that are never evicted (small, shared by every module).
 _KEPT_PREFIXES = ("runtime-", "nbg-fastcall-", "probe-")
+_RECORD_PREFIX, _RECORD_SUFFIX = "function-", ".rec"  # nbgraph.linkers.function_cache
 
 
 def mark_used(meta_path: str) -> None:
@@ -102,30 +106,51 @@ def _tree_bytes(directory: str) -> int:
 
 
 def _modules(directory: str) -> list[tuple[float, str, int]]:
-    """[(last use, key, bytes of library + sidecar)] of the evictable modules."""
+    """[(last use, key, bytes)] of the evictable entries: modules (library and
+    sidecar) and function records (the key is then the record's file name)."""
     out = []
     try:
         names = os.listdir(directory)
     except OSError:
         return out
     for name in names:
-        if not name.endswith(".so") or name.startswith((".",) + _KEPT_PREFIXES):
+        if name.startswith(_RECORD_PREFIX) and name.endswith(_RECORD_SUFFIX):
+            entry = _record_entry(directory, name)
+        elif name.endswith(".so") and not name.startswith((".",) + _KEPT_PREFIXES):
+            entry = _module_entry(directory, name[:-3])
+        else:
             continue
-        key = name[:-3]
-        so = os.path.join(directory, name)
-        meta = os.path.join(directory, key + ".meta")
-        try:
-            so_st = os.lstat(so)
-        except OSError:
-            continue
-        try:
-            meta_st = os.lstat(meta)
-            used = max(meta_st.st_atime, meta_st.st_mtime, so_st.st_mtime)
-            meta_size = meta_st.st_size
-        except OSError:
-            used, meta_size = so_st.st_mtime, 0
-        out.append((used, key, so_st.st_size + meta_size))
+        if entry is not None:
+            out.append(entry)
     return out
+
+
+def _module_entry(directory, key):
+    try:
+        so_st = os.lstat(os.path.join(directory, key + ".so"))
+    except OSError:
+        return None
+    try:
+        meta_st = os.lstat(os.path.join(directory, key + ".meta"))
+    except OSError:
+        return so_st.st_mtime, key, so_st.st_size
+    return (max(meta_st.st_atime, meta_st.st_mtime, so_st.st_mtime), key,
+            so_st.st_size + meta_st.st_size)
+
+
+def _record_entry(directory, name):
+    try:
+        st = os.lstat(os.path.join(directory, name))
+    except OSError:
+        return None
+    return max(st.st_atime, st.st_mtime), name, st.st_size
+
+
+def _entry_files(key):
+    """The files of an evictable entry, the library before its sidecar."""
+    if key.startswith(_RECORD_PREFIX) and key.endswith(_RECORD_SUFFIX):
+        return (key,)
+    return (key + ".so", key + ".meta")
 
 
 def usage(directory: str) -> int:
@@ -258,9 +283,9 @@ def _sweep(directory, limit, now):
                 continue
             # the library first: a reader then finds no library, or one without
             # its sidecar (treated as missing); never a partial file
-            for suffix in (".so", ".meta"):
+            for name in _entry_files(key):
                 try:
-                    os.unlink(os.path.join(directory, key + suffix))
+                    os.unlink(os.path.join(directory, name))
                 except FileNotFoundError:
                     pass
                 except OSError:

@@ -212,3 +212,17 @@ def test_usage_counts_every_file_and_build_directories(private_dir):
     assert cache_limit.usage(private_dir) == 1300 + os.lstat(
         os.path.join(private_dir, "dangling")).st_size
     assert cache_limit.usage(os.path.join(private_dir, "missing")) == 0
+
+
+def test_function_records_are_evicted_like_modules_oldest_first(private_dir):
+    now = time.time()
+    fake_module(private_dir, "k0", 1000, now - 900)
+    for i, age in enumerate((1000, 100)):  # record f0 older than k0, f1 newer
+        path = os.path.join(private_dir, "function-f%d.rec" % i)
+        with open(path, "wb") as f:
+            f.write(b"\0" * 1000)
+        os.utime(path, (now - age, now - age))
+    done = cache_limit.prune(private_dir, limit=2500, now=now)
+    # 3000 bytes held, at most 2250 after: the oldest entry (record f0) goes
+    assert done["removed"] == 1 and done["freed"] == 1000
+    assert sorted(os.listdir(private_dir)) == ["function-f1.rec", "k0.meta", "k0.so"]
