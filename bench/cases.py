@@ -254,10 +254,20 @@ def mlp_cold_process(linker):
     return run, None, None
 
 
-def import_time(linker):
-    code = "import time; t = time.perf_counter(); import nbgraph; print(time.perf_counter() - t)"
-
+def _import_case(module):
+    code = ("import time; t = time.perf_counter(); import %s; print(time.perf_counter() - t)"
+            % module)
     return (lambda: seconds_printed(code)), None, None
+
+
+def import_time(linker):
+    """``import nbgraph`` alone (NumPy is not imported until a Function is made)."""
+    return _import_case("nbgraph")
+
+
+def import_tensor_time(linker):
+    """What every program imports: ``nbgraph.tensor`` (NumPy included)."""
+    return _import_case("nbgraph.tensor")
 
 
 def warm_cache_process(linker):
@@ -320,6 +330,8 @@ CASES = [
          peer=peers.warm_cache_process, target=15 * _MS),
     Case("import nbgraph (fresh process)", import_time, self_timed=True, peer=peers.import_time,
          target=100 * _MS),
+    Case("import nbgraph.tensor (fresh process)", import_tensor_time, self_timed=True,
+         peer=peers.import_tensor_time, target=100 * _MS),
     Case("LeNet 28x28, one SGD step, batch 64, float32", lenet_setup, number=3, repeat=3,
          jax=lenet_jax, target="jax"),
     Case("ifelse(a < b, mean(x), mean(y)), 1000x1000", ifelse_mean, number=20, target=1.2,

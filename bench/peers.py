@@ -145,8 +145,16 @@ def warm_cache_process():
     return lambda: seconds_printed(timed)
 
 
-def import_time():
-    code = "import time; t = time.perf_counter(); import pytensor; print(time.perf_counter() - t)"
+def _import_case(module):
+    code = ("import time; t = time.perf_counter(); import %s; print(time.perf_counter() - t)"
+            % module)
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
-
     return lambda: seconds_printed(code)
+
+
+def import_time():
+    return _import_case("pytensor")
+
+
+def import_tensor_time():
+    return _import_case("pytensor.tensor")
