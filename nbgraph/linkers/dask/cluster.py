@@ -1,8 +1,12 @@
 """A ``distributed.LocalCluster`` set up for nbgraph's chunk kernels."""
 
 import logging
+import warnings
 
 __all__ = ["local_cluster"]
+
+#: distributed's hint that creating its scratch directories took over a second
+_SLOW_SCRATCH = "Creating scratch directories is taking a surprisingly long time"
 
 
 def local_cluster(n_workers: int = 2, memory_limit="1GB", threads_per_worker: int = 1,
@@ -24,8 +28,13 @@ def local_cluster(n_workers: int = 2, memory_limit="1GB", threads_per_worker: in
     env.setdefault("NBGRAPH_NUM_THREADS", "1")
     kwargs.setdefault("dashboard_address", None)
     kwargs.setdefault("silence_logs", logging.ERROR)  # no spill/shutdown chatter in cells
-    # worker processes take the configuration in force when their nannies start
-    with dask.config.set({"distributed.worker.profile.enabled": bool(profile)}):
+    # worker processes take the configuration in force when their nannies start;
+    # on a loaded machine the scheduler's scratch directory (shared with other
+    # clusters, whose stale entries it purges) can take over 1 s to set up, and
+    # distributed then prints a performance hint as a UserWarning into the cell
+    with dask.config.set({"distributed.worker.profile.enabled": bool(profile)}), \
+            warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_SLOW_SCRATCH, category=UserWarning)
         return LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
                             memory_limit=memory_limit, processes=processes,
                             host="127.0.0.1", env=env, **kwargs)

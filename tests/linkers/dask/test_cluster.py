@@ -59,3 +59,20 @@ def test_updates_on_the_cluster_are_written_after_one_compute(client):
         np.testing.assert_allclose(c, (resid ** 2).sum(), rtol=1e-12)
         w_ref = w_ref - 0.01 * 2 * X.T @ resid
     np.testing.assert_allclose(w.get_value(), w_ref, rtol=1e-12)
+
+
+def test_a_slow_scratch_directory_hint_does_not_reach_the_notebook_cell(monkeypatch, recwarn):
+    import contextlib
+    import warnings
+
+    import distributed.core
+
+    @contextlib.contextmanager
+    def always_slow(duration, msg):  # as if creating the directory took 2 s
+        yield
+        warnings.warn(msg.format(duration=2.0), stacklevel=2)
+
+    monkeypatch.setattr(distributed.core, "warn_on_duration", always_slow)
+    with local_cluster(n_workers=1, memory_limit="500MB") as cluster:
+        assert len(cluster.workers) == 1
+    assert not [w for w in recwarn if "scratch directories" in str(w.message)]
