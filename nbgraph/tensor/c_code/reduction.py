@@ -91,40 +91,10 @@ def reduction_loop(nd, axis, inputs, output, kind, acc_dtype, element, what, sub
     :mod:`~nbgraph.tensor.c_code.parallel_reduce`).
     """
     act = _C_TYPES[acc_dtype]
-    kept = [d for d in range(nd) if d not in axis]
     arrays = [(k, x) for k, x in enumerate(inputs) if not x.scalar]
-    scalars = [x for x in inputs if x.scalar and x.literal is None]
     L = ["{", "int64_t nbg_nout = 1, nbg_nred = 1;", "char nbg_b1[200];", "(void)nbg_b1;"]
     if nd:
-        L.append("int64_t nbg_full[%d];" % nd)
-        if arrays:
-            L.append("const int64_t *const nbg_idims[%d] = {%s};" % (
-                len(arrays), ", ".join("%s_dims" % x.cname for _, x in arrays)))
-            L.append("if (NBG_UNLIKELY(nbg_broadcast_shape(%d, %d, nbg_idims, nbg_full, nbg_err, "
-                     "\"%s\"))) goto nbg_fail;" % (nd, len(arrays), what))
-        else:
-            L.append("{ int nbg_d; for (nbg_d = 0; nbg_d < %d; nbg_d++) nbg_full[nbg_d] = 1; }"
-                     % nd)
-        if scalars:
-            L.append("const int64_t *const nbg_sdims[%d] = {%s};" % (
-                len(scalars), ", ".join("%s_dims" % x.cname for x in scalars)))
-            L.append("if (NBG_UNLIKELY(nbg_check_ones(%d, %d, nbg_sdims, nbg_err, \"%s\"))) "
-                     "goto nbg_fail;" % (nd, len(scalars), what))
-        for j, d in enumerate(kept):
-            L.append("if (%s_dims[%d] != nbg_full[%d]) { nbg_errorf(nbg_err, \"%%s: the output "
-                     "has size %%lld in dimension %d, expected %%lld\", \"%s\", (long long)"
-                     "%s_dims[%d], (long long)nbg_full[%d]); goto nbg_fail; }" % (
-                         output, j, d, j, what, output, j, d))
-        for d in range(nd):
-            L.append("%s *= nbg_full[%d];" % ("nbg_nred" if d in axis else "nbg_nout", d))
-        if kind in ("max", "min"):
-            L.append("if (nbg_nred == 0) { nbg_errorf(nbg_err, \"%%s of an empty array (shape "
-                     "%%s) has no value: zero-size reduction with no identity\", \"%s\", "
-                     "nbg_shape_text(nbg_b1, 200, %d, nbg_full)); goto nbg_fail; }" % (what, nd))
-        if kept:
-            L.append("if (!nbg_contiguous(%d, %s_dims, %s_strides, sizeof(%s))) { nbg_errorf("
-                     "nbg_err, \"%%s: the output must be C-contiguous\", \"%s\"); "
-                     "goto nbg_fail; }" % (len(kept), output, output, act, what))
+        L += _shape_checks(nd, axis, inputs, arrays, output, kind, act, what)
     L.append("{ int64_t nbg_j; for (nbg_j = 0; nbg_j < nbg_nout; nbg_j++) %s[nbg_j] = %s; }"
              % (output, _identity(kind, acc_dtype)))
     scalar_names = {}
@@ -141,8 +111,59 @@ def reduction_loop(nd, axis, inputs, output, kind, acc_dtype, element, what, sub
         L.append("}")
         return "\n".join(L)
     L.append("if (nbg_nout > 0 && nbg_nred > 0) {")
-    # the output as an operand of the full shape: stride 0 along reduced dimensions
-    L.append("int64_t nbg_od[%d], nbg_os[%d];" % (nd, nd))
+    L += _iterator_setup(nd, axis, arrays, output, act)
+    nops = len(arrays) + 1
+    comb = lambda a, b: _combine(kind, acc_dtype, a, b)  # noqa: E731
+    L.append(reduce_rows(inputs, arrays, scalar_names, act, kind, acc_dtype, element,
+                         _identity(kind, acc_dtype), comb, sub, nops))
+    L.append("}")
+    L.append("}")
+    return "\n".join(L)
+
+
+def _shape_checks(nd, axis, inputs, arrays, output, kind, act, what):
+    """C lines of a reduction over ``nd > 0`` dims: the broadcast shape
+    ``nbg_full``, the scalar inputs' all-ones check, the output's sizes and
+    contiguity, ``nbg_nout``/``nbg_nred``, and the empty max/min error."""
+    kept = [d for d in range(nd) if d not in axis]
+    scalars = [x for x in inputs if x.scalar and x.literal is None]
+    L = ["int64_t nbg_full[%d];" % nd]
+    if arrays:
+        L.append("const int64_t *const nbg_idims[%d] = {%s};" % (
+            len(arrays), ", ".join("%s_dims" % x.cname for _, x in arrays)))
+        L.append("if (NBG_UNLIKELY(nbg_broadcast_shape(%d, %d, nbg_idims, nbg_full, nbg_err, "
+                 "\"%s\"))) goto nbg_fail;" % (nd, len(arrays), what))
+    else:
+        L.append("{ int nbg_d; for (nbg_d = 0; nbg_d < %d; nbg_d++) nbg_full[nbg_d] = 1; }"
+                 % nd)
+    if scalars:
+        L.append("const int64_t *const nbg_sdims[%d] = {%s};" % (
+            len(scalars), ", ".join("%s_dims" % x.cname for x in scalars)))
+        L.append("if (NBG_UNLIKELY(nbg_check_ones(%d, %d, nbg_sdims, nbg_err, \"%s\"))) "
+                 "goto nbg_fail;" % (nd, len(scalars), what))
+    for j, d in enumerate(kept):
+        L.append("if (%s_dims[%d] != nbg_full[%d]) { nbg_errorf(nbg_err, \"%%s: the output "
+                 "has size %%lld in dimension %d, expected %%lld\", \"%s\", (long long)"
+                 "%s_dims[%d], (long long)nbg_full[%d]); goto nbg_fail; }" % (
+                     output, j, d, j, what, output, j, d))
+    for d in range(nd):
+        L.append("%s *= nbg_full[%d];" % ("nbg_nred" if d in axis else "nbg_nout", d))
+    if kind in ("max", "min"):
+        L.append("if (nbg_nred == 0) { nbg_errorf(nbg_err, \"%%s of an empty array (shape "
+                 "%%s) has no value: zero-size reduction with no identity\", \"%s\", "
+                 "nbg_shape_text(nbg_b1, 200, %d, nbg_full)); goto nbg_fail; }" % (what, nd))
+    if kept:
+        L.append("if (!nbg_contiguous(%d, %s_dims, %s_strides, sizeof(%s))) { nbg_errorf("
+                 "nbg_err, \"%%s: the output must be C-contiguous\", \"%s\"); "
+                 "goto nbg_fail; }" % (len(kept), output, output, act, what))
+    return L
+
+
+def _iterator_setup(nd, axis, arrays, output, act):
+    """C lines starting the iterator over the array inputs and the output, the
+    output taken as an operand of the full shape (stride 0 along ``axis``)."""
+    kept = [d for d in range(nd) if d not in axis]
+    L = ["int64_t nbg_od[%d], nbg_os[%d];" % (nd, nd)]
     for d in range(nd):
         if d in axis:
             L.append("nbg_od[%d] = 1; nbg_os[%d] = 0;" % (d, d))
@@ -150,26 +171,21 @@ def reduction_loop(nd, axis, inputs, output, kind, acc_dtype, element, what, sub
             j = kept.index(d)
             L.append("nbg_od[%d] = %s_dims[%d]; nbg_os[%d] = %s_strides[%d];" % (
                 d, output, j, d, output, j))
-    ops = [(x.cname, x.ctype, "nbg_p%d" % k) for k, x in arrays]
+    ops = [(x.cname, x.ctype) for _, x in arrays]
     nops = len(ops) + 1
     L.append("const int64_t *const nbg_dl[%d] = {%s nbg_od};" % (
-        nops, "".join("%s_dims, " % c for c, _, _ in ops)))
+        nops, "".join("%s_dims, " % c for c, _ in ops)))
     L.append("const int64_t *const nbg_sl[%d] = {%s nbg_os};" % (
-        nops, "".join("%s_strides, " % c for c, _, _ in ops)))
+        nops, "".join("%s_strides, " % c for c, _ in ops)))
     L.append("const int64_t nbg_items[%d] = {%s sizeof(%s)};" % (
-        nops, "".join("sizeof(%s), " % t for _, t, _ in ops), act))
+        nops, "".join("sizeof(%s), " % t for _, t in ops), act))
     L.append("void *const nbg_bases[%d] = {%s (void *)%s};" % (
-        nops, "".join("(void *)%s, " % c for c, _, _ in ops), output))
+        nops, "".join("(void *)%s, " % c for c, _ in ops), output))
     L.append("nbg_iter nbg_it;")
     L.append("if (NBG_UNLIKELY(nbg_iter_init(&nbg_it, %d, %d, nbg_full, nbg_dl, nbg_sl, "
              "nbg_items, nbg_bases, 1, nbg_err))) { nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }"
              % (nd, nops))
-    comb = lambda a, b: _combine(kind, acc_dtype, a, b)  # noqa: E731
-    L.append(reduce_rows(inputs, arrays, scalar_names, act, kind, acc_dtype, element,
-                         _identity(kind, acc_dtype), comb, sub, nops))
-    L.append("}")
-    L.append("}")
-    return "\n".join(L)
+    return L
 
 
 def c_op_name(op):
