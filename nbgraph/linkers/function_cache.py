@@ -43,7 +43,6 @@ import copyreg
 import gc
 import hashlib
 import io
-import itertools
 import os
 import pickle
 import sys
@@ -409,7 +408,7 @@ def load(key: str, inputs, name: str | None = None):
         return None
     path = _path(cache, key)
     try:
-        if cache._check_file(path, "function cache entry") is None:
+        if cache.check_file(path, "function cache entry") is None:
             STATS["misses"] += 1
             return None
         with open(path, "rb") as f:
@@ -463,27 +462,14 @@ def _cache():
     return get_cache()
 
 
-_COUNTER = itertools.count()
-
-
 def _write(directory: str, path: str, data: bytes) -> bool:
-    """Write ``path`` atomically (a private temporary file renamed over it, as the
-    module cache publishes); False when the disk refuses."""
-    tmp = os.path.join(directory, ".tmp-%d-fn%d" % (os.getpid(), next(_COUNTER)))
+    """Write ``path`` atomically, as the module cache publishes; False when the
+    disk refuses."""
+    from nbgraph.linkers.c.cache import write_atomic
+
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
-        os.rename(tmp, path)
+        write_atomic(directory, path, data)
     except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         return False
     return True
 

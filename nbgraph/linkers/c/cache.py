@@ -51,6 +51,7 @@ Rules:
   with :class:`CacheWriteError`, naming the paths and the reason.
 """
 
+import itertools
 import os
 import stat
 import threading
@@ -207,7 +208,7 @@ class ModuleCache(Publisher):
                     "refuses to use it. Fix: point NBGRAPH_CACHE_DIR at a private directory "
                     "(the link leads to %s now)" % (d, prefix, st.st_uid, os.getuid(), target))
 
-    def _check_file(self, path, what="cache file"):
+    def check_file(self, path, what="cache file"):
         """lstat ``path``: None if missing; raises if it is unsafe to read."""
         try:
             st = os.lstat(path)
@@ -228,7 +229,7 @@ class ModuleCache(Publisher):
         if self.ensure_directory() is None:
             return None
         path = os.path.join(self.directory, "probe-%s.rec" % pid)
-        if self._check_file(path, "compiler probe record") is None:
+        if self.check_file(path, "compiler probe record") is None:
             return None
         try:
             with open(path, "rb") as f:
@@ -259,17 +260,7 @@ class ModuleCache(Publisher):
                 raise
 
     def _write_atomic(self, path, data):
-        import tempfile  # only when writing (tempfile imports shutil: ~5 ms)
-
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-%d-" % os.getpid())
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.chmod(tmp, 0o600)
-            os.rename(tmp, path)
-        except BaseException:
-            _unlink(tmp)
-            raise
+        write_atomic(self.directory, path, data)
 
     # -- modules -----------------------------------------------------------
     def module_key(self, source, info):
@@ -384,10 +375,10 @@ class ModuleCache(Publisher):
         """True when the library at ``so_path`` exists and matches the size and
         SHA-256 its sidecar ``meta_path`` records (raises CacheSecurityError if
         either file is unsafe)."""
-        st = self._check_file(so_path, what)
+        st = self.check_file(so_path, what)
         if st is None:
             return False
-        if self._check_file(meta_path, what + " sidecar") is None:
+        if self.check_file(meta_path, what + " sidecar") is None:
             return False
         try:
             with open(meta_path, "rb") as f:
@@ -554,6 +545,28 @@ class _WeakCache:
 def _runtime_loader(lib, key, path):
     lib.nbg_rt_version()  # AttributeError (a corrupt entry) unless it is the runtime
     return lib
+
+
+_TMP_COUNTER = itertools.count()
+
+
+def write_atomic(directory, path, data):
+    """Write ``data`` to ``path`` atomically: into a private (0600) temporary file
+    ``.tmp-<pid>-<n>`` of ``directory`` (the name :mod:`cache_limit` removes when
+    its process is gone), then renamed over ``path``; raises OSError."""
+    tmp = os.path.join(directory, ".tmp-%d-w%d" % (os.getpid(), next(_TMP_COUNTER)))
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
+        os.rename(tmp, path)
+    except BaseException:
+        _unlink(tmp)
+        raise
 
 
 def _unlink(path):
