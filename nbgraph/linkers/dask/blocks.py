@@ -53,6 +53,7 @@ import numpy as np
 
 from nbgraph.core.graph import Constant
 from nbgraph.linkers.dask.lowering import LazyFull, is_dask
+from nbgraph.linkers.dask.shortcuts import is_identity_view, shortcuts
 
 __all__ = ["BlockProgram", "plan_row_blocks", "build_program", "lower_program",
            "program_stats", "sum_combine", "keep_bytes", "TILE_BYTES", "MIN_TILE_ROWS",
@@ -156,7 +157,7 @@ class BlockProgram:
         return list(outs) if isinstance(outs, (list, tuple)) else [outs]
 
     def __call__(self, *args):
-        blocks = [np.asarray(b) for b in args[:self.n_rows_in]]
+        blocks = [np.asarray(_one_block(b)) for b in args[:self.n_rows_in]]
         small = list(args[self.n_rows_in:])
         fn = self.function()
         _STATS["calls"] += 1
@@ -183,6 +184,17 @@ class BlockProgram:
         if self.widest_row:
             rows = min(rows, max(MIN_TILE_ROWS, keep_bytes() // self.widest_row))
         return max(64, rows)
+
+
+def _one_block(value):
+    """The block of a row argument, whole along its other axes: the task gets it
+    in nested one-item lists (``concatenate=True`` would copy it)."""
+    while isinstance(value, (list, tuple)):
+        if len(value) != 1:
+            raise ValueError("a row-block program got %d blocks along an axis after the "
+                             "rows; its arguments must be whole along those axes" % len(value))
+        value = value[0]
+    return value
 
 
 def _wait_compiled(fn):
@@ -268,6 +280,7 @@ class _Planner:
         self.shapes = {v: tuple(env[v].shape) for v in row_vars}  # of row/part values
         self.region = []
         self.subst = {}  # node -> input positions reading the row count
+        self.identity = set()  # views that return their row input unchanged
         self.post = []
 
     def layout_of(self, var):
@@ -406,6 +419,9 @@ class _Planner:
         lay = self._probed_layout(full, probe, n)
         if lay is None:
             raise _Unsupported("%s is not a per-block view of the rows" % node.op)
+        if lay == ROW and tuple(full.shape) == self.shapes[x] and \
+                is_identity_view(sem, x, probe_others, n, trailing):
+            self.identity.add(node)
         return lay, subst, full.shape
 
     def _view_others(self, node, values, ls, subst, n):
@@ -465,10 +481,11 @@ def plan_row_blocks(order, env, lowering, fgraph):
 def build_program(planner, exits, linker):
     """The :class:`BlockProgram` of a plan, and the outside variables it reads
     (row arguments, then small values, in the program's input order)."""
-    rows_in, small_in = _outside_inputs(planner)
+    skip = shortcuts(planner, exits)
+    rows_in, small_in = _outside_inputs(planner, skip)
     new = {v: _relaxed(v.type)() for v in rows_in}
     new.update({v: v.type() for v in small_in})
-    counts = _rebuild_region(planner, new)
+    counts = _rebuild_region(planner, new, skip)
     combines = [_combine_of(v) if planner.layout[v] == PART else None for v in exits]
     program = BlockProgram([new[v] for v in rows_in] + [new[v] for v in small_in]
                            + list(counts.values()), [new[v] for v in exits], len(rows_in),
@@ -484,13 +501,18 @@ def _row_size(var, shape):
     return var.type.numpy_dtype.itemsize * int(np.prod(shape[1:], dtype=np.int64))
 
 
-def _outside_inputs(planner):
-    """The variables the region reads from outside: (row values, small values)."""
+def _outside_inputs(planner, skip):
+    """The variables the region reads from outside: (row values, small values);
+    a node left out (``skip``: see :mod:`~nbgraph.linkers.dask.shortcuts`) reads
+    only the input standing for its output."""
     inside = {o for node in planner.region for o in node.outputs}
     rows_in, small_in = [], []
     for node in planner.region:
         subst = planner.subst.get(node, ())
+        kept = skip.get(node.outputs[0])
         for i, v in enumerate(node.inputs):
+            if kept is not None and v is not kept:
+                continue
             if v in inside or isinstance(v, Constant) or i in subst:
                 continue
             target = rows_in if planner.layout_of(v) == ROW else small_in
@@ -499,11 +521,16 @@ def _outside_inputs(planner):
     return rows_in, small_in
 
 
-def _rebuild_region(planner, new):
+def _rebuild_region(planner, new, skip):
     """Remake the region's nodes on the program's inputs (``new`` maps the graph's
-    variables to the program's and is filled in); returns ``{type: "rows" scalar}``."""
+    variables to the program's and is filled in; a node whose output is in ``skip``
+    becomes the input standing for it); returns ``{type: "rows" scalar}``."""
     counts = {}  # type -> the program's "rows" scalar
     for node in planner.region:
+        kept = skip.get(node.outputs[0])
+        if kept is not None:
+            new[node.outputs[0]] = kept if isinstance(kept, Constant) else new[kept]
+            continue
         subst = planner.subst.get(node, ())
         ins = []
         for i, v in enumerate(node.inputs):
@@ -548,7 +575,8 @@ def lower_program(program, rows_in, small_in, exits, planner, name):
         args += [env[v], (0,) + tuple(1000 * (j + 1) + a for a in range(1, env[v].ndim))]
     for value in small:
         args += [value, None]
-    blocks = da.blockwise(program, (0,), *args, concatenate=True, dtype=np.float64,
+    # no concatenate=True: it copies even one block (into memory it must fault in)
+    blocks = da.blockwise(program, (0,), *args, dtype=np.float64,
                           meta=np.empty((0,), np.float64), name=name("_blocks"))
     out = {}
     for k, (v, shape) in enumerate(zip(exits, shapes, strict=True)):

@@ -80,6 +80,80 @@ def test_tiles_keep_row_sized_intermediates_within_the_c_vm_s_kept_buffers(monke
     assert program.tile_rows() == blocks.MIN_TILE_ROWS  # never fewer rows for that
 
 
+def _kinds(fn):
+    out = []
+    for node in fn.fgraph.apply_nodes:
+        sem = node.op.chunk_semantics(node)
+        out.append(None if sem is None else sem.kind)
+    return out
+
+
+def test_the_logistic_block_program_leaves_out_the_row_fill_and_identity_sums(dk):
+    """The gradient's seed filled to X.shape[0] rows (read by elementwise nodes that
+    get the rows from t) and the sums back to the same shape are left out of the
+    block program: one fused elementwise node between the two products."""
+    X, t, w, cost, g = _logreg()
+    f = nbgraph.function([X, t], g, linker=DaskLinker(chunks=(10, 4), scheduler="sync"))
+    assert "fill" in [_kind(n) for n in f.fgraph.apply_nodes]  # the graph has one
+    Xv, tv = _data()
+    got = f(Xv, tv).compute(scheduler="sync")
+    program = next(iter(f._programs.values()))[0]
+    kinds = _kinds(program.function())
+    assert sorted(k or "" for k in kinds) == ["dot", "dot", "elementwise", "view"], kinds
+    np.testing.assert_allclose(got, dk.reference([X, t], [g], [Xv, tv])[0],
+                               rtol=1e-12, atol=1e-15)
+
+
+def _kind(node):
+    sem = node.op.chunk_semantics(node)
+    return None if sem is None else sem.kind
+
+
+def test_a_row_fill_stays_when_a_reader_has_no_other_row_sized_input(dk):
+    x = nt.dmatrix("x")
+    c = nt.dscalar("c")
+    filled = nt.alloc(c, x.shape[0], 3)
+    outs = [(filled * 2.0).sum(axis=0), (x * filled).sum(axis=0), x.sum()]
+    f = nbgraph.function([x, c], outs, linker=DaskLinker(chunks=(6, 3), scheduler="sync",
+                                                         compute=True))
+    a = np.random.default_rng(4).standard_normal((20, 3))
+    got = f(a, 1.5)
+    assert f.last_plan is not None
+    program = next(iter(f._programs.values()))[0]
+    assert "fill" in _kinds(program.function())
+    for g_, w_ in zip(got, dk.reference([x, c], outs, [a, 1.5]), strict=True):
+        np.testing.assert_allclose(g_, w_, rtol=1e-12, atol=1e-14)
+
+
+def test_row_blocks_reach_the_program_without_a_copy(monkeypatch):
+    """blockwise's concatenate=True would copy each block of X (one block along its
+    columns) into a fresh array: the program gets the stored block itself."""
+    X, t, w, cost, g = _logreg()
+    f = nbgraph.function([X, t], g, linker=DaskLinker(scheduler="sync"))
+    Xv, tv = _data(rows=60)
+    Xd, td = (v.persist(scheduler="sync") for v in (da.from_array(Xv, chunks=(20, 4)),
+                                                      da.from_array(tv, chunks=20)))
+    stored = [v for v in dict(Xd.__dask_graph__()).values() if isinstance(v, np.ndarray)]
+    assert len(stored) == 3
+    seen = []
+    run = blocks.BlockProgram._run
+
+    def spy(self, fn, row_blocks, small, rows):
+        if rows == 20:  # not the two-row probe made while lowering
+            seen.append(any(row_blocks[0] is s for s in stored))
+        return run(self, fn, row_blocks, small, rows)
+
+    monkeypatch.setattr(blocks.BlockProgram, "_run", spy)
+    f(Xd, td).compute(scheduler="sync")
+    assert seen == [True] * 3
+
+
+def test_a_row_block_program_refuses_several_blocks_along_other_axes():
+    assert blocks._one_block([[np.ones(2)]]).shape == (2,)
+    with pytest.raises(ValueError, match="2 blocks along an axis"):
+        blocks._one_block([np.ones(2), np.ones(2)])
+
+
 def test_sgd_updates_and_row_outputs_through_block_programs(dk):
     rows = 41
     Xv, tv = _data(rows=rows, cols=3, seed=3)
