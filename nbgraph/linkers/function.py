@@ -50,6 +50,10 @@ def resolve_linker(linker):
         return _default_linker()
     if name not in LINKERS:
         raise ValueError("unknown linker %r; choose one of %s" % (name, ", ".join(LINKERS)))
+    if name in ("c", "cvm"):  # the compiler probe and runtime build during the rewrites
+        from nbgraph.linkers import c as c_backend
+
+        c_backend.prepare()
     return name
 
 

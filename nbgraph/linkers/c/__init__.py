@@ -43,10 +43,14 @@ elementwise chain: ~430 ms before, ~110-140 ms now, under load):
 * an elementwise kernel emits one vectorisable unit-stride row and one
   strided row compiled without vectorisation (``NBG_SCALAR_ONLY``);
 * the module head parses ``math.h`` only (memcpy and friends are declared);
-* on a first use the runtime library and the call-path extension build on
-  threads while the first module compiles, and the extension is not waited
-  for at all (:class:`~nbgraph.linkers.c.fastcall.Upgrade`); the compiler
-  probe is one build and one bare-interpreter run.
+* on a first use the compiler probe *is* the runtime library's build (with
+  every optional flag, checked in a bare-interpreter child before this
+  process runs any of it), started as soon as a function asks for linker
+  "c"/"cvm" (:func:`prepare`, so it overlaps the rewrites); the first module
+  is generated with the probe's usual answer and compiles meanwhile, and is
+  loaded only once the probe agrees (else it is generated again); the
+  call-path extension builds after it and is not waited for at all
+  (:class:`~nbgraph.linkers.c.fastcall.Upgrade`).
 
 Measured and not taken: ``-O2`` instead of ``-O3`` saves ~10% of a kernel
 module's compile time but leaves loops of transcendental functions
@@ -238,15 +242,18 @@ from nbgraph.linkers.c.cache import (
     clear_cache,
     get_cache,
 )
+from nbgraph.linkers.c import threads
 from nbgraph.linkers.c.compiler import (
     ABI_VERSION,
     CompileError,
     CompilerUnavailable,
     probe,
+    probe_nowait,
 )
 from nbgraph.linkers.c.linker import CLinker, CLinkerRefusal, c_capable
 
-__all__ = ["default_linker", "make_linker", "compiler_works", "CLinker", "CLinkerRefusal",
+__all__ = ["default_linker", "make_linker", "compiler_works", "prepare", "CLinker",
+           "CLinkerRefusal",
            "CompileError", "CompilerUnavailable", "CacheSecurityError", "CacheWriteError",
            "CacheUnwritableWarning", "ABI_VERSION",
            "cache_info", "clear_cache", "c_capable"]
@@ -262,6 +269,24 @@ def compiler_works():
         return True, None
     except (CompilerUnavailable, OSError) as exc:
         return False, str(exc)
+
+
+def prepare():
+    """Start, on threads, what a function linked with C will need and this process
+    lacks: the compiler probe (on a first use it builds the runtime library,
+    see :func:`~nbgraph.linkers.c.compiler.probe_nowait`), else the runtime
+    library.  Returns at once; called when a function asks for linker "c" or
+    "cvm", so these builds overlap its rewrites.  Errors are left to the link,
+    which reports them."""
+    if threads.loaded():
+        return
+    try:
+        cache = get_cache()
+        info = probe_nowait(cache)
+        if info.confirmed:
+            threads.prefetch(cache, info)
+    except Exception:  # noqa: BLE001 - the link runs the same steps and raises
+        pass
 
 
 def default_linker():

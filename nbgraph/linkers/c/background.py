@@ -33,11 +33,12 @@ ENABLED = env_switch("NBGRAPH_C_BACKGROUND")
 class Job:
     """One module to compile: ``done`` (an Event), then ``module`` or ``error``."""
 
-    def __init__(self, cache, source, info, key):
+    def __init__(self, cache, source, info, key, replan=None):
         self.cache = cache
         self.source = source
         self.info = info
         self.key = key
+        self.replan = replan
         self.done = threading.Event()
         self.module = None
         self.error = None
@@ -64,15 +65,19 @@ _current = None
 _shutting_down = False
 
 
-def submit(cache, source, info, key, program):
-    """The :class:`Job` compiling ``source`` for ``program`` (shared with pending ones)."""
+def submit(cache, source, info, key, program, replan=None):
+    """The :class:`Job` compiling ``source`` for ``program`` (shared with pending ones).
+
+    ``replan(probe's info)`` -> ``(source, info)`` generates the module again when
+    ``info`` was the compiler probe's expected answer and the probe found
+    otherwise (:class:`~nbgraph.linkers.c.compiler.ProbeMismatch`)."""
     global _worker
     with _lock:
         if len(_stack) > _SWEEP_AT:
             _drop_unwanted()
         job = _pending.get(key)
         if job is None or job.done.is_set():
-            job = Job(cache, source, info, key)
+            job = Job(cache, source, info, key, replan)
             _pending[key] = job
             _stack.append(job)
         job.add_program(program)
@@ -129,7 +134,7 @@ def _work():
             continue
         _current = job
         try:
-            job.module = job.cache.get(job.source, job.info)
+            job.module = _compile(job)
         except BaseException as exc:  # reported to the programs waiting for it
             job.error = exc
         finally:
@@ -138,6 +143,18 @@ def _work():
                 if _pending.get(job.key) is job:
                     del _pending[job.key]
             job.done.set()
+
+
+def _compile(job):
+    from nbgraph.linkers.c.compiler import ProbeMismatch
+
+    try:
+        return job.cache.get(job.source, job.info)
+    except ProbeMismatch as exc:
+        if job.replan is None:
+            raise
+        job.source, job.info = job.replan(exc.info)
+        return job.cache.get(job.source, job.info)
 
 
 def wait_all(timeout=None):

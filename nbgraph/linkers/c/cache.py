@@ -300,9 +300,12 @@ class ModuleCache(Publisher):
         return self._find_published(key, info)
 
     def _find_published(self, key, info):
-        """The published module ``key``, loaded and bound to the runtime, or None."""
+        """The published module ``key``, loaded and bound to the runtime, or None
+        (raises :class:`~nbgraph.linkers.c.compiler.ProbeMismatch` when it was
+        looked up with compiler flags the probe, still running, then refused)."""
         if self.ensure_directory() is None or not os.path.exists(self._paths(key)[0]):
             return None
+        _compiler.confirm(info, self)
         from nbgraph.linkers.c import threads
 
         runtime = threads.runtime_table(self, info)  # outside our lock: it may build
@@ -311,21 +314,32 @@ class ModuleCache(Publisher):
             return LoadedModule(lib, key, path, runtime)
         return self._lookup_published(key, load)
 
-    def get_runtime(self, source, info, flags):
+    def get_runtime(self, source, info, flags, check=None):
         """The thread-pool runtime library (a cffi lib) built from ``source`` with
-        the extra ``flags``: from memory, disk, or a new build."""
+        the extra ``flags``: from memory, disk, or a new build.  ``check(path)``,
+        when given, must say True of a library before this process runs any of
+        its code (the compiler probe's test, run in a child process)."""
         key = "runtime-" + self.module_key(source + "\0" + " ".join(flags), info)
-        found = self._memory.get(key) or self._lookup_published(key, _runtime_loader)
+        loader = _runtime_loader
+        if check is not None:
+            def loader(lib, key, path):
+                if not check(path):
+                    raise OSError("the runtime library %s does not load and run" % path)
+                return _runtime_loader(lib, key, path)
+        found = self._memory.get(key) or self._lookup_published(key, loader)
         if found is not None:
             return found
-        return self._get_built(key, source, info, flags, _runtime_loader)
+        return self._get_built(key, source, info, flags, loader)
 
     def _module_loader(self, info):
         from nbgraph.linkers.c import threads
 
         def load(lib, key, path):
-            # a new build: waits for the runtime a prefetch may be building (never
-            # called under self._lock, which that build takes)
+            # a new build: waits for the compiler probe when the module was
+            # generated while it ran (no code of the module runs before), then
+            # for the runtime a prefetch may be building (never called under
+            # self._lock, which that build takes)
+            _compiler.confirm(info, self)
             return LoadedModule(lib, key, path, threads.runtime_table(self, info))
         return load
 

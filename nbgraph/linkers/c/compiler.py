@@ -27,7 +27,8 @@ except ImportError:  # pragma: no cover - Python < 3.12 or another implementatio
         from hashlib import sha256
 
 __all__ = ["ABI_VERSION", "CompilerInfo", "CompileError", "CompilerUnavailable",
-           "find_compiler", "probe", "build_library", "MVEC_FUNCTIONS"]
+           "ProbeMismatch", "find_compiler", "probe", "probe_nowait", "confirm",
+           "build_library", "MVEC_FUNCTIONS", "probe_function"]
 
 #: Version of the calling convention between Python and generated C.  Part
 #: of every module's cache key: bump it whenever generated code changes shape.
@@ -56,17 +57,29 @@ class CompilerUnavailable(RuntimeError):
     """No working C compiler: the C linkers cannot be used."""
 
 
+class ProbeMismatch(RuntimeError):
+    """Code was generated for the probe's usual answer while it ran, and it found
+    otherwise: ``info`` is its answer (generate again with it)."""
+
+    def __init__(self, info):
+        super().__init__("the compiler probe found %r" % (info,))
+        self.info = info
+
+
 class CompilerInfo:
     """What the probe found: ``argv`` (the compiler command), ``version`` (its
     first ``--version`` line), ``flags`` and ``libs`` to build with, and
-    ``mvec`` (whether vector math functions are declared)."""
+    ``mvec`` (whether vector math functions are declared).  ``confirmed`` is
+    False for the answer :func:`probe_nowait` expects while the probe runs:
+    code built with it runs only after :func:`confirm`."""
 
-    def __init__(self, argv, version, flags, libs, mvec):
+    def __init__(self, argv, version, flags, libs, mvec, confirmed=True):
         self.argv = list(argv)
         self.version = version
         self.flags = list(flags)
         self.libs = list(libs)
         self.mvec = bool(mvec)
+        self.confirmed = confirmed
 
     def key_text(self):
         """The text that enters every module's cache key."""
@@ -198,7 +211,7 @@ def probe(cache=None, argv=None):
                                 record["libs"], record["mvec"])
         else:
             try:
-                info = _run_probe(argv)
+                info = _run_probe(argv, cache)
             except CompilerUnavailable as exc:
                 _probed[pid] = exc
                 raise
@@ -206,6 +219,92 @@ def probe(cache=None, argv=None):
                 cache.write_probe(pid, info.as_dict())
         _probed[pid] = info
         return info
+
+
+_threads = {}  # probe id -> the thread running probe() for it (see probe_nowait)
+_threads_lock = threading.Lock()
+
+
+def probe_nowait(cache, argv=None):
+    """The :class:`CompilerInfo` to generate code with now: the probe's answer when
+    it is known (in memory or recorded in ``cache``); else the probe is started
+    on a thread and the usual answer (every optional flag) comes back with
+    ``confirmed`` False: code built with it must not run before :func:`confirm`.
+
+    On a first use the probe is the build of the runtime library (see
+    :func:`_run_probe`), so the first module compiles while it runs.
+    """
+    argv = argv or find_compiler()
+    if not argv or cache is None:
+        return probe(cache, argv)
+    pid = _probe_id(argv)
+    if pid not in _probed:
+        with _threads_lock:
+            running = pid in _threads
+            if not running and cache.read_probe(pid) is None:
+                thread = threading.Thread(target=_probe_quietly, args=(cache, argv),
+                                          name="nbgraph-probe", daemon=True)
+                _threads[pid] = thread
+                thread.start()
+                running = True
+        if running and pid not in _probed:
+            return CompilerInfo(argv, _version(argv), BASE_FLAGS + ["-march=native"],
+                                BASE_LIBS + ["-lmvec"], True, confirmed=False)
+    return probe(cache, argv)
+
+
+def _probe_quietly(cache, argv):
+    try:
+        probe(cache, argv)
+    except Exception:  # noqa: BLE001 - confirm() probes again and raises it
+        pass
+
+
+def confirm(info, cache=None):
+    """``info`` once the probe agrees with it (waiting for a probe running on a
+    thread); raises :class:`ProbeMismatch` with the probe's answer when it
+    differs, or what the probe raised."""
+    if info.confirmed:
+        return info
+    thread = _threads.get(_probe_id(info.argv))
+    if thread is not None:
+        thread.join()
+    found = probe(cache, info.argv)
+    if found.key_text() != info.key_text():
+        raise ProbeMismatch(found)
+    info.confirmed = True
+    return info
+
+
+_versions = {}
+
+
+def _version(argv):
+    """The first line of ``argv --version`` (run once per command)."""
+    key = tuple(argv)
+    if key not in _versions:
+        import subprocess
+
+        try:
+            proc = subprocess.run(argv + ["--version"], capture_output=True, text=True,
+                                  timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise CompilerUnavailable("the C compiler %s cannot be run: %s" % (argv[0], exc)) \
+                from None
+        lines = (proc.stdout or proc.stderr).strip().splitlines()
+        _versions[key] = lines[0] if lines else "unknown"
+    return _versions[key]
+
+
+def _forget_threads_in_child():
+    global _probe_lock, _threads_lock
+    _probe_lock = threading.Lock()
+    _threads_lock = threading.Lock()
+    _threads.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_threads_in_child)
 
 
 def _mvec_declarations():
@@ -231,11 +330,39 @@ __attribute__((visibility("default"))) int nbg_probe(int64_t n, double *x, float
 """
 
 
-def _probe_source(mvec):
+_PROBE_FUNCTION = """%(decls)s
+__attribute__((visibility("default"))) int nbg_probe(int64_t n, double *x, float *y) {
+    int64_t i;
+    for (i = 0; i < n; i++) x[i] = %(dexpr)s;
+    for (i = 0; i < n; i++) y[i] = %(fexpr)s;
+    return 42;
+}
+"""
+
+
+def probe_function(mvec):
+    """C text of the probe's test function ``nbg_probe`` without any header (the
+    runtime library holds it: on a first use its build is the probe, see
+    :func:`_run_probe`); the math functions it calls are declared, with their
+    vector variants when ``mvec``."""
+    if mvec:
+        decls = _mvec_declarations()
+    else:
+        decls = "".join("double %s(double);\nfloat %sf(float);\n" % (f, f)
+                        for f in MVEC_FUNCTIONS)
+        decls += "double pow(double, double);\nfloat powf(float, float);\n"
+    return _PROBE_FUNCTION % dict(_probe_expressions(), decls=decls)
+
+
+def _probe_expressions():
     dexpr = " + ".join("%s(x[i])" % f for f in MVEC_FUNCTIONS) + " + pow(x[i], x[i])"
     fexpr = " + ".join("%sf(y[i])" % f for f in MVEC_FUNCTIONS) + " + powf(y[i], y[i])"
-    return _PROBE_SOURCE % {"decls": _mvec_declarations() if mvec else "",
-                            "dexpr": dexpr, "fexpr": fexpr}
+    return {"dexpr": dexpr, "fexpr": fexpr}
+
+
+def _probe_source(mvec):
+    return _PROBE_SOURCE % dict(_probe_expressions(),
+                                decls=_mvec_declarations() if mvec else "")
 
 
 def _try_build(argv, flags, libs, source, workdir, tag):
@@ -255,6 +382,12 @@ def _try_build(argv, flags, libs, source, workdir, tag):
     if not _loads_and_runs(out):
         return None, "the built library could not be loaded and run"
     return out, ""
+
+
+def loads_and_runs(path):
+    """True when the library at ``path`` loads and its ``nbg_probe`` runs, in a
+    child process (an unsupported instruction must not kill this one)."""
+    return _loads_and_runs(path)
 
 
 def _loads_and_runs(path):
@@ -280,28 +413,27 @@ def _loads_and_runs(path):
     return proc.returncode == 0
 
 
-def _run_probe(argv):
+def _run_probe(argv, cache=None):
     """Probe ``argv``: its version, then one build (and run) with every optional
-    flag, which is the usual answer; only when that fails, the flags one by one."""
-    import subprocess
+    flag, which is the usual answer; only when that fails, the flags one by one.
+
+    With a ``cache``, that one build is the runtime library's (it holds the
+    probe's test function, :func:`probe_function`): checked in a child process
+    before anything loads it, then kept, so a first use compiles the runtime
+    once and the probe's own program not at all."""
     import tempfile
 
-    try:
-        proc = subprocess.run(argv + ["--version"], capture_output=True, text=True,
-                              timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CompilerUnavailable("the C compiler %s cannot be run: %s" % (argv[0], exc)) \
-            from None
-    version = (proc.stdout or proc.stderr).strip().splitlines()
-    version = version[0] if version else "unknown"
+    version = _version(argv)
     flags = list(BASE_FLAGS)
     libs = list(BASE_LIBS)
+    usual = CompilerInfo(argv, version, flags + ["-march=native"], libs + ["-lmvec"], True)
+    if cache is not None and _runtime_runs(cache, usual):
+        return usual
     with tempfile.TemporaryDirectory(prefix="nbgraph-probe-") as workdir:
-        everything, _ = _try_build(argv, flags + ["-march=native"], libs + ["-lmvec"],
-                                   _probe_source(True), workdir, "all")
+        everything, _ = _try_build(argv, usual.flags, usual.libs, _probe_source(True), workdir,
+                                   "all")
         if everything:
-            return CompilerInfo(argv, version, flags + ["-march=native"], libs + ["-lmvec"],
-                                True)
+            return usual
         ok, err = _try_build(argv, flags, libs, _probe_source(False), workdir, "base")
         if not ok:
             raise CompilerUnavailable("the C compiler %s does not build a working shared "
@@ -315,6 +447,20 @@ def _run_probe(argv):
         if mvec:
             libs.append("-lmvec")
     return CompilerInfo(argv, version, flags, libs, bool(mvec))
+
+
+def _runtime_runs(cache, info):
+    """True when the runtime library built with ``info`` (or found built) loads and
+    runs its probe function in a child process (then this process loads it)."""
+    from nbgraph.linkers.c import threads
+    from nbgraph.linkers.c.publish import CacheSecurityError
+
+    try:
+        return threads.build_as_probe(cache, info)
+    except CacheSecurityError:
+        raise
+    except Exception:  # noqa: BLE001 - any failure: probe with the small program
+        return False
 
 
 def build_library(info, source, src_path, out_path, extra_flags=()):

@@ -15,7 +15,7 @@ from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.core.type import MethodNotDefined
 from nbgraph.linkers.c import background, codegen, fastcall, threads
 from nbgraph.linkers.c.cache import get_cache
-from nbgraph.linkers.c.compiler import probe
+from nbgraph.linkers.c.compiler import ProbeMismatch, probe_nowait
 from nbgraph.linkers.c.kernel_nodes import kernel_view
 from nbgraph.linkers.c.outputs import rule_problem
 from nbgraph.linkers.c.runtime import (
@@ -72,12 +72,19 @@ class ModulePlan:
     def __init__(self, nodes, saved=None):
         self.nodes = list(nodes)
         self.cache = get_cache()
-        self.info = probe(self.cache)
+        # on a first use the compiler probe (which builds the runtime library)
+        # runs on a thread while this module compiles with its usual answer;
+        # the module is loaded only once the probe agrees (else: replan())
+        self.info = probe_nowait(self.cache)
         self.views = {node: kernel_view(node) for node in self.nodes}
+        self._plan(saved)
+
+    def _plan(self, saved=None):
         # the helpers are the runtime library's (loaded, or built meanwhile), unless
         # it is known not to build here; a module whose runtime then turns out to
         # be missing is rebuilt standalone (ModuleCache.get)
-        threads.prefetch(self.cache, self.info)
+        if self.info.confirmed:
+            threads.prefetch(self.cache, self.info)
         self.standalone = threads.standalone()
         if saved is not None:  # from saved_plan(): no source, no code generation
             self.source = None
@@ -88,6 +95,13 @@ class ModulePlan:
             kernels, self.info, standalone=self.standalone)
         self.key = self.cache.module_key(self.source, self.info)
 
+    def replan(self, info):
+        """Generate the module again for the compiler ``info`` (the probe's answer,
+        when it differs from the one this plan was made with)."""
+        self.info = info
+        self._plan()
+        return self.source, self.info
+
     def hint(self):
         """What :func:`saved_plan` needs to make this plan again in another process
         without generating the source (kept by :mod:`nbgraph.linkers.function_cache`)."""
@@ -96,7 +110,14 @@ class ModulePlan:
 
     def lookup(self):
         """The module if it is loaded or published (no compilation), else None."""
-        return self._ready(self.cache.lookup(self.source, self.info, self.key))
+        try:
+            found = self.cache.lookup(self.source, self.info, self.key)
+        except ProbeMismatch as exc:
+            if self.source is None:  # a saved plan: made for other compiler flags
+                return None
+            self.replan(exc.info)
+            found = self.cache.lookup(self.source, self.info, self.key)
+        return self._ready(found)
 
     def build(self):
         """The module, compiling it if needed (the C call path's extension builds
@@ -106,10 +127,14 @@ class ModulePlan:
         first_use = threads.must_build(self.cache, self.info)
         if not first_use:
             fastcall.prefetch()
-        module = self._ready(self.cache.get(self.source, self.info))
+        try:
+            module = self.cache.get(self.source, self.info)
+        except ProbeMismatch as exc:
+            self.replan(exc.info)
+            module = self.cache.get(self.source, self.info)
         if first_use:
             fastcall.prefetch()
-        return module
+        return self._ready(module)
 
     def _ready(self, module):
         if module is not None:
@@ -228,7 +253,8 @@ class CProgram(Program):
                 self.install(job.module)
             return
         if job.pid != os.getpid():  # a forked child: the parent's worker is gone
-            self._job = background.submit(job.cache, job.source, job.info, job.key, self)
+            self._job = background.submit(job.cache, job.source, job.info, job.key, self,
+                                          replan=job.replan)
             return
         if not job.done.is_set():
             return
@@ -415,7 +441,7 @@ class CLinker:
             if (use_background and self.mode == "cvm"
                     and all(_has_perform(node) for node in c_nodes)):
                 program._job = background.submit(plan.cache, plan.source, plan.info, plan.key,
-                                                 program)
+                                                 program, replan=plan.replan)
                 fastcall.prefetch()  # the C call path's extension builds meanwhile, if needed
                 return program
             module = plan.build()

@@ -40,7 +40,7 @@ from nbgraph.linkers.c.build_threads import forget_thread_in_child
 
 __all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_threads",
            "get_num_threads", "set_num_threads", "runtime_table", "standalone", "prefetch",
-           "must_build"]
+           "must_build", "build_as_probe", "loaded"]
 
 #: Version of the table layout (``nbg_runtime`` in ``csrc/common.h``).
 RUNTIME_VERSION = 4
@@ -56,15 +56,18 @@ SPIN_NS = 50000
 RUNTIME_SOURCE = None
 
 
-def runtime_source():
-    """The C source of the runtime library: two translation units compiled at
-    once (``csrc/runtime.c`` and ``csrc/runtime_rows.c``, each with
-    ``csrc/common.h`` and its half of ``csrc/helpers.h``; see
-    :func:`nbgraph.linkers.c.codegen.source_parts`)."""
+def runtime_source(info=None):
+    """The C source of the runtime library for the compiler ``info``: two
+    translation units compiled at once (``csrc/runtime.c`` and
+    ``csrc/runtime_rows.c``, each with ``csrc/common.h`` and its half of
+    ``csrc/helpers.h``; see :func:`nbgraph.linkers.c.codegen.source_parts`),
+    the second one with the compiler probe's test function (with vector math
+    when ``info.mvec``: :func:`~nbgraph.linkers.c.compiler.probe_function`)."""
     if RUNTIME_SOURCE is not None:
         return RUNTIME_SOURCE
     from nbgraph.core.c_interface import c_source, c_template
     from nbgraph.linkers.c.codegen import ERRLEN, PART_MARK
+    from nbgraph.linkers.c.compiler import probe_function
 
     common = c_source(__package__, "csrc/common.h")
     helpers = c_source(__package__, "csrc/helpers.h")
@@ -73,7 +76,8 @@ def runtime_source():
     pool = c_template(__package__, "csrc/runtime.c", version=RUNTIME_VERSION, errlen=ERRLEN,
                       common=common, helpers=first)
     driver = c_template(__package__, "csrc/runtime_rows.c", version=RUNTIME_VERSION,
-                        errlen=ERRLEN, common=common, helpers=head + rows)
+                        errlen=ERRLEN, common=common, helpers=head + rows,
+                        probe=probe_function(bool(info is not None and info.mvec)))
     return driver + PART_MARK + pool
 
 
@@ -163,8 +167,29 @@ def must_build(cache, info):
     ``cache`` (a first use on this machine: it is being built, or will be)."""
     if _state["table"] is not None or _state["failed"]:
         return False
-    key = "runtime-" + cache.module_key(runtime_source() + "\0" + " ".join(RUNTIME_FLAGS), info)
+    key = "runtime-" + cache.module_key(runtime_source(info) + "\0" + " ".join(RUNTIME_FLAGS),
+                                        info)
     return not os.path.exists(os.path.join(cache.directory, key + ".so"))
+
+
+def build_as_probe(cache, info):
+    """Build the runtime library with the compiler ``info`` (or find it built),
+    check in a child process that it loads and its probe function runs, then
+    load it here: the compiler probe's test on a first use (True when it
+    passed; see :func:`nbgraph.linkers.c.compiler._run_probe`).  False for a
+    runtime source a test put in place."""
+    if RUNTIME_SOURCE is not None:
+        return False
+    from nbgraph.linkers.c.compiler import loads_and_runs
+
+    cache.ensure_directory()
+    cache.get_runtime(runtime_source(info), info, RUNTIME_FLAGS, check=loads_and_runs)
+    return True
+
+
+def loaded():
+    """True once this process has its runtime library (or knows it has none)."""
+    return _state["table"] is not None or _state["failed"]
 
 
 def runtime_table(cache, info):
@@ -188,7 +213,7 @@ def runtime_table(cache, info):
         if _state["table"] is None and not _state["failed"]:
             cache.ensure_directory()  # an unsafe directory raises, as for a module
             try:
-                lib = cache.get_runtime(runtime_source(), info, RUNTIME_FLAGS)
+                lib = cache.get_runtime(runtime_source(info), info, RUNTIME_FLAGS)
                 if lib.nbg_rt_version() != RUNTIME_VERSION:
                     raise OSError("the runtime library has version %d, expected %d" % (
                         lib.nbg_rt_version(), RUNTIME_VERSION))

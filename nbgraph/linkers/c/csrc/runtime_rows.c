@@ -1,6 +1,7 @@
 /* The runtime library's second translation unit (see csrc/runtime.c): the
-   general iterator and the rows driver of csrc/helpers.h, compiled while the
-   first unit (the thread pool, messages, shape checks, the table) compiles.
+   general iterator and the rows driver of csrc/helpers.h, and the compiler
+   probe's test function, compiled while the first unit (the thread pool,
+   messages, shape checks, the table) compiles.
    Filled in by nbgraph.linkers.c.threads (string.Template). */
 #include <stdint.h>
 #include <stddef.h>
@@ -15,3 +16,6 @@ int rt_worth(int64_t n, int64_t min_n);
          else (fn)((ctx), 0, (n)); } while (0)
 #define NBG_HELPER
 ${helpers}
+/* The compiler probe's test function (nbgraph.linkers.c.compiler.probe_function):
+   on a first use, building this library is the probe. */
+${probe}
