@@ -80,7 +80,7 @@ def _time(fn, case):
 
 def _target_text(case, t_ours, t_np, t_jax=None, t_pt=None):
     if isinstance(case.target, dict):  # {"pytensor": 1.0, "jax": 2.0}: factors of peers' times
-        times = {"pytensor": t_pt, "jax": t_jax}
+        times = {"pytensor": t_pt, "jax": t_jax, "numpy": t_np}
         parts = ["%s%s" % ("" if f == 1 else "%gx" % f, k[:2]) for k, f in case.target.items()]
         met = all(times[k] is None or t_ours <= f * times[k] for k, f in case.target.items())
         return "<=" + ",".join(parts) + (" ok" if met else " MISS")

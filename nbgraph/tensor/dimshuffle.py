@@ -94,14 +94,36 @@ class DimShuffle(DimShuffleC, Op):
         output_storage[0][0] = res.reshape(shape) if (self.augment or self.dropped) else res
 
     def make_py_thunk(self, node, in_cells, out_cells):
-        """A transpose-only DimShuffle as one ``ndarray.transpose`` call (else None)."""
-        if not self.is_transpose_only:
-            return None
+        """:meth:`perform` in one or two NumPy calls: a transpose-only DimShuffle is one
+        ``transpose``; otherwise the kept axes are moved in front of the dropped ones
+        (when not already) and one index ``[None, :, ..., 0]`` inserts the new axes and
+        takes the dropped ones (after the same size check as ``perform``).  Same view,
+        same shape, same errors."""
         (a,), (o,) = in_cells, out_cells
-        order = self.shuffle
+        if self.is_transpose_only:
+            order = self.shuffle
+
+            def thunk():
+                o[0] = a[0].transpose(order)
+            return thunk
+        perm = self.shuffle + self.dropped
+        moved = perm != tuple(range(self.input_ndim))
+        index = tuple(None if e == "x" else slice(None) for e in self.new_order) + \
+            (0,) * len(self.dropped)
+        if not self.new_order:  # x[0, ...] is a 0-d view, x[0] a scalar
+            index += (Ellipsis,)
+        dropped, perform = self.dropped, self.perform
+        asarray, ndarray = np.asarray, np.ndarray
 
         def thunk():
-            o[0] = a[0].transpose(order)
+            x = a[0]
+            if type(x) is not ndarray:
+                x = asarray(x)
+            shape = x.shape
+            for d in dropped:
+                if shape[d] != 1:
+                    perform(node, [x], out_cells)  # raises perform's error
+            o[0] = (x.transpose(perm) if moved else x)[index]
         return thunk
 
     def chunk_semantics(self, node: Apply) -> ChunkSemantics:

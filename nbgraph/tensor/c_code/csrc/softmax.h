@@ -81,6 +81,22 @@ static ${T} nbg_rowmax_${S}(const ${T} *restrict a, int64_t n) {
             nan |= nv[l] != 0;
             best = m0[l] > best ? m0[l] : best;
         }
+    } else if (n >= 8) {
+        /* a short row: four independent chains of compare and select (one chain
+           is a compare-select latency per value) */
+        ${T} b1 = a[1], b2 = a[2], b3 = a[3];
+        nan = (best != best) | (b1 != b1) | (b2 != b2) | (b3 != b3);
+        for (i = 4; i + 4 <= n; i += 4) {
+            const ${T} v0 = a[i], v1 = a[i + 1], v2 = a[i + 2], v3 = a[i + 3];
+            best = v0 > best ? v0 : best;
+            b1 = v1 > b1 ? v1 : b1;
+            b2 = v2 > b2 ? v2 : b2;
+            b3 = v3 > b3 ? v3 : b3;
+            nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3);
+        }
+        best = b1 > best ? b1 : best;
+        best = b2 > best ? b2 : best;
+        best = b3 > best ? b3 : best;
     }
     for (; i < n; i++) {
         const ${T} v = a[i];
