@@ -18,30 +18,6 @@ from nbgraph.tensor.math import (
     softplus, sqr, sqrt, sub, sum, switch, tan, tanh, true_div, where, xor,
 )
 from nbgraph.tensor.reduction import Reduce
-from nbgraph.tensor.ifelse import IfElse, ifelse
-from nbgraph.tensor import random  # noqa: F401  (nt.random.RandomStream)
-from nbgraph.tensor.ufuncs import *  # noqa: F403  (floor, erf, clip, arctan2, ...)
-from nbgraph.tensor import ufuncs as _ufuncs
-from nbgraph.tensor import advanced_indexing as _advanced_indexing
-from nbgraph.tensor import creation as _creation
-from nbgraph.tensor import extra_ops as _extra_ops
-from nbgraph.tensor import shape_ops as _shape_ops
-from nbgraph.tensor import sorting as _sorting
-from nbgraph.tensor.advanced_indexing import *  # noqa: F403  (take, take_along_axis, ...)
-from nbgraph.tensor.creation import *  # noqa: F403  (arange, eye, tri, linspace, ...)
-from nbgraph.tensor.extra_ops import *  # noqa: F403  (argmax, any, var, cumsum, norm, ...)
-from nbgraph.tensor.shape_ops import *  # noqa: F403  (flatten, squeeze, tile, split, ...)
-from nbgraph.tensor.sorting import *  # noqa: F403  (sort, argsort)
-from nbgraph.tensor.complex_ops import real, imag, conj, conjugate, angle
-from nbgraph.tensor.scalar_tensor import (
-    ScalarFromTensor, ScalarReduce, TensorFromScalar, reduce, scalar_from_tensor,
-    tensor_from_scalar,
-)
-from nbgraph.tensor.nnet import (  # nt.softmax, ...; also nt.nnet.*
-    binary_crossentropy, categorical_crossentropy, elu, gelu, log_softmax, logsumexp, one_hot,
-    relu, softmax, softmax_crossentropy, softsign,
-)
-from nbgraph.tensor import nnet
 from nbgraph.tensor.subtensor import IncSubtensor, Subtensor, inc_subtensor, set_subtensor
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import (
@@ -49,12 +25,10 @@ from nbgraph.tensor.variable import (
     tensor,
 )
 from nbgraph.tensor.constructors import *  # noqa: F403  (dvector, fmatrix, ...)
-from nbgraph.tensor.complex_constructors import *  # noqa: F403  (cvector, zmatrix, ...)
-from nbgraph.tensor.plurals import *  # noqa: F403  (dvectors, fmatrices, ...)
-from nbgraph.tensor import complex_constructors as _complex_constructors
 from nbgraph.tensor import constructors as _constructors
-from nbgraph.tensor import plurals as _plurals
 import importlib as _importlib
+import sys as _sys
+import types as _types
 
 _scalar_module = _importlib.import_module("nbgraph.tensor.scalar")
 
@@ -85,6 +59,93 @@ class _ScalarEntry:
 
 scalar = _ScalarEntry(_constructors.scalar, _scalar_module)
 
+
+# -- names loaded on first use ------------------------------------------------------
+# ``import nbgraph.tensor`` loads the tensor types, the constructors and the common
+# ops above; the modules below (loops, random streams, nnet, indexing, creation,
+# shape and sorting ops, the extra ufuncs, ...) are imported the first time one of
+# their names is read (``nt.softmax``, ``from nbgraph.tensor import scan``).  The
+# table must list exactly what each module gives this namespace:
+# tests/tensor/test_lazy_namespace.py compares it with the modules' ``__all__``.
+_LAZY_MODULES = {
+    "ifelse": "IfElse ifelse",
+    "ufuncs": (
+        "arccos arccosh arcsin arcsinh arctan arctan2 arctanh bitwise_and bitwise_not "
+        "bitwise_or bitwise_xor ceil clip copysign cosh deg2rad digamma erf erfc erfcx erfinv "
+        "exp2 floor gammaln hypot isfinite isinf isnan left_shift log10 log2 logaddexp "
+        "nextafter psi rad2deg reciprocal right_shift round sgn sign sinh square trunc"),
+    "advanced_indexing": (
+        "AdvancedIncSubtensor AdvancedScatterAdd AdvancedSubtensor advanced_getitem "
+        "advanced_inc_along_axis is_advanced_index take take_along_axis"),
+    "creation": (
+        "ARange ARangeLength AllocDiag ExtractDiag Eye Linspace arange diag eye full "
+        "full_like identity_like linspace tri tril triu"),
+    "extra_ops": (
+        "ArgReduce BoolReduce CumOp CumprodGrad MaxAndArgmax all any argmax argmin cumprod "
+        "cumsum diff max_and_argmax norm std var"),
+    "shape_ops": (
+        "Repeat Roll Split broadcast_to expand_dims flatten moveaxis repeat roll split "
+        "squeeze swapaxes tile transpose"),
+    "sorting": "SortOp argsort sort",
+    "complex_ops": "real imag conj conjugate angle",
+    "scalar_tensor": (
+        "reduce ScalarReduce TensorFromScalar ScalarFromTensor tensor_from_scalar "
+        "scalar_from_tensor"),
+    "nnet": (
+        "softmax log_softmax logsumexp relu elu gelu softsign binary_crossentropy "
+        "categorical_crossentropy one_hot softmax_crossentropy"),
+    "gradient_ops": "consider_constant disconnected_grad grad_clip grad_scale zero_grad",
+    "complex_constructors": (
+        "cscalar zscalar cvector zvector cmatrix zmatrix crow zrow ccol zcol ctensor3 "
+        "ztensor3 ctensor4 ztensor4"),
+    "plurals": (
+        "scalars vectors matrices rows cols tensor3s tensor4s bscalars bvectors bmatrices "
+        "brows bcols btensor3s btensor4s wscalars wvectors wmatrices wrows wcols wtensor3s "
+        "wtensor4s iscalars ivectors imatrices irows icols itensor3s itensor4s lscalars "
+        "lvectors lmatrices lrows lcols ltensor3s ltensor4s fscalars fvectors fmatrices "
+        "frows fcols ftensor3s ftensor4s dscalars dvectors dmatrices drows dcols dtensor3s "
+        "dtensor4s cscalars cvectors cmatrices crows ccols ctensor3s ctensor4s zscalars "
+        "zvectors zmatrices zrows zcols ztensor3s ztensor4s Several several"),
+}
+_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names.split()}
+
+# subpackages and modules that are public attributes (``nt.scan(...)``, ``nt.nnet.softmax``,
+# ``nt.random.RandomStream``); any other submodule is imported on first access as well
+_LAZY_SUBMODULES = ("scan", "nnet", "random")
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(_importlib.import_module("nbgraph.tensor." + module), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("__"):
+        from importlib.util import find_spec
+
+        if find_spec("nbgraph.tensor." + name) is not None:
+            return _importlib.import_module("nbgraph.tensor." + name)
+    raise AttributeError("module 'nbgraph.tensor' has no attribute %r" % (name,))
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_SUBMODULES))
+
+
+class _TensorPackage(_types.ModuleType):
+    """This package's module type.  Importing a submodule binds its name in the
+    package; ``nbgraph.tensor.ifelse`` is also a function's name, and the function
+    stays the package's ``ifelse`` whenever the module is first imported."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "ifelse" and isinstance(value, _types.ModuleType):
+            value = value.ifelse
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _TensorPackage
+
+
 __all__ = [
     "Apply", "Constant", "Variable", "scalar", "TensorType", "TensorVariable",
     "TensorConstant", "SharedVariable", "as_tensor_variable", "constant", "shared", "tensor",
@@ -96,21 +157,5 @@ __all__ = [
     "log1p", "expm1", "sqrt", "sqr", "sin", "cos", "tan", "tanh", "sigmoid", "softplus",
     "maximum", "minimum", "lt", "le", "gt", "ge", "eq", "neq", "and_", "or_", "xor",
     "invert", "switch", "where", "cast", "sum", "prod", "mean", "max", "min", "outer",
-    "ifelse", "IfElse",
-] + _advanced_indexing.__all__ + _creation.__all__ + _extra_ops.__all__ + _shape_ops.__all__ + \
-    _sorting.__all__ + [n for n in (
-    *_constructors.NAMES, *_complex_constructors.NAMES, *_plurals.NAMES) if n != "scalar"]
-
-from nbgraph.tensor import scan  # noqa: E402  (loops; callable: nt.scan(fn, ...))
-from nbgraph.tensor.gradient_ops import (  # noqa: E402
-    consider_constant, disconnected_grad, grad_clip, grad_scale, zero_grad,
-)
-
-__all__ += ["scan", "consider_constant", "disconnected_grad", "grad_clip", "grad_scale",
-            "zero_grad"]
-__all__ += _ufuncs.__all__
-__all__ += ["nnet", "softmax", "log_softmax", "logsumexp", "relu", "elu", "gelu", "softsign",
-            "binary_crossentropy", "categorical_crossentropy", "one_hot", "softmax_crossentropy"]
-__all__ += ["real", "imag", "conj", "conjugate", "angle"]
-__all__ += ["reduce", "ScalarReduce", "TensorFromScalar", "ScalarFromTensor", "tensor_from_scalar",
-            "scalar_from_tensor"]
+] + [n for n in _constructors.NAMES if n != "scalar"] + [
+    n for n in (*_LAZY_SUBMODULES, *_LAZY) if n not in ("random", "Several", "several")]

@@ -11,6 +11,8 @@ instead of +0.0), no ``exp(log(x)) -> x`` (equal only up to rounding), and
 dtypes and shapes are preserved.
 """
 
+import importlib
+
 import numpy as np
 
 from nbgraph.core.graph import Constant
@@ -402,3 +404,9 @@ def rewrite_graph(fgraph, exclude=()):
 def remove_gradient_modifiers(fgraph, node):
     """``zero_grad(x)``, ``grad_clip(x, ...)`` and the like are ``x`` once grads are built."""
     return [node.inputs[0]]
+
+
+# switch_to_ifelse and ifelse_constant_condition are "fast" rewrites of any graph:
+# registered with this module's, whoever imports it first (nbgraph.tensor loads
+# the ifelse module on first use only)
+importlib.import_module("nbgraph.tensor.ifelse")

@@ -1,0 +1,88 @@
+"""``import nbgraph.tensor`` loads the tensor types, constructors and common ops; the other
+modules (loops, random streams, nnet, indexing, creation, ...) load when one of their names is
+first read.  Every public name still resolves, to the same object as before."""
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+import nbgraph.tensor as nt
+
+# modules a fresh ``import nbgraph.tensor`` must not load
+LAZY = ["ifelse", "random", "ufuncs", "advanced_indexing", "creation", "extra_ops", "shape_ops",
+        "sorting", "complex_ops", "scalar_tensor", "nnet", "complex_constructors", "plurals",
+        "gradient_ops", "scan", "rewriting"]
+
+# modules whose whole ``__all__`` the namespace re-exports (``from m import *`` before)
+STARRED = ["ufuncs", "advanced_indexing", "creation", "extra_ops", "shape_ops", "sorting",
+           "complex_constructors", "plurals"]
+
+
+def _run(code):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    return out.stdout.split()
+
+
+def test_every_public_name_resolves():
+    for name in nt.__all__:
+        assert getattr(nt, name) is not None, name
+    assert len(set(nt.__all__)) == len(nt.__all__)
+    assert set(nt.__all__) <= set(dir(nt))
+
+
+@pytest.mark.parametrize("module", sorted(nt._LAZY_MODULES))
+def test_lazy_table_gives_the_modules_objects(module):
+    mod = importlib.import_module("nbgraph.tensor." + module)
+    names = nt._LAZY_MODULES[module].split()
+    if module in STARRED:
+        assert set(names) == set(mod.__all__)
+    for name in names:
+        assert getattr(nt, name) is getattr(mod, name), name
+
+
+def test_star_import_and_submodules():
+    namespace = {}
+    exec("from nbgraph.tensor import *", namespace)
+    assert namespace["softmax"] is nt.nnet.softmax
+    assert namespace["floor"] is nt.ufuncs.floor
+    assert callable(namespace["scan"]) and namespace["scan"] is nt.scan
+    assert nt.extra_ops.argmax is nt.argmax
+    with pytest.raises(AttributeError, match="no_such_name"):
+        nt.no_such_name  # noqa: B018
+
+
+def test_ifelse_stays_the_function():
+    module = importlib.import_module("nbgraph.tensor.ifelse")
+    assert nt.ifelse is module.ifelse is sys.modules["nbgraph.tensor.ifelse"].ifelse
+
+
+def test_fresh_import_leaves_the_lazy_modules_unloaded():
+    code = ("import sys, nbgraph.tensor as nt\n"
+            "print(' '.join(m for m in %r if 'nbgraph.tensor.' + m in sys.modules) or '-')\n"
+            % (LAZY,))
+    assert _run(code) == ["-"]
+
+
+def test_fresh_process_first_uses():
+    code = ("import sys, types, nbgraph.tensor as nt\n"
+            "x = nt.dmatrix('x')\n"
+            "print(nt.softmax(x).owner.op.__class__.__module__)\n"
+            "print('nbgraph.tensor.nnet' in sys.modules, 'nbgraph.tensor.scan' in sys.modules)\n"
+            "import nbgraph.tensor.ifelse\n"
+            "print(isinstance(nt.ifelse, types.FunctionType), callable(nt.scan))\n"
+            "from nbgraph.tensor import argmax, dvectors, IfElse, zero_grad\n"
+            "print(argmax.__module__, IfElse.__module__)\n"
+            "print(sorted(set(nt.__all__) - set(dir(nt))) or '-')\n")
+    assert _run(code) == ["nbgraph.tensor.nnet", "True", "False", "True", "True",
+                          "nbgraph.tensor.extra_ops", "nbgraph.tensor.ifelse", "-"]
+
+
+def test_the_pipeline_registers_the_ifelse_rewrites_without_ifelse_imported():
+    code = ("import sys, nbgraph as ng, nbgraph.tensor as nt\n"
+            "c, x = nt.dscalar('c'), nt.dmatrix('x')\n"
+            "f = ng.function([c, x], nt.switch(c > 0, nt.exp(x).sum(), x.max()), linker='py')\n"
+            "print(sorted({type(n.op).__name__ for n in f.fgraph.apply_nodes}))\n")
+    assert "'IfElse'," in _run(code)
