@@ -22,7 +22,6 @@ which IPython fills with every cell it runs.
 
 from __future__ import annotations
 
-import linecache
 import os
 import sys
 import types
@@ -102,6 +101,8 @@ def describe_site(site: Site | None, what: str = "This node") -> str | None:
         where = "%s, line %d" % (cell, lineno)
     else:
         where = 'File "%s", line %d, in %s' % (filename, lineno, function)
+    import linecache  # (with tokenize: loaded when an error shows a site)
+
     line = linecache.getline(filename, lineno).strip()
     text = "%s was built at %s" % (what, where)
     return "%s:\n    %s" % (text, line) if line else text

@@ -16,7 +16,6 @@ True
 
 from __future__ import annotations
 
-import copy
 import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -287,6 +286,8 @@ class Type(PropsMixin):
                     type(self).__name__, sorted(unknown), list(params)))
             params.update(changes)
             return type(self)(**params)
+        import copy
+
         new = copy.copy(self)
         for key, value in changes.items():
             setattr(new, key, value)

@@ -13,7 +13,6 @@ defers to the terminal reporter.  Installed by ``import nbgraph.display``.
 
 from __future__ import annotations
 
-import html
 import sys
 
 from nbgraph.core import progress
@@ -47,6 +46,8 @@ def notebook_reporter(event: str, label: str, seconds: float) -> None:
         return
     if not watched:
         return
+    import html
+
     from IPython.display import display
 
     if event == "done":

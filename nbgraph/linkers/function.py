@@ -18,7 +18,7 @@ from nbgraph.config import config
 from nbgraph.core import progress
 from nbgraph.core.fgraph import FunctionGraph, MissingInputError, path_to
 from nbgraph.core.graph import Constant, Variable, ancestors, clone_replace, graph_inputs
-from nbgraph.linkers import function_cache
+from nbgraph.linkers import codecache, function_cache
 from nbgraph.linkers.compiled import Function
 from nbgraph.linkers.io import unpack_inputs, unpack_outputs
 
@@ -206,13 +206,16 @@ def function(inputs: Sequence[Variable | In],
         fn.build_options = {"outputs": out_list, "single": single,
                             "updates": explicit_updates, "kwargs": options}
         return fn
-    with progress.task("linking %s (%s)" % (name or "the function", linker_name)):
+    with progress.task("linking %s (%s)" % (name or "the function", linker_name)), \
+            codecache.recording() as compiled:
         fn = Function(fgraph, inputs, out_list, single, shared_inputs, update_pairs,
                       linker_name, name=name, profile=profile, trust_input=trust_input,
                       allow_input_downcast=allow_input_downcast, input_specs=input_specs,
                       saved=saved)
     if entry is not None:
-        entry.store(fn.program)
+        entry.store(fn.program, compiled)
+    elif found is not None:
+        function_cache.amend(key, compiled)
     fn.build_options = {"outputs": out_list, "single": single, "updates": explicit_updates,
                         "kwargs": options}
     return fn

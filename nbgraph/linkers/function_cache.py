@@ -41,19 +41,27 @@ import atexit
 import contextlib
 import copyreg
 import gc
-import hashlib
 import io
+import marshal
 import os
 import pickle
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from nbgraph.config import config
 from nbgraph.core.graph import io_toposort
 from nbgraph.core.nodes import Constant, Variable
 from nbgraph.core.props import PropsMixin
+
+try:  # CPython's built-in SHA-256 (same digests): hashlib would load OpenSSL (~3-7 ms)
+    from _sha2 import sha256  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - Python < 3.12 or another implementation
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef]
+    except ImportError:
+        from hashlib import sha256  # type: ignore[assignment,no-redef]
 
 __all__ = ["ENABLED", "FORMAT", "graph_key", "graph_keys", "lookup", "load", "flush", "Entry",
            "STATS"]
@@ -70,7 +78,7 @@ SAME_PROCESS = False
 STORE_MIN_SECONDS = 0.002
 
 #: Changes when the entry's layout changes (older entries are then not read).
-FORMAT = 2
+FORMAT = 3
 
 _MAGIC = b"nbgraph-function-cache\n"
 
@@ -152,7 +160,7 @@ class _Digest:
                 raise Uncacheable("an object array")
             data = np.ascontiguousarray(v)
             self.parts.append("array:%s:%r:%s" % (v.dtype.str, v.shape,
-                                                  hashlib.sha256(data.tobytes()).hexdigest()))
+                                                  sha256(data.tobytes()).hexdigest()))
         elif isinstance(v, np.generic):
             self.parts.append("np:%s:%s" % (v.dtype.str, v.tobytes().hex()))
         elif isinstance(v, np.dtype):
@@ -220,7 +228,7 @@ def graph_keys(inputs, outputs, options: dict) -> tuple[str, str] | None:
     except Uncacheable:
         STATS["refused"] += 1
         return None
-    h = hashlib.sha256("\n".join(d.parts).encode())
+    h = sha256("\n".join(d.parts).encode())
     structure = h.hexdigest()[:40]
     h.update(("\n" + "\n".join(values.parts)).encode())
     return h.hexdigest()[:40], structure
@@ -304,8 +312,10 @@ class Entry:
         except Exception:  # an Op or a value that does not pickle: nothing stored
             self.data = None
 
-    def store(self, program) -> None:
-        """Write the entry, with the C module's hint from the linked ``program``."""
+    def store(self, program, compiled: Iterable[tuple[str, str]] = ()) -> None:
+        """Write the entry, with the C module's hint from the linked ``program`` and
+        the code objects of the generated Python ``compiled`` (codecache keys) while
+        linking it."""
         if self.data is None:
             return
         plan = getattr(program, "_plan", None)
@@ -313,17 +323,62 @@ class Entry:
         if plan is not None:
             order = {node: i for i, node in enumerate(program.fgraph.toposort())}
             hint = ([order[node] for node in plan.nodes], plan.hint())
-        cache = _cache()
-        if cache is None or cache.ensure_directory() is None:
-            return
-        record = pickle.dumps((FORMAT, self.key, os.getpid(), _loaded_files(), hint, self.data),
-                              protocol=5)
-        _PENDING.append((cache.directory, _path(cache, self.key), _MAGIC + record))
-        if not DEFER_WRITES or len(_PENDING) > _MAX_PENDING \
-                or sum(len(p[2]) for p in _PENDING) > _MAX_PENDING_BYTES:
-            flush()
-        elif not _AT_EXIT:
-            _AT_EXIT.append(atexit.register(flush))
+        _queue(self.key, _loaded_files(), hint, self.data, _code_records((), compiled))
+
+
+def _queue(key: str, files, hint, data: bytes, codes: tuple) -> None:
+    cache = _cache()
+    if cache is None or cache.ensure_directory() is None:
+        return
+    record = pickle.dumps((FORMAT, key, os.getpid(), files, hint, data, codes), protocol=5)
+    _PENDING.append((cache.directory, _path(cache, key), _MAGIC + record))
+    if not DEFER_WRITES or len(_PENDING) > _MAX_PENDING \
+            or sum(len(p[2]) for p in _PENDING) > _MAX_PENDING_BYTES:
+        flush()
+    elif not _AT_EXIT:
+        _AT_EXIT.append(atexit.register(flush))
+
+
+#: Generated Python stored with an entry: at most this many bytes of code objects.
+MAX_CODE_BYTES = 256 * 1024
+
+
+def _code_records(known: tuple, keys: Iterable[tuple[str, str]]) -> tuple:
+    """``known`` (``(source, filename, marshalled code)`` records) and those of the
+    memoised code objects of ``keys`` not among them, within :data:`MAX_CODE_BYTES`."""
+    from nbgraph.linkers import codecache
+
+    have = {(source, filename) for source, filename, _ in known}
+    out = list(known)
+    size = sum(len(r[0]) + len(r[2]) for r in out)
+    for source, filename, code in codecache.compiled(k for k in keys if k not in have):
+        data = marshal.dumps(code)
+        size += len(source) + len(data)
+        if size > MAX_CODE_BYTES:
+            break
+        out.append((source, filename, data))
+    return tuple(out)
+
+
+def amend(key: str | None, compiled: Iterable[tuple[str, str]]) -> None:
+    """After linking a graph loaded from entry ``key``: when the linking compiled
+    generated Python the entry lacks (a miss links before its C module is built,
+    so it cannot store the module's call code), write the entry again with it."""
+    loaded = _LOADED.pop(key, None) if key is not None else None
+    if loaded is None:
+        return
+    files, hint, data, codes = loaded
+    have = {(source, filename) for source, filename, _ in codes}
+    if all(k in have for k in compiled):
+        return
+    new = _code_records(codes, compiled)
+    if len(new) > len(codes):
+        _queue(key, files, hint, data, new)
+
+
+#: key -> (files, hint, graph data, code records) of the entries this process loaded
+#: and has not linked yet (see :func:`amend`)
+_LOADED: dict[str, tuple] = {}
 
 
 #: True: entries are written when the process exits (or when 64 are waiting, or
@@ -418,7 +473,7 @@ def load(key: str, inputs, name: str | None = None):
     try:
         if not data.startswith(_MAGIC):
             raise ValueError("not an entry")
-        fmt, stored_key, pid, files, hint, graph = pickle.loads(data[len(_MAGIC):])
+        fmt, stored_key, pid, files, hint, graph, codes = pickle.loads(data[len(_MAGIC):])
         if pid == os.getpid() and not SAME_PROCESS:
             STATS["misses"] += 1
             return _OWN
@@ -435,11 +490,25 @@ def load(key: str, inputs, name: str | None = None):
     new.equiv = dict(zip(inputs, clones, strict=True))
     new.history = history
     STATS["hits"] += 1
+    _preload(codes)
+    if len(_LOADED) >= 64:
+        _LOADED.clear()
+    _LOADED[key] = (files, hint, graph, codes)
     saved = None
     if hint is not None:
         positions, plan_hint = hint
         saved = ([order[i] for i in positions], plan_hint)
     return new, saved
+
+
+def _preload(codes: tuple) -> None:
+    from nbgraph.linkers import codecache
+
+    try:
+        codecache.preload((source, filename, marshal.loads(data))
+                          for source, filename, data in codes)
+    except (ValueError, EOFError, TypeError):  # a damaged record: compiled again
+        pass
 
 
 def _unpickle(data: bytes, inputs) -> Any:

@@ -17,8 +17,7 @@ DtypeInfo(name='float32', kind='f', itemsize=4, c_type='float')
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -41,8 +40,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class DtypeInfo:
+class DtypeInfo(NamedTuple):
     """One row of the dtype table.
 
     ``kind`` is NumPy's kind character (``"b"`` bool, ``"i"`` signed, ``"u"``

@@ -229,20 +229,29 @@ def test_disabled(cache, monkeypatch):
 def test_a_fresh_process_uses_the_entry(tmp_path):
     script = textwrap.dedent("""
         import numpy as np, nbgraph as ng, nbgraph.tensor as nt
-        from nbgraph.linkers import function_cache as fc
+        from nbgraph.linkers import codecache, function_cache as fc
+        compiles = []
+        def counted(*args):
+            compiles.append(args[1])
+            return compile(*args)
+        codecache.compile = counted  # (the builtin, as codecache calls it)
         x, y = nt.dvector("x"), nt.dvector("y")
         f = ng.function([x, y], nt.exp(-x ** 2 / 2) * nt.sin(y) + x * y, linker="c")
-        print(fc.STATS["hits"], fc.STATS["stored"], repr(f(np.arange(3.0), np.ones(3)).tolist()))
+        f.program.wait_compiled()
+        out = f(np.arange(3.0), np.ones(3))
+        print(fc.STATS["hits"], fc.STATS["stored"], len(compiles), repr(out.tolist()))
     """)
     env = dict(os.environ, NBGRAPH_CACHE_DIR=str(tmp_path / "c"))
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     outs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                           text=True, check=True, cwd=root).stdout.split(" ", 2)
-            for _ in range(2)]
-    # (the first process writes its entry when it exits)
-    assert outs[0][:2] == ["0", "0"] and outs[1][:2] == ["1", "0"]
-    assert outs[0][2] == outs[1][2]
+                           text=True, check=True, cwd=root).stdout.split(" ", 3)
+            for _ in range(3)]
+    # the first process writes its entry when it exits; the first one to use it adds
+    # the generated Python compiled once the C module was there; the next compiles none
+    assert outs[0][:2] == ["0", "0"] and outs[1][:2] == ["1", "0"] and outs[2][:2] == ["1", "0"]
+    assert int(outs[0][2]) > 0 and outs[2][2] == "0", outs
+    assert outs[0][3] == outs[1][3] == outs[2][3]
 
 
 def test_types_are_keyed_by_their_props():
@@ -252,3 +261,36 @@ def test_types_are_keyed_by_their_props():
         pytest.skip("no TensorVariable")
     y = nt.dvector("x")
     assert fc.graph_key([x], [x * 2.0], {}) != fc.graph_key([y], [y * 2.0], {})
+
+
+def _record_codes(path):
+    import pickle
+
+    (entry,) = _entries(path)
+    with open(entry, "rb") as f:
+        data = f.read()
+    return pickle.loads(data[len(fc._MAGIC):])[-1]
+
+
+def test_the_generated_python_is_stored_and_preloaded(cache, monkeypatch):
+    from nbgraph.linkers import codecache
+
+    real = fc._code_records
+    monkeypatch.setattr(fc, "_code_records", lambda known, keys: tuple(known))
+    _logreg()
+    assert _record_codes(cache) == ()  # as a miss that linked before its C module
+    monkeypatch.setattr(fc, "_code_records", real)
+    second = _logreg()  # a hit: its linking's code objects are added to the entry
+    codes = _record_codes(cache)
+    assert codes and all(isinstance(s, str) and isinstance(n, str) for s, n, _ in codes)
+    monkeypatch.setattr(codecache, "_codes", type(codecache._codes)())
+    compiled = []
+    monkeypatch.setattr(codecache, "compile", lambda *a: compiled.append(a) or compile(*a),
+                        raising=False)
+    third = _logreg()  # preloaded: nothing compiled, nothing added
+    assert compiled == []
+    assert {(s, n) for s, n, _ in codes} <= set(codecache._codes)
+    assert _record_codes(cache) == codes
+    xv, wv = _data()
+    for a, b in zip(second(xv, wv), third(xv, wv), strict=True):
+        np.testing.assert_array_equal(a, b)
