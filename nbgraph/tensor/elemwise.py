@@ -29,7 +29,7 @@ from nbgraph.core.gradient_types import is_disconnected, null_reason
 from nbgraph.tensor import scalar as ps
 from nbgraph.tensor.grad_rules import input_gradient, zero_gradient
 from nbgraph.tensor.dimshuffle import DimShuffle, SumToShape, sum_to_shape
-from nbgraph.tensor.dtypes import COMPLEX_DTYPES
+from nbgraph.tensor.dtypes import COMPLEX_DTYPES, dtype_name
 from nbgraph.tensor.type import TensorType
 from nbgraph.tensor.variable import TensorConstant, as_tensor_variable
 
@@ -146,13 +146,31 @@ def elemwise_output_dtypes(scalar_op: ScalarOp, dtypes: Sequence[str]) -> list[s
         pass
     except TypeError:  # an unhashable scalar op
         hashable = False
-    node = scalar_op.make_node(*[ps.get_scalar_type(d)() for d in dtypes])
-    found = [out.type.dtype for out in node.outputs]
+    cls = type(scalar_op)
+    if cls.make_node is ps.ScalarOp.make_node and cls.promote_inputs is ps.ScalarOp.promote_inputs:
+        found = _scalar_output_dtypes(scalar_op, dtypes)
+    else:
+        node = scalar_op.make_node(*[ps.get_scalar_type(d)() for d in dtypes])
+        found = [out.type.dtype for out in node.outputs]
     if hashable:
         if len(memo) >= 4096:
             memo.clear()
         memo[key] = tuple(found)
     return found
+
+
+def _scalar_output_dtypes(scalar_op: ScalarOp, dtypes: Sequence[str]) -> list[str]:
+    """What ``ScalarOp.make_node`` gives its outputs for inputs of ``dtypes`` (same checks,
+    same errors), without building the node: on these inputs (no weak constants) its
+    conversions and promotions change nothing."""
+    scalar_op._check_arity(len(dtypes))
+    for d in dtypes:
+        ps.get_scalar_type(d)
+    out_dtypes = list(scalar_op.output_dtypes(*dtypes))
+    if len(out_dtypes) != scalar_op._nout():
+        raise ValueError("%s.output_dtypes returned %d dtypes for %d outputs" % (
+            scalar_op, len(out_dtypes), scalar_op._nout()))
+    return [ps.get_scalar_type(dtype_name(d, "output dtype")).dtype for d in out_dtypes]
 
 
 class Elemwise(ElemwiseC, Op):
