@@ -351,9 +351,12 @@ class RewriteRegistry:
 
     def __init__(self) -> None:
         self._entries: dict[str, tuple[float, Any, frozenset[str]]] = {}
-        #: True once an entry was removed or replaced, or one was added whose code is
-        #: not nbgraph's: the function cache (nbgraph.linkers.function_cache) then
-        #: stops, since what the rewrites do is no longer known from nbgraph's files.
+        # each name's first entry registered by nbgraph's own code
+        self._native: dict[str, tuple[float, Any, frozenset[str]]] = {}
+        #: True while the entries differ from nbgraph's own (one removed or replaced,
+        #: or one added whose code is not nbgraph's): the function cache
+        #: (nbgraph.linkers.function_cache) then stops, since what the rewrites do is
+        #: no longer known from nbgraph's files.  False again once they are restored.
         self.altered = False
 
     def register(self, name: str, rewriter: Any, *tags: str, position: float = 50) -> Any:
@@ -365,15 +368,25 @@ class RewriteRegistry:
                 rewriter.name = name
             except AttributeError:
                 pass
-        if name in self._entries or not _from_nbgraph(rewriter):
-            self.altered = True
-        self._entries[name] = (position, rewriter, frozenset(tags) | {name})
+        entry = (position, rewriter, frozenset(tags) | {name})
+        native = _from_nbgraph(rewriter)
+        check = self.altered or name in self._entries or not native
+        self._entries[name] = entry
+        if native and name not in self._native:
+            self._native[name] = entry
+        if check:
+            self.altered = self._differs()
         return rewriter
 
     def unregister(self, name: str) -> None:
         """Remove the entry called ``name`` (KeyError if absent)."""
         del self._entries[name]
-        self.altered = True
+        self.altered = self._differs()
+
+    def _differs(self) -> bool:
+        if self._entries.keys() != self._native.keys():
+            return True
+        return any(entry != self._native[name] for name, entry in self._entries.items())
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries

@@ -290,6 +290,29 @@ class TestRegistry:
         assert len(reg) == 1 and reg["cleanup"] is second
         assert reg.query("fast") == [second]
 
+    def test_altered_while_the_entries_differ_from_nbgraphs(self, monkeypatch):
+        import nbgraph.core.rewriting as core_rewriting
+
+        reg = RewriteRegistry()
+        native, other = WalkingRewriter(double_negation), WalkingRewriter(unit_scale)
+        monkeypatch.setattr(core_rewriting, "_from_nbgraph", lambda rw: rw is native)
+        reg.register("user", other, "fast")  # a user's rewrite...
+        assert reg.altered
+        reg.unregister("user")
+        assert not reg.altered  # ...gone again
+        reg.register("negneg", native, "fast")
+        assert not reg.altered
+        reg.register("user", other, "fast")  # a user's rewrite, then removed
+        assert reg.altered
+        reg.unregister("user")
+        assert not reg.altered
+        reg.register("negneg", other, "fast")  # one of nbgraph's replaced, then restored
+        assert reg.altered
+        reg.register("negneg", native, "fast")
+        assert not reg.altered
+        reg.unregister("negneg")  # one of nbgraph's removed
+        assert reg.altered
+
     def test_query_by_tags_and_order(self):
         reg = RewriteRegistry()
         a, b, c = MergeRewriter(), WalkingRewriter(double_negation), WalkingRewriter(unit_scale)
