@@ -119,12 +119,6 @@ static int64_t nbg_rowargmax_${S}(const ${T} *a, int64_t n) {
     return k;
 }
 
-/* The shift of a row: its maximum, or 0 where that is not finite. */
-static inline ${T} nbg_rowshift_${S}(const ${T} *x, int64_t n) {
-    const ${T} m = nbg_rowmax_${S}(x, n);
-    return (m - m == 0) ? m : (${T})0;
-}
-
 /* out[i] = exp(x[i] - shift), i < n, a chunk at a time, each chunk also asking
    for the same bytes of the next block (pfx: its x, pfo: its output; NULL:
    none) to be brought into the cache while this one computes: the exp is
@@ -146,13 +140,15 @@ static inline void nbg_exp_prefetching_${S}(const ${T} *x, ${T} shift, ${T} *out
 
 /* nb consecutive rows of n >= 1 values at x (contiguous), op as in
    nbg_softmax_rows: into out (ops 0, 1, 3: nb rows; op 2: nb values).
-   lab[r], gz[r]: the rows' labels (ops 2, 3) and gradients (op 3).
-   w: 2 * nb * n scratch values (not out), v: 4 * nb.  Short rows are done a block
-   at a time so that the exp (and log1p) loops run over the whole block.  pfx, pfo:
-   the next block's x and output, prefetched during the exp (NULL: none). */
+   lab[r], gz[r]: the rows' labels (ops 2, 3) and gradients (op 3); top: nb
+   indices (ops 1, 2).  w: 2 * nb * n scratch values (not out), v: 4 * nb.
+   Short rows are done a block at a time so that the exp (and log1p) loops run
+   over the whole block.  pfx, pfo: the next block's x and output, prefetched
+   during the exp (NULL: none). */
 static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, int64_t n,
                                           const int op, const int64_t *lab, const ${T} *gz,
-                                          ${T} *restrict w, ${T} *restrict v,
+                                          int64_t *restrict top, ${T} *restrict w,
+                                          ${T} *restrict v,
                                           const char *pfx, char *pfo) {
     const int64_t size = nb * n;
     ${T} *restrict m = v, *restrict rest = v + nb, *restrict picked = v + 2 * nb,
@@ -161,9 +157,19 @@ static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, 
     ${T} *restrict sh = w;
     ${T} *restrict ex = (op == 0 || op == 3) ? out : w + size;
     int64_t r, j;
-    for (r = 0; r < nb; r++)
-        m[r] = (op == 0 || op == 3) ? nbg_rowmax_${S}(x + r * n, n)
-                                    : nbg_rowshift_${S}(x + r * n, n);
+    for (r = 0; r < nb; r++) {
+        if (op == 0 || op == 3) {
+            m[r] = nbg_rowmax_${S}(x + r * n, n);
+        } else {
+            /* the shift: the maximum, or 0 where it is not finite; the first maximal
+               (or NaN) term of x is that of the shifted row (x - m is 0 only where
+               x == m, below 0 elsewhere), taken out of the sum below */
+            const int64_t t = nbg_rowargmax_${S}(x + r * n, n);
+            const ${T} mx = x[r * n + t];
+            top[r] = t;
+            m[r] = (mx - mx == 0) ? mx : (${T})0;
+        }
+    }
     if (nb == 1 && (op == 0 || op == 3)) {
         /* a long row: exp(x - m) straight from x (the shifted values are not needed) */
         nbg_exp_prefetching_${S}(x, m[0], ex, n, pfx, pfo);
@@ -180,11 +186,12 @@ static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, 
         for (r = 0; r < nb; r++) {
             ${T} *restrict er = ex + r * n;
             const ${T} inv = 1 / nbg_pwsum_${S}(er, n);
-            for (j = 0; j < n; j++) er[j] = er[j] * inv;
-            if (op == 3) {
-                const ${T} g = gz[r], at = g * (er[lab[r]] - 1);
-                for (j = 0; j < n; j++) er[j] = g * er[j];
+            if (op == 3) {  /* g * (e * inv) in one loop: the same two roundings */
+                const ${T} g = gz[r], at = g * (er[lab[r]] * inv - 1);
+                for (j = 0; j < n; j++) er[j] = g * (er[j] * inv);
                 er[lab[r]] = at;
+            } else {
+                for (j = 0; j < n; j++) er[j] = er[j] * inv;
             }
         }
         return;
@@ -193,9 +200,8 @@ static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, 
        maximum was not finite) out of the sum, log1p of the rest when it is 1 */
     for (r = 0; r < nb; r++) {
         ${T} *er = ex + r * n;
-        const int64_t top = nbg_rowargmax_${S}(sh + r * n, n);
-        picked[r] = er[top];
-        er[top] = 0;
+        picked[r] = er[top[r]];
+        er[top[r]] = 0;
         rest[r] = nbg_pwsum_${S}(er, n);
     }
     for (r = 0; r < nb; r++) lse[r] = ${LOG1P}(rest[r]);
@@ -233,11 +239,11 @@ static inline void nbg_softmax_rows_${S}(nbg_rows *r, int64_t b, int64_t e, cons
     int64_t idx[NBG_MAXDIMS], row, i;
     char *ptr[NBG_ROWS_MAXOPS];
     /* w: the block's scratch (2 cap), xg / og: a gathered row and its result,
-       v: 4 per-row values, vals: op 2's results, gzs, lab: per row */
+       v: 4 per-row values, vals: op 2's results, gzs, lab, tops: per row */
     ${T} *w = (${T} *)malloc((size_t)(4 * cap + 6 * per) * sizeof(${T}) +
-                             (size_t)per * sizeof(int64_t));
+                             (size_t)(2 * per) * sizeof(int64_t));
     ${T} *v, *vals, *gzs, *xg, *og;
-    int64_t *lab;
+    int64_t *lab, *tops;
     if (NBG_UNLIKELY(!w)) {
         nbg_fail_once(&r->fails, NBG_MEMORY_ERROR, "out of memory for softmax rows");
         return;
@@ -248,6 +254,7 @@ static inline void nbg_softmax_rows_${S}(nbg_rows *r, int64_t b, int64_t e, cons
     vals = v + 4 * per;
     gzs = vals + per;
     lab = (int64_t *)(gzs + per);
+    tops = lab + per;
     nbg_rows_seek(r, b, idx, ptr);
     for (row = b; row < e;) {
         /* the block: rows whose x (and out) follow on from the first's */
@@ -272,11 +279,11 @@ static inline void nbg_softmax_rows_${S}(nbg_rows *r, int64_t b, int64_t e, cons
                next row's, whose first bytes are fetched while this block computes */
             const int more = row + nb < e;
             nbg_softmax_block_${S}((const ${T} *)x0, op == 2 ? vals : (${T} *)o0, nb, n, op,
-                                   lab, gzs, w, v, more ? ptr[0] : NULL,
+                                   lab, gzs, tops, w, v, more ? ptr[0] : NULL,
                                    more && op != 2 ? ptr[o] : NULL);
         } else {
             for (i = 0; i < n; i++) xg[i] = *(const ${T} *)(x0 + i * r->step[0]);
-            nbg_softmax_block_${S}(xg, op == 2 ? vals : og, 1, n, op, lab, gzs, w, v, NULL,
+            nbg_softmax_block_${S}(xg, op == 2 ? vals : og, 1, n, op, lab, gzs, tops, w, v, NULL,
                                    NULL);
             if (op != 2)
                 for (i = 0; i < n; i++) *(${T} *)(o0 + i * ostep) = og[i];
