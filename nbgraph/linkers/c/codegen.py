@@ -12,6 +12,7 @@ and renamed with it.
 """
 
 
+import re
 import threading
 from collections import OrderedDict
 
@@ -23,7 +24,7 @@ from nbgraph.linkers.c.threads import RUNTIME_VERSION
 
 __all__ = ["prelude", "as_standalone", "node_kernel", "module_source", "KernelSource",
            "ERROR_CODES", "operand_layout", "c_supported", "source_parts", "SPLIT_CHARS",
-           "PART_MARK"]
+           "PART_MARK", "MATH_H", "MATH_DECLARATIONS", "math_used", "math_block"]
 
 #: Return codes of kernels and the Python exceptions they become.
 ERROR_CODES = {1: ValueError, 2: TypeError, 3: IndexError, 4: MemoryError, 5: RuntimeError,
@@ -35,35 +36,114 @@ ERRLEN = 512
 #: translation units at once (:data:`PART_MARK`; a machine has 2 cores or more):
 #: each part repeats the prelude and support code, which costs less than the
 #: compiler's time on the kernels of a big module (a 12-layer MLP's gradient).
+#: The parts are balanced by their kernels' text (counting the support code a
+#: part needs too was measured: the 12-layer MLP's parts, 1659 and 1664 million
+#: compiler instructions, became 1475 and 1848).
 SPLIT_CHARS = 24_000
 
 #: The line between two translation units of one module's source.
 PART_MARK = "\n/* ---- nbgraph: next translation unit ---- */\n"
 
 
-def prelude(info, standalone=False):
+def prelude(info, standalone=False, math=None):
     """The text every module starts with: ``csrc/module_head.h`` (filled in),
     libmvec's declarations when the compiler probe found it, ``csrc/common.h``,
     then ``csrc/prelude.h``; a *standalone* module (no runtime library, see
     :func:`nbgraph.linkers.c.threads.standalone`) has ``csrc/helpers.h`` in
-    between, the others call the runtime's copy of the helpers."""
+    between, the others call the runtime's copy of the helpers.  ``math``:
+    the head's access to math functions (:func:`math_block`; default: the
+    whole ``<math.h>``)."""
     head = c_template(__package__, "csrc/module_head.h", abi=_compiler.ABI_VERSION,
-                      errlen=ERRLEN, rt_version=RUNTIME_VERSION)
+                      errlen=ERRLEN, rt_version=RUNTIME_VERSION,
+                      math=MATH_H if math is None else math)
     mvec = ""
     if info is not None and info.mvec:
         mvec = "/* vector versions of libm functions (glibc libmvec) */\n" + \
             _compiler._mvec_declarations()
     helpers = ""
     if standalone:
-        helpers = "#define NBG_STANDALONE 1\n" + c_source(__package__, "csrc/helpers.h")
+        helpers = _STANDALONE + c_source(__package__, "csrc/helpers.h")
     return head + mvec + c_source(__package__, "csrc/common.h") + helpers + \
         c_source(__package__, "csrc/prelude.h")
+
+
+_STANDALONE = "#define NBG_STANDALONE 1\n"
 
 
 def as_standalone(source, info):
     """``source`` (a module generated to call the runtime library's helpers) with
     the standalone prelude instead (see :func:`prelude`)."""
-    return source.replace(prelude(info), prelude(info, standalone=True))
+    common = c_source(__package__, "csrc/common.h")
+    rest = c_source(__package__, "csrc/prelude.h")
+    return source.replace(common + rest, common + _STANDALONE + c_source(
+        __package__, "csrc/helpers.h") + rest)
+
+
+#: How a module that needs more of math.h than :data:`MATH_DECLARATIONS` gets it.
+MATH_H = "#include <math.h>"
+
+#: The math functions kernels call most, declared by the module head instead of
+#: parsing <math.h> (~20 ms of every compile): name -> number of arguments; the
+#: float versions (``expf``) too.  The simd declarations of libmvec's functions
+#: (:func:`nbgraph.linkers.c.compiler._mvec_declarations`) follow them.
+MATH_DECLARATIONS = dict(
+    [(f, 1) for f in ("acos", "asin", "atan", "cos", "sin", "tan", "acosh", "asinh", "atanh",
+                      "cosh", "sinh", "tanh", "exp", "exp2", "expm1", "log", "log10",
+                      "log1p", "log2", "cbrt", "fabs", "sqrt", "erf", "erfc", "ceil",
+                      "floor", "nearbyint", "rint", "round", "trunc")]
+    + [(f, 2) for f in ("atan2", "pow", "hypot", "fmod", "remainder", "copysign", "fmax",
+                        "fmin", "nextafter")]
+    + [("fma", 3)])
+
+#: math.h's macros the head defines as glibc's <math.h> does with GCC (a compiler
+#: other than GCC or clang gets <math.h>).
+_MATH_MACROS = {
+    "INFINITY": "(__builtin_inff())", "NAN": "(__builtin_nanf(\"\"))",
+    "HUGE_VAL": "(__builtin_huge_val())", "HUGE_VALF": "(__builtin_huge_valf())",
+    "isnan(x)": "__builtin_isnan(x)", "isinf(x)": "__builtin_isinf_sign(x)",
+    "isfinite(x)": "__builtin_isfinite(x)", "isnormal(x)": "__builtin_isnormal(x)",
+    "signbit(x)": "__builtin_signbit(x)"}
+
+_DECLARED = frozenset(list(MATH_DECLARATIONS) + [f + "f" for f in MATH_DECLARATIONS]
+                      + [m.split("(")[0] for m in _MATH_MACROS])
+_NAMES = []
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _math_names():
+    """Every identifier of glibc's <math.h> (``csrc/math_names.txt``)."""
+    if not _NAMES:
+        text = c_source(__package__, "csrc/math_names.txt")
+        _NAMES.append(frozenset(word for line in text.splitlines()
+                                if not line.startswith("#") for word in line.split()))
+    return _NAMES[0]
+
+
+def math_used(text):
+    """The identifiers of <math.h> that the C ``text`` uses (a frozenset)."""
+    return _math_names().intersection(_WORD.findall(text))
+
+
+def math_block(used):
+    """The module head's access to math functions for a module using the math.h
+    names ``used``: declarations of the ones :data:`MATH_DECLARATIONS` and the
+    macros cover (compiled as calls to GCC's built-ins, as with the header),
+    else ``#include <math.h>``."""
+    used = set(used)
+    if not used <= _DECLARED:
+        return MATH_H
+    lines = ["/* math.h's functions and macros this module uses (the header is not parsed) */",
+             "#if defined(__GNUC__) || defined(__clang__)"]
+    for name in sorted(MATH_DECLARATIONS):
+        n = MATH_DECLARATIONS[name]
+        for fname, ctype in ((name, "double"), (name + "f", "float")):
+            if fname in used:
+                lines.append("%s %s(%s);" % (ctype, fname, ", ".join([ctype] * n)))
+    for macro, value in sorted(_MATH_MACROS.items()):
+        if macro.split("(")[0] in used:
+            lines.append("#define %s %s" % (macro, value))
+    lines += ["#else", MATH_H, "#endif"]
+    return "\n".join(lines)
 
 
 def c_supported(vtype):
@@ -90,7 +170,8 @@ def operand_layout(node):
 
 class KernelSource:
     """The C text of one node's kernel (with a placeholder function name) and
-    what the module needs for it."""
+    what the module needs for it (``math_names``: the <math.h> identifiers
+    its body uses)."""
 
     def __init__(self, body, support, headers, freefuncs):
         self.body = body
@@ -98,6 +179,20 @@ class KernelSource:
         self.headers = headers
         self.freefuncs = freefuncs
         self.digest = sha256(body.encode()).hexdigest()[:16]
+        self.math_names = math_used(body)
+
+
+_BLOCK_MATH: dict = {}
+
+
+def _block_math(block):
+    """:func:`math_used` of a support block (remembered: blocks are shared)."""
+    found = _BLOCK_MATH.get(block)
+    if found is None:
+        if len(_BLOCK_MATH) > 256:
+            _BLOCK_MATH.clear()
+        found = _BLOCK_MATH[block] = math_used(block)
+    return found
 
 
 #: KernelSources of recent nodes, by structure (see :func:`node_kernel`).
@@ -238,7 +333,12 @@ def module_source(kernels, info, standalone=False):
             bodies.append(ks.body.replace("NBG_KERNEL_NAME", "nbg_k%d" % pos))
             needs.append(ks.support)
         kernel_index.append(pos)
-    head = [prelude(info, standalone)]
+    used = set()
+    for block in support:  # (a block including <math.h> itself gets it whole)
+        used |= _block_math(block) | ({"math.h"} if "<math.h>" in block else set())
+    for ks in kernels:
+        used |= ks.math_names
+    head = [prelude(info, standalone, math_block(used))]
     standard = {"stdint.h", "stddef.h", "math.h"}
     head += ["#include <%s>" % h if not h.startswith(("<", '"')) else "#include %s" % h
              for h in headers if h not in standard]

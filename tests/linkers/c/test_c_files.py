@@ -35,14 +35,15 @@ def test_every_c_file_is_declared_package_data():
         directory = os.path.join(root, *package.split("."), "csrc")
         assert os.listdir(directory)
         for name in os.listdir(directory):
-            assert name.endswith((".c", ".h")), name
+            assert name.endswith((".c", ".h", ".txt")), name
             assert c_source(package, "csrc/" + name)
+            assert "csrc/*%s" % os.path.splitext(name)[1] in text.split('"%s" = [' % package)[1]
         assert '"%s" = [' % package in text
 
 
 def test_a_missing_placeholder_fails():
     with pytest.raises(KeyError, match="rt_version"):
-        c_template(LINKER, "csrc/module_head.h", abi=1, errlen=512)
+        c_template(LINKER, "csrc/module_head.h", abi=1, errlen=512, math="")
     assert "$" not in codegen.prelude(None)
 
 

@@ -139,3 +139,38 @@ def test_a_failing_translation_unit_names_its_part(tmp_path):
     bad = "int ok(void) { return 1; }" + codegen.PART_MARK + "int broken(void) { return }"
     with pytest.raises(CompileError, match=r"source: .*\.part1\.c"):
         build_library(info, bad, str(tmp_path / "m.c"), str(tmp_path / "m.so"))
+
+
+def test_a_module_declares_the_math_it_uses_instead_of_parsing_math_h(tmp_path, monkeypatch):
+    from nbgraph.config import config
+
+    sources = []
+    real = codegen.module_source
+
+    def spy(*args, **kwargs):
+        found = real(*args, **kwargs)
+        sources.append(found[0])
+        return found
+    monkeypatch.setattr(codegen, "module_source", spy)
+    x = nt.dvector("x")
+    v = np.array([-np.inf, -2.5, -0.0, 0.0, 1e-310, 0.5, 3.0, np.inf, np.nan])
+    outs = [nt.exp(x), nt.isnan(x), nt.isinf(x), nt.sqrt(abs(x)), nt.floor(x), x ** 2.5]
+    with config.change(cache_dir=str(tmp_path)):
+        f = ng.function([x], outs, linker="c")
+        got = f(v)
+    head = codegen.source_parts(sources[-1])[0][:2000]
+    assert "#include <math.h>" not in head.split("#else")[0]
+    assert "double exp(double);" in head and "#define isinf(x) __builtin_isinf_sign(x)" in head
+    with np.errstate(all="ignore"):
+        want = [np.exp(v), np.isnan(v), np.isinf(v), np.sqrt(abs(v)), np.floor(v), v ** 2.5]
+    for g, w in zip(got[:-1], want[:-1], strict=True):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_allclose(got[-1], want[-1], rtol=4e-16)  # libmvec's pow: an ulp
+
+
+def test_a_module_using_more_of_math_h_includes_it():
+    assert codegen.math_used("y = j0(x) + M_PI + exp(x); int expx;") == {"j0", "M_PI", "exp"}
+    assert codegen.math_block({"exp", "isnan"}).count("#include <math.h>") == 1  # other compilers
+    assert codegen.math_block({"exp", "j0"}) == codegen.MATH_H
+    assert codegen.math_block({"math.h"}) == codegen.MATH_H
+    assert codegen.math_block(set()).startswith("/* math.h")

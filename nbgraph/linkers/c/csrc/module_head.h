@@ -1,6 +1,6 @@
 /* nbgraph C module (ABI ${abi}).  Generated: do not edit. */
 #include <stdint.h>
 #include <stddef.h>
-#include <math.h>
+${math}
 #define NBG_ERRLEN ${errlen}
 #define NBG_RT_VERSION ${rt_version}
