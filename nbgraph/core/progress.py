@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import _thread
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -140,7 +141,10 @@ def _watch(task: _Task) -> None:
         if _watcher != [os.getpid()]:  # none yet, or a forked child's parent's
             _watcher[:] = [os.getpid()]
             _tasks.clear()
-            threading.Thread(target=_watch_loop, name="nbgraph-progress", daemon=True).start()
+            # a low-level thread: threading.Thread.start() would wait until the new
+            # thread runs (0.1-0.5 ms, and far more on a loaded machine), at every
+            # process's first compile; like a daemon thread it ends with the process
+            _thread.start_new_thread(_watch_loop, ())
         elif len(_tasks) > 64:
             _tasks[:] = [t for t in _tasks if not t._done]
         _tasks.append(task)
