@@ -20,12 +20,19 @@ builds the expression's dask graph and computes it *into worker memory*
 input block, as it would before being written to zarr or reduced further;
 nothing is gathered onto the driver, so no row times a 1.6 GB transfer over
 TCP.  The workers *never spill to disk* (dask's ``target``/``spill``
-fractions off) and their memory limit holds the inputs, one result and the
-blocks in flight; a measurement starts only when the previous result's
-blocks are released.  (Before, the 1-worker ``x + y*2.0 - z`` row at 2e8
-held 4.8 GB of inputs plus a 1.6 GB result under a 9.8 GB limit: past
-dask's 60% spill target, both sides spent most of their ~5.3 s writing
-blocks to disk and reading them back.)  A row that spilled anyway says so
+fractions off) and their memory limit holds the inputs, one result, the
+blocks in flight and the released blocks nbgraph's workers keep for reuse
+(``--no-pool`` turns that off); a measurement starts only when the
+previous result's blocks are released.  Memory a worker takes fresh from
+the system costs more than the arithmetic on this virtual machine (its
+host takes freed memory back after ~2 s: 50-135 ms of CPU to fault in a
+64 MB block, 25 ms for nbgraph's ``x + y*2.0 - z`` pass over it); nbgraph's
+workers reuse the blocks of their released results
+(:mod:`nbgraph.linkers.dask.reuse`), dask's NumPy code allocates anew.
+(Before, the 1-worker ``x + y*2.0 - z`` row at 2e8 held 4.8 GB of inputs
+plus a 1.6 GB result under a 9.8 GB limit: past dask's 60% spill target,
+both sides spent most of their ~5.3 s writing blocks to disk and reading
+them back.)  A row that spilled anyway says so
 ("spilled N MB").  Both sides run alternately, ``--repeat`` times, best
 kept; a row shows wall seconds, the CPU seconds the workers spent (summed
 over worker processes, read with ``time.process_time`` in each worker
@@ -61,10 +68,16 @@ NO_SPILL = {"distributed.worker.memory.target": False,
 
 def _memory_limit(n, n_workers):
     """Per-worker limit holding the persisted inputs and a result (at most 4 vectors
-    of n float64 in all) and 1 GB for the blocks in flight and the process itself,
-    below dask's pause fraction (80%) with 10% to spare."""
+    of n float64 in all) and 1 GB for the blocks in flight and the process itself
+    at 60% of it: the released blocks nbgraph's kernels keep for reuse (at most
+    1/8 of the limit, :mod:`nbgraph.linkers.dask.reuse`) fit below dask's pause
+    fraction (80%) with 7% to spare, so neither side's tasks are ever paused."""
     need = 4 * 8 * n / n_workers + 1e9
-    return "%dMB" % max(2000, int(need / 0.7 / 1e6))
+    return "%dMB" % max(2000, int(need / 0.6 / 1e6))
+
+
+#: Environment of the workers (``--no-pool`` adds NBGRAPH_DASK_BLOCK_POOL=0).
+WORKER_ENV: dict = {}
 
 
 def _client(n_workers, n, memory_limit=None):
@@ -79,7 +92,7 @@ def _client(n_workers, n, memory_limit=None):
         from nbgraph.linkers.dask import local_cluster
 
         with dask.config.set(NO_SPILL):  # the nannies hand it to their workers
-            cluster = local_cluster(n_workers=n_workers,
+            cluster = local_cluster(n_workers=n_workers, env=dict(WORKER_ENV),
                                     memory_limit=memory_limit or _memory_limit(n, n_workers))
         _clients[n_workers] = (Client(cluster), cluster)
     return _clients[n_workers][0]
@@ -263,8 +276,9 @@ def run(n=DEFAULT_N, workers=(1, 2), keyword="", repeat=3, chunk=CHUNK, persiste
     n = int(n)
     rows = [r for r in ROWS if keyword in r[0]]
     print("N=%.0e float64 per vector, blocks of %d elements, inputs %s, results persisted "
-          "in worker memory (no spilling); load %s" % (
+          "in worker memory (no spilling), nbgraph's block pool %s; load %s" % (
               n, chunk, "persisted before timing" if persisted else "generated inside timing",
+              "off" if WORKER_ENV.get("NBGRAPH_DASK_BLOCK_POOL") == "0" else "on",
               "%.1f %.1f %.1f" % os.getloadavg()), file=out)
     head = "%-28s %2s %9s %9s %8s %9s %9s %8s  %s" % (
         "row", "w", "nbgraph s", "dask s", "thru x", "nb cpu s", "da cpu s", "cpu x",
@@ -303,7 +317,11 @@ def main(argv=None) -> int:
     parser.add_argument("--inputs", choices=("persisted", "generated"), default="persisted")
     parser.add_argument("--memory-limit", default=None,
                         help="per worker (default: enough for the persisted inputs)")
+    parser.add_argument("--no-pool", action="store_true",
+                        help="workers do not keep released kernel outputs for reuse")
     args = parser.parse_args(argv)
+    if args.no_pool:
+        WORKER_ENV["NBGRAPH_DASK_BLOCK_POOL"] = "0"
     run(args.n, tuple(int(w) for w in args.workers.split(",")), args.k, args.repeat,
         int(args.chunk), args.inputs == "persisted", args.memory_limit)
     return 0

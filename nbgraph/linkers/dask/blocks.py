@@ -20,12 +20,11 @@ tiles of at most :data:`TILE_BYTES` of input rows, so ``X @ w`` and
 ``X.T @ r`` read a tile while it is still in the cache (X is read from
 memory once per block, not twice), and small enough that every row-sized
 intermediate fits the buffer the C-VM keeps between calls
-(:func:`keep_bytes`): then no tile allocates.  This matters in a
-``distributed`` worker, whose malloc returns freed memory to the system
-above 64 KB (``MALLOC_TRIM_THRESHOLD_``): a tile allocating 95 KB vectors
-faulted its pages in anew each call (the logistic gradient's 64 MB block:
-13 ms with 8192-row tiles, 23-27 ms with 11915-row ones, 24-30 ms untiled;
-NumPy's ``X.T @ (sigmoid(X @ w) - t)`` 37 ms; one thread, CPU time).
+(:func:`keep_bytes`): then no tile allocates (a ``distributed`` worker's
+malloc returns freed memory above 64 KB to the system, and a tile that
+allocated 95 KB vectors faulted them in anew each call: 23-27 ms per 64 MB
+block of the logistic gradient instead of 13 ms).  Partial results merge
+in one task when they are small (:data:`MERGE_ONCE_BYTES`), else in a tree.
 
 Layouts, decided per call from the arguments' chunks and the Ops' chunk
 semantics (:mod:`nbgraph.core.chunks`), never from which Op a node is:
@@ -75,6 +74,9 @@ def keep_bytes() -> int:
     except ImportError:  # pragma: no cover - no C layer
         return 1 << 16
     return POINTER_CACHE_BYTES
+
+#: Partial results up to this many bytes in all are merged by one task (no tree).
+MERGE_ONCE_BYTES = 1 << 20
 
 #: Largest block (bytes) made by rechunking an argument to whole rows.
 MAX_BLOCK_BYTES = 512 << 20
@@ -588,8 +590,10 @@ def lower_program(program, rows_in, small_in, exits, planner, name):
                                  adjust_chunks={0: 1}, meta=np.empty((0,) * len(ind), dtype),
                                  name=name("_part%d" % k))
             combine = program.combines[k]
+            small = parts.size * dtype.itemsize <= MERGE_ONCE_BYTES  # one task merges them
             out[v] = da.reduction(parts, _already_reduced, combine, combine=combine, axis=0,
                                   keepdims=False, dtype=dtype,
+                                  split_every=max(2, parts.numblocks[0]) if small else None,
                                   meta=np.empty((0,) * len(shape), dtype),
                                   name=name("_merge%d" % k))
         else:

@@ -25,6 +25,7 @@ import threading
 import numpy as np
 
 from nbgraph.core.graph import Constant
+from nbgraph.linkers.dask.reuse import pooled_prepare, worker_pool
 
 __all__ = ["ChunkKernel", "chunk_node", "compile_chunk_kernels", "kernel_stats",
            "serial_in_workers"]
@@ -201,7 +202,11 @@ def _make_call(key, index, node):
     if found is None:
         found = _load(key, index, node)
     module, kernel, knode, extra = found
-    return NodeCall(knode, kernel, module), list(extra)
+    call = NodeCall(knode, kernel, module)
+    pool = worker_pool()
+    if pool is not None:  # a distributed worker: big outputs reuse released blocks
+        call.prepare = pooled_prepare(call.prepare, pool)
+    return call, list(extra)
 
 
 def _load(key, index, node):

@@ -237,3 +237,23 @@ def test_kernels_run_serially_inside_a_worker_without_nbgraph_num_threads(monkey
     monkeypatch.setattr(kernels, "_serial", {"checked": False})
     monkeypatch.setenv("NBGRAPH_NUM_THREADS", "2")
     assert not kernels.serial_in_workers() and calls == [1]
+
+
+def test_small_partial_results_merge_in_one_task_big_ones_in_a_tree(dk, monkeypatch):
+    X, t, w, cost, g = _logreg()
+    Xv, tv = _data(rows=200)
+    want = dk.reference([X, t], [g], [Xv, tv])[0]
+    for limit, tasks in ((1 << 20, 1), (0, None)):
+        monkeypatch.setattr(blocks, "MERGE_ONCE_BYTES", limit)
+        f = nbgraph.function([X, t], g, linker=DaskLinker(scheduler="sync"))
+        out = f(da.from_array(Xv, chunks=(10, 4)), da.from_array(tv, chunks=10))
+        graph = dict(out.__dask_graph__())
+        merges = [k for k in graph if str(k[0] if isinstance(k, tuple) else k)
+                  .startswith("nbgraph_blocks_merge")]
+        merging = len(merges) - 20  # the reduction's per-block step is named alike
+        if tasks is None:
+            assert merging > 2  # 20 partials: a tree (dask's fan-in)
+        else:
+            assert merging == tasks
+        np.testing.assert_allclose(out.compute(scheduler="sync"), want, rtol=1e-12,
+                                   atol=1e-15)
