@@ -27,6 +27,7 @@ from nbgraph.tensor.variable import (
 from nbgraph.tensor.constructors import *  # noqa: F403  (dvector, fmatrix, ...)
 from nbgraph.tensor import constructors as _constructors
 import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 import sys as _sys
 import types as _types
 
@@ -108,6 +109,37 @@ _LAZY_MODULES = {
         "zvectors zmatrices zrows zcols ztensor3s ztensor4s Several several"),
 }
 _LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names.split()}
+
+if _TYPE_CHECKING:  # what type checkers and editors read: the same names, imported
+    # ("x as x": re-exported, as __all__ is computed)
+    from nbgraph.tensor import nnet as nnet, random as random, scan as scan
+    from nbgraph.tensor.advanced_indexing import *  # noqa: F403
+    from nbgraph.tensor.complex_constructors import *  # noqa: F403
+    from nbgraph.tensor.complex_ops import (
+        angle as angle, conj as conj, conjugate as conjugate, imag as imag, real as real,
+    )
+    from nbgraph.tensor.creation import *  # noqa: F403
+    from nbgraph.tensor.extra_ops import *  # noqa: F403
+    from nbgraph.tensor.gradient_ops import (
+        consider_constant as consider_constant, disconnected_grad as disconnected_grad,
+        grad_clip as grad_clip, grad_scale as grad_scale, zero_grad as zero_grad,
+    )
+    from nbgraph.tensor.ifelse import IfElse as IfElse, ifelse as ifelse
+    from nbgraph.tensor.nnet import (
+        binary_crossentropy as binary_crossentropy,
+        categorical_crossentropy as categorical_crossentropy, elu as elu, gelu as gelu,
+        log_softmax as log_softmax, logsumexp as logsumexp, one_hot as one_hot, relu as relu,
+        softmax as softmax, softmax_crossentropy as softmax_crossentropy, softsign as softsign,
+    )
+    from nbgraph.tensor.plurals import *  # noqa: F403
+    from nbgraph.tensor.scalar_tensor import (
+        ScalarFromTensor as ScalarFromTensor, ScalarReduce as ScalarReduce,
+        TensorFromScalar as TensorFromScalar, reduce as reduce,
+        scalar_from_tensor as scalar_from_tensor, tensor_from_scalar as tensor_from_scalar,
+    )
+    from nbgraph.tensor.shape_ops import *  # noqa: F403
+    from nbgraph.tensor.sorting import *  # noqa: F403
+    from nbgraph.tensor.ufuncs import *  # noqa: F403
 
 # subpackages and modules that are public attributes (``nt.scan(...)``, ``nt.nnet.softmax``,
 # ``nt.random.RandomStream``); any other submodule is imported on first access as well

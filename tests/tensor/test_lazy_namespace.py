@@ -86,3 +86,29 @@ def test_the_pipeline_registers_the_ifelse_rewrites_without_ifelse_imported():
             "f = ng.function([c, x], nt.switch(c > 0, nt.exp(x).sum(), x.max()), linker='py')\n"
             "print(sorted({type(n.op).__name__ for n in f.fgraph.apply_nodes}))\n")
     assert "'IfElse'," in _run(code)
+
+
+def test_type_checkers_see_the_same_names():
+    """The ``if TYPE_CHECKING:`` imports of nbgraph/tensor/__init__.py give what the
+    lazy table gives: the starred modules whole, the others name by name."""
+    import ast
+
+    tree = ast.parse(open(nt.__file__, encoding="utf-8").read())
+    (block,) = [node for node in tree.body if isinstance(node, ast.If)
+                and getattr(node.test, "id", None) == "_TYPE_CHECKING"]
+    starred, named, modules = set(), {}, set()
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom)
+        module = node.module.rsplit(".", 1)[1]
+        if node.module == "nbgraph.tensor":
+            modules.update(a.name for a in node.names)
+        elif node.names[0].name == "*":
+            starred.add(module)
+        else:
+            named[module] = {a.name for a in node.names}
+    assert starred == set(STARRED)
+    assert modules == set(nt._LAZY_SUBMODULES)
+    for module, names in nt._LAZY_MODULES.items():
+        if module not in STARRED:
+            assert named.pop(module) == set(names.split()), module
+    assert named == {}
