@@ -45,20 +45,22 @@ _SOURCES: dict[tuple[str, str], str] = {}
 def c_source(package: str, name: str) -> str:
     """The text of the C file ``name`` shipped in ``package`` (package data, read once).
 
-    Read through the package's loader (``pkgutil.get_data``), like
-    ``importlib.resources`` does for a package on disk; importing
-    ``importlib.resources`` itself costs tens of milliseconds in a fresh
-    process, which a warm-cache first call cannot afford.
+    Read through the package's loader, as ``pkgutil.get_data`` does (without
+    importing pkgutil, or ``importlib.resources``, which costs tens of
+    milliseconds in a fresh process: a warm-cache first call cannot afford it).
     """
     key = (package, name)
     text = _SOURCES.get(key)
     if text is None:
-        import pkgutil
+        import importlib
+        import os
 
-        data = pkgutil.get_data(package, name)
-        if data is None:  # pragma: no cover - a loader without get_data
-            raise FileNotFoundError("%s has no resource %s" % (package, name))
-        text = _SOURCES[key] = data.decode("utf-8")
+        module = importlib.import_module(package)
+        loader = getattr(module.__spec__, "loader", None)
+        if loader is None or not hasattr(loader, "get_data") or module.__file__ is None:
+            raise FileNotFoundError("%s has no resource %s" % (package, name))  # pragma: no cover
+        path = os.path.join(os.path.dirname(module.__file__), *name.split("/"))
+        text = _SOURCES[key] = loader.get_data(path).decode("utf-8")
     return text
 
 
@@ -69,32 +71,52 @@ def c_template(package: str, name: str, **keys: object) -> str:
     return _substitute(c_source(package, name), keys)
 
 
-_PLACEHOLDER: list[Any] = []
+_IDENT_START = frozenset("_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_IDENT = _IDENT_START | frozenset("0123456789")
+
+
+def _identifier_end(text: str, start: int) -> int:
+    """The end of the ASCII identifier starting at ``start`` (``start`` when none does)."""
+    if start >= len(text) or text[start] not in _IDENT_START:
+        return start
+    end = start + 1
+    while end < len(text) and text[end] in _IDENT:
+        end += 1
+    return end
 
 
 def _substitute(text: str, keys: dict[str, object]) -> str:
     """``string.Template(text).substitute(keys)``, without importing ``string`` (whose
-    Template class compiles its pattern on import: milliseconds of a fresh process's
-    first compile)."""
-    if not _PLACEHOLDER:
-        import re
-
-        _PLACEHOLDER.append(re.compile(
-            r"\$(?:(?P<escaped>\$)|(?P<named>(?a:[_a-z][_a-z0-9]*))"
-            r"|{(?P<braced>(?a:[_a-z][_a-z0-9]*))}|(?P<invalid>))", re.IGNORECASE))
-
-    def fill(match: Any) -> str:
-        named = match.group("named") or match.group("braced")
-        if named is not None:
-            return str(keys[named])
-        if match.group("escaped") is not None:
-            return "$"
-        end = match.start("invalid")  # just after the "$"
-        lines = text[:end].splitlines(keepends=True)
-        column = end - len("".join(lines[:-1])) if lines else 1
+    Template class compiles its pattern on import) or compiling a pattern at all
+    (milliseconds of a fresh process's first compile): a scan from ``$`` to ``$``."""
+    out = []
+    pos = 0
+    while True:
+        dollar = text.find("$", pos)
+        if dollar < 0:
+            out.append(text[pos:])
+            return "".join(out)
+        out.append(text[pos:dollar])
+        after = dollar + 1
+        if text.startswith("$", after):
+            out.append("$")
+            pos = after + 1
+            continue
+        end = _identifier_end(text, after)
+        if end > after:  # $name
+            out.append(str(keys[text[after:end]]))
+            pos = end
+            continue
+        if text.startswith("{", after):  # ${name}
+            end = _identifier_end(text, after + 1)
+            if end > after + 1 and text.startswith("}", end):
+                out.append(str(keys[text[after + 1:end]]))
+                pos = end + 1
+                continue
+        lines = text[:after].splitlines(keepends=True)
+        column = after - len("".join(lines[:-1])) if lines else 1
         raise ValueError("Invalid placeholder in string: line %d, col %d"
                          % (len(lines) or 1, column))
-    return str(_PLACEHOLDER[0].sub(fill, text))
 
 
 class OutputRule:

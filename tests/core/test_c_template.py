@@ -3,6 +3,8 @@
 from string import Template
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nbgraph.core.c_interface import _substitute
 
@@ -20,5 +22,13 @@ def _outcome(fn):
 @pytest.mark.parametrize("text", CASES)
 @pytest.mark.parametrize("keys", [{"x": 1, "y": "Y", "x_1": 3, "X": 9}, {"x": 1}])
 def test_same_result_or_error_as_string_template(text, keys):
+    assert _outcome(lambda: _substitute(text, keys)) == \
+        _outcome(lambda: Template(text).substitute(keys))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="$${}_aZz09x\n é", max_size=24))
+def test_any_text_same_as_string_template(text):
+    keys = {"a": 1, "x": "X", "aZ": 2, "z0": 3, "_": 4}
     assert _outcome(lambda: _substitute(text, keys)) == \
         _outcome(lambda: Template(text).substitute(keys))
