@@ -76,3 +76,57 @@ def test_a_slow_scratch_directory_hint_does_not_reach_the_notebook_cell(monkeypa
     with local_cluster(n_workers=1, memory_limit="500MB") as cluster:
         assert len(cluster.workers) == 1
     assert not [w for w in recwarn if "scratch directories" in str(w.message)]
+
+
+_ALWAYS_SLOW = """
+import contextlib
+import warnings
+
+import distributed.core
+
+
+@contextlib.contextmanager
+def _always_slow(duration, msg):  # as if creating the scratch directory took 2 s
+    yield
+    warnings.warn(msg.format(duration=2.0), stacklevel=2)
+
+
+distributed.core.warn_on_duration = _always_slow
+"""
+
+_START = """
+import sys
+
+from distributed import Nanny
+
+from nbgraph.linkers.dask import local_cluster
+
+if __name__ == "__main__":
+    kw = {"worker_class": Nanny} if sys.argv[1] == "plain-nanny" else {}
+    with local_cluster(n_workers=1, memory_limit="500MB", **kw) as cluster:
+        assert len(cluster.workers) == 1
+    print("started")
+"""
+
+
+def test_start_up_warnings_of_worker_processes_do_not_reach_stderr(tmp_path):
+    """Every process of the cluster (the workers too: they share the notebook
+    kernel's standard error) raises the slow-scratch-directory hint; none of it
+    is printed (with distributed's own Nanny, the worker process prints it)."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    (tmp_path / "sitecustomize.py").write_text(_ALWAYS_SLOW)
+    (tmp_path / "start.py").write_text(_START)
+    root = pathlib.Path(nbgraph.__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(root)]))
+    out = {}
+    for how in ("quiet", "plain-nanny"):
+        done = subprocess.run([sys.executable, str(tmp_path / "start.py"), how], env=env,
+                              capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert done.returncode == 0 and "started" in done.stdout, done.stderr
+        out[how] = done.stderr
+    assert "scratch directories" in out["plain-nanny"]  # the worker process printed it
+    assert out["quiet"] == "", out["quiet"]
