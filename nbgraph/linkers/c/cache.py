@@ -363,11 +363,8 @@ class ModuleCache(Publisher):
                 return found
             found = self._build(key, source, info, flags, loader)
             self._memory[key] = found
-        if self._unwritable is None:
-            try:  # keep the directory within NBGRAPH_CACHE_MAX_MB (least recently used out)
-                cache_limit.prune_if_due(self.directory)
-            except OSError:
-                pass
+        if self._unwritable is None:  # within NBGRAPH_CACHE_MAX_MB (least recently used
+            cache_limit.prune_after_build(self.directory)  # out), on a thread
         return found
 
     def _build_lock(self, key):

@@ -10,7 +10,9 @@ session grows the cache for ever.  The rules:
 * **least recently used first**: on ``python -m nbgraph cache prune``, and
   after a build when the directory holds more than the limit, modules are
   removed oldest stamp first until it holds at most 90% of it (so that not
-  every build prunes);
+  every build prunes); after a build this runs on a thread
+  (:func:`prune_after_build`: the new module's first result does not wait
+  for it), finished before the process exits;
 * **measured by name**: a file of the cache is never rewritten in place (it
   is renamed into place, later unlinked), so a process that measured the
   directory once keeps each name's size: after a build it lists the directory
@@ -48,8 +50,8 @@ import threading
 import time
 
 __all__ = ["mark_used", "limit_bytes", "usage", "prune", "remove_stale_temporaries",
-           "prune_if_due", "LOW_WATER", "MIN_AGE", "STALE_AFTER",
-           "SWEEP_INTERVAL", "TEMPORARY_PREFIXES", "PRIVATE_BUILD_PREFIX"]
+           "prune_if_due", "prune_after_build", "wait_pruned", "LOW_WATER", "MIN_AGE",
+           "STALE_AFTER", "SWEEP_INTERVAL", "TEMPORARY_PREFIXES", "PRIVATE_BUILD_PREFIX"]
 
 #: After pruning, the directory holds at most this share of the limit.
 LOW_WATER = 0.9
@@ -311,3 +313,61 @@ def prune_if_due(directory: str, limit: int | None = None,
     if 0 < limit < _measure(directory, full=False):
         return prune(directory, limit, now)
     return None
+
+
+_after = {"pending": {}, "thread": None, "atexit": False}
+_after_lock = threading.Lock()
+_after_idle = threading.Event()
+_after_idle.set()
+
+
+def prune_after_build(directory: str) -> None:
+    """:func:`prune_if_due` for ``directory`` with the limit of now, on a thread:
+    a new module's first result does not wait for the directory listing (~10 ms
+    with a few thousand modules).  A process finishes it before exiting
+    (:func:`wait_pruned`)."""
+    limit = limit_bytes()
+    with _after_lock:
+        _after["pending"][os.path.abspath(directory)] = limit
+        _after_idle.clear()
+        if _after["thread"] is None:
+            thread = threading.Thread(target=_prune_pending, name="nbgraph-cache-limit",
+                                      daemon=True)
+            _after["thread"] = thread
+            if not _after["atexit"]:
+                import atexit
+
+                atexit.register(wait_pruned, 10)
+                _after["atexit"] = True
+            thread.start()
+
+
+def _prune_pending() -> None:
+    while True:
+        with _after_lock:
+            if not _after["pending"]:
+                _after["thread"] = None
+                _after_idle.set()
+                return
+            directory, limit = _after["pending"].popitem()
+        try:
+            prune_if_due(directory, limit)
+        except OSError:
+            pass
+
+
+def wait_pruned(timeout: float | None = None) -> bool:
+    """Wait for the pruning :func:`prune_after_build` started; False on timeout."""
+    return _after_idle.wait(timeout)
+
+
+def _forget_in_child() -> None:
+    global _after_lock, _after_idle
+    _after_lock = threading.Lock()
+    _after_idle = threading.Event()
+    _after_idle.set()
+    _after.update(pending={}, thread=None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)

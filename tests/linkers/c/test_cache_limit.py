@@ -132,6 +132,7 @@ def test_builds_keep_the_directory_within_the_limit_and_loaded_modules_keep_work
     held = cache_limit.usage(private_dir)
     with config.change(cache_max_mb=(held - 1) / (1024 * 1024)):
         h, k3 = _build(private_dir)  # its build prunes the two old modules
+        assert cache_limit.wait_pruned(60)  # (on a thread, with the limit of then)
     assert not os.path.exists(f.program.module.path)
     assert not os.path.exists(g.program.module.path)
     assert os.path.exists(h.program.module.path)
@@ -226,3 +227,22 @@ def test_function_records_are_evicted_like_modules_oldest_first(private_dir):
     # 3000 bytes held, at most 2250 after: the oldest entry (record f0) goes
     assert done["removed"] == 1 and done["freed"] == 1000
     assert sorted(os.listdir(private_dir)) == ["function-f1.rec", "k0.meta", "k0.so"]
+
+
+@pytest.mark.needs_cc
+def test_a_process_exiting_right_after_its_build_still_prunes(private_dir):
+    for k in range(4):  # old modules, 4 x 100 kB
+        fake_module(private_dir, "old%d" % k, 100_000, 1000.0 + k)
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(ng.__file__)))
+    env = dict(os.environ, NBGRAPH_CACHE_DIR=private_dir, NBGRAPH_CACHE_MAX_MB="0.25",
+               PYTHONPATH=repo + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    code = ("import numpy as np, nbgraph as ng, nbgraph.tensor as nt\n"
+            "x = nt.dvector('x')\n"
+            "f = ng.function([x], x * %r, linker='c')\n"
+            "print(f(np.ones(2))[0])\n" % (1.0 + next(_counter) / 997.0))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, cwd=repo, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    # the pruning after its build ran on a thread, and the exit waited for it
+    left = [n for n in os.listdir(private_dir) if n.startswith("old")]
+    assert len(left) < 8, left
