@@ -35,7 +35,11 @@ several blocks too; across blocks (and tiles), partial sums are added in a
 different order (within a few ulps times the number of blocks).
 
 :func:`local_cluster` starts a ``distributed.LocalCluster`` for nbgraph
-(memory limit per worker, one C thread per worker process).
+(memory limit per worker, one C thread per worker process, start-up
+warnings logged instead of printed into notebook cells).  Inside any
+distributed worker, kernel outputs of 8 MB or more reuse the memory of released
+results (:mod:`~nbgraph.linkers.dask.reuse`; ``NBGRAPH_DASK_BLOCK_POOL=0``
+in the workers' environment turns it off).
 """
 
 from nbgraph.linkers.dask.cluster import local_cluster

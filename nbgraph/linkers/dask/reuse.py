@@ -20,7 +20,10 @@ block of the same size:
   count (an ndarray view, a memoryview, a cffi buffer or dask's store all
   hold one), so a block is never handed out while anything can still read it;
 * at most ``cap`` bytes of free blocks are kept (1/8 of the worker's memory
-  limit, see :func:`worker_pool`), none longer than :data:`KEEP_SECONDS`;
+  limit, see :func:`worker_pool`), none longer than :data:`KEEP_SECONDS`,
+  and none while the worker's memory is within :data:`MARGIN` of the first
+  of dask's thresholds it uses (target, spill, pause fractions of its
+  limit): the pool never makes dask spill, pause or restart a worker;
   a daemon thread checks once a second while the pool has blocks, so a
   worker that stops computing returns them to the system.
 
@@ -51,6 +54,10 @@ FRACTION = 1 / 8
 #: Free bytes kept when the worker has no memory limit.
 DEFAULT_CAP = 512 << 20
 
+#: Free blocks are dropped when the worker's memory is above its first dask
+#: threshold (a fraction of its limit) minus this fraction.
+MARGIN = 0.05
+
 
 def _free(entry) -> bool:
     # the references: the entry's slot and getrefcount's argument
@@ -60,9 +67,10 @@ def _free(entry) -> bool:
 class BlockPool:
     """Reusable output blocks of one process (see the module docstring)."""
 
-    def __init__(self, cap: int, clock=time.monotonic):
+    def __init__(self, cap: int, clock=time.monotonic, pressure=None):
         self.cap = int(cap)
         self.clock = clock
+        self.pressure = pressure  # () -> True when no free block may be kept
         self.stats = {"made": 0, "reused": 0}
         self._lock = threading.Lock()
         self._entries = []  # [raw uint8 block, time it was first seen free, or None]
@@ -110,7 +118,10 @@ class BlockPool:
                 free.append(entry)
             else:
                 entry[1] = None
-        drop = {id(e) for e in free if now - e[1] > KEEP_SECONDS}
+        if free and self.pressure is not None and self.pressure():
+            drop = {id(e) for e in free}
+        else:
+            drop = {id(e) for e in free if now - e[1] > KEEP_SECONDS}
         kept = 0
         for entry in sorted(free, key=lambda e: e[1], reverse=True):  # newest first
             if id(entry) in drop:
@@ -166,8 +177,28 @@ def _make_worker_pool():
         worker = get_worker()
     except (ImportError, ValueError):
         return None
-    limit = getattr(getattr(worker, "memory_manager", None), "memory_limit", None)
-    return BlockPool(int(limit * FRACTION) if limit else DEFAULT_CAP)
+    manager = getattr(worker, "memory_manager", None)
+    limit = getattr(manager, "memory_limit", None)
+    if not limit:
+        return BlockPool(DEFAULT_CAP)
+    return BlockPool(int(limit * FRACTION), pressure=_pressure(worker, manager, limit))
+
+
+def _pressure(worker, manager, limit):
+    """``() -> bool``: the worker's memory is within :data:`MARGIN` of the first of
+    its dask thresholds (None when it has none)."""
+    fractions = [getattr(manager, "memory_%s_fraction" % name, False)
+                 for name in ("target", "spill", "pause")]
+    fractions = [f for f in fractions if f]
+    monitor = getattr(worker, "monitor", None)
+    if not fractions or monitor is None:
+        return None
+    bound = (min(fractions) - MARGIN) * limit
+
+    def pressure():
+        return monitor.get_process_memory() > bound
+
+    return pressure
 
 
 def pooled_prepare(prepare, pool):

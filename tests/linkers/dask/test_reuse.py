@@ -81,6 +81,47 @@ def test_free_blocks_are_bounded_in_bytes_and_age():
     assert pool.stats == {"made": 3, "reused": 1}
 
 
+def test_no_free_block_is_kept_under_memory_pressure():
+    state = {"high": False}
+    pool = reuse.BlockPool(cap=1 << 30, pressure=lambda: state["high"])
+    blocks = [pool.empty((N,), np.float64) for _ in range(2)]
+    del blocks
+    pool.trim()
+    assert pool.held() == 2
+    kept = pool.empty((N,), np.float64)  # in use: never dropped
+    state["high"] = True
+    pool.trim()
+    assert pool.held() == 1 and pool.stats == {"made": 2, "reused": 1}
+    del kept
+
+
+def test_the_worker_pool_s_pressure_is_the_first_dask_threshold_minus_the_margin():
+    class Manager:
+        memory_limit = 1000
+        memory_target_fraction = False
+        memory_spill_fraction = 0.7
+        memory_pause_fraction = 0.8
+
+    class Monitor:
+        rss = 0
+
+        def get_process_memory(self):
+            return self.rss
+
+    class Worker:
+        monitor = Monitor()
+
+    pressure = reuse._pressure(Worker, Manager, 1000)
+    Worker.monitor.rss = 649
+    assert not pressure()
+    Worker.monitor.rss = 651
+    assert pressure()
+    Manager.memory_spill_fraction = False
+    assert not reuse._pressure(Worker, Manager, 1000)()  # pause (0.8) is the first
+    Manager.memory_pause_fraction = False
+    assert reuse._pressure(Worker, Manager, 1000) is None
+
+
 def test_pooled_outputs_leave_inputs_and_small_outputs_alone():
     pool = reuse.BlockPool(cap=1 << 30)
     x = np.ones(N)
