@@ -27,10 +27,11 @@ block of the same size:
   a daemon thread checks once a second while the pool has blocks, so a
   worker that stops computing returns them to the system.
 
-The pool is used inside ``distributed`` workers only (on the driver the memory
-stays the user's program's), unless the worker's environment sets
-``NBGRAPH_DASK_BLOCK_POOL=0``.  ``BlockPool.stats`` counts blocks ``made``
-and ``reused``.
+The pool is used by tasks that run in a ``distributed`` worker (a worker of
+a ``processes=False`` cluster is one too, inside the program that made it;
+dask's local threaded and synchronous schedulers have none), unless the
+environment sets ``NBGRAPH_DASK_BLOCK_POOL=0`` when the worker's first
+kernel runs.  ``BlockPool.stats`` counts blocks ``made`` and ``reused``.
 """
 
 import os
