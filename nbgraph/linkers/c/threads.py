@@ -169,7 +169,13 @@ forget_thread_in_child(globals(), "prefetch")  # a forked child has no such thre
 
 def must_build(cache, info):
     """True when this process's runtime library is neither loaded nor on disk in
-    ``cache`` (a first use on this machine: it is being built, or will be)."""
+    ``cache``, or was built by this process (a first use on this machine: it is
+    being built, will be, or was just built, by the compiler probe while the
+    rewrites ran)."""
+    from nbgraph.linkers.c.cache import STATS
+
+    if STATS["runtime_builds"]:
+        return True
     if _state["table"] is not None or _state["failed"]:
         return False
     key = "runtime-" + cache.module_key(runtime_source(info) + "\0" + " ".join(RUNTIME_FLAGS),

@@ -73,6 +73,10 @@ def test_a_first_use_probes_by_building_the_runtime_while_the_module_compiles(
     assert any(n.startswith("probe-") for n in got["names"])
     assert len(_modules(got["names"])) == 1
     assert got["probe"] == [True]  # the runtime library holds the probe's test function
+    module = [k for k, s in enumerate(got["sources"]) if s.startswith("nbg_")
+              and not s.startswith("nbg_runtime-")]
+    if "_fastcall.c" in got["sources"]:  # the call-path extension builds after the module
+        assert got["sources"].index("_fastcall.c") > module[-1]
 
 
 _OTHER_ANSWER = """
