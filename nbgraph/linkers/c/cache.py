@@ -55,8 +55,6 @@ import itertools
 import os
 import stat
 import threading
-import weakref
-from collections import OrderedDict
 
 from nbgraph.linkers.c import cache_limit
 from nbgraph.linkers.c import compiler as _compiler
@@ -71,6 +69,7 @@ from nbgraph.linkers.c.publish import (
     load_record,
     write_problem,
 )
+from nbgraph.linkers.c.recent import RecentModules
 
 __all__ = ["dump_record", "load_record", "ModuleCache", "CacheSecurityError", "CacheWriteError",
            "CacheUnwritableWarning", "LoadedModule", "get_cache", "cache_info", "clear_cache",
@@ -143,7 +142,7 @@ class ModuleCache(Publisher):
 
     def __init__(self, directory):
         self.directory = os.path.abspath(os.fspath(directory))
-        self._memory = _WeakCache(self.RECENT)
+        self._memory = RecentModules(self.RECENT)
         self._lock = threading.Lock()
         self._building = {}
         self._unwritable = None  # why the directory cannot be written, once known
@@ -499,58 +498,6 @@ class ModuleCache(Publisher):
             if _unlink(os.path.join(self.directory, name)):
                 removed += 1
         return removed
-
-
-class _WeakCache:
-    """A dict of loaded modules holding the ``recent`` last stored or found ones
-    strongly and the rest weakly (a library is closed when nothing uses it)."""
-
-    def __init__(self, recent):
-        self._weak = weakref.WeakValueDictionary()
-        self._strong = {}  # values without weak references (a cffi Lib): kept
-        self._recent = OrderedDict()
-        self._limit = recent
-
-    def get(self, key, default=None):
-        found = self._strong.get(key)
-        if found is not None:
-            return found
-        found = self._weak.get(key)
-        if found is None:
-            return default
-        self._keep(key, found)
-        return found
-
-    def __setitem__(self, key, value):
-        try:
-            self._weak[key] = value
-        except TypeError:
-            self._strong[key] = value
-            return
-        self._keep(key, value)
-
-    def _keep(self, key, value):
-        recent = self._recent
-        recent[key] = value
-        recent.move_to_end(key)
-        while len(recent) > self._limit:
-            recent.popitem(last=False)
-
-    def __len__(self):
-        return len(self._weak) + len(self._strong)
-
-    def __contains__(self, key):
-        return key in self._weak or key in self._strong
-
-    def pop(self, key, default=None):
-        self._recent.pop(key, None)
-        found = self._strong.pop(key, None)
-        return found if found is not None else self._weak.pop(key, default)
-
-    def clear(self):
-        self._recent.clear()
-        self._weak.clear()
-        self._strong.clear()
 
 
 def _runtime_loader(lib, key, path):

@@ -82,9 +82,15 @@ class CompilerInfo:
         self.confirmed = confirmed
 
     def key_text(self):
-        """The text that enters every module's cache key."""
-        return "\0".join([self.version, " ".join(self.argv), " ".join(self.flags),
-                          " ".join(self.libs), str(int(self.mvec)), str(ABI_VERSION)])
+        """The text that enters every module's cache key.  With ``-march=native``
+        (or another ``=native`` flag) it names this CPU too: a cache directory
+        shared by machines of different CPUs must not hand one of them code built
+        for another's instruction set."""
+        parts = [self.version, " ".join(self.argv), " ".join(self.flags),
+                 " ".join(self.libs), str(int(self.mvec)), str(ABI_VERSION)]
+        if any(flag.endswith("=native") for flag in self.flags):
+            parts.append(_cpu_identity())
+        return "\0".join(parts)
 
     def as_dict(self):
         return {"argv": self.argv, "version": self.version, "flags": self.flags,

@@ -131,3 +131,18 @@ def test_confirm_passes_a_probed_answer_and_refuses_another(c_cache_dir):
         compiler.confirm(other, cache)
     assert caught.value.info.key_text() == info.key_text()
     assert compiler.probe_nowait(cache) is info  # known: confirmed, no thread
+
+
+def test_module_keys_name_the_cpu_when_built_for_the_native_one(monkeypatch):
+    """Two machines sharing a cache directory get different keys for -march=native
+    code (loading another CPU's build could die of an illegal instruction), and
+    the same key for portable flags."""
+    native = compiler.CompilerInfo(["/usr/bin/cc"], "cc 1", ["-O3", "-march=native"], ["-lm"],
+                                   False)
+    portable = compiler.CompilerInfo(["/usr/bin/cc"], "cc 1", ["-O3"], ["-lm"], False)
+    keys = {}
+    for cpu in ("cpu-a", "cpu-b"):
+        monkeypatch.setattr(compiler, "_cpu", [cpu])
+        keys[cpu] = (native.key_text(), portable.key_text())
+    assert keys["cpu-a"][0] != keys["cpu-b"][0]
+    assert keys["cpu-a"][1] == keys["cpu-b"][1]
