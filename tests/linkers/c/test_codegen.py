@@ -89,6 +89,20 @@ def test_kernel_source_is_readable():
     assert "NBG_KERNEL_NAME" in ks.body
 
 
+@pytest.fixture
+def module_sources(monkeypatch):
+    """The source text of every module generated during the test, in order."""
+    sources = []
+    real = codegen.module_source
+
+    def spy(*args, **kwargs):
+        found = real(*args, **kwargs)
+        sources.append(found[0])
+        return found
+    monkeypatch.setattr(codegen, "module_source", spy)
+    return sources
+
+
 def _layers(n):
     x = nt.dmatrix("x")
     h, params = x, []
@@ -102,19 +116,12 @@ def _layers(n):
 
 
 def test_a_big_module_compiles_as_two_translation_units_with_the_same_values(
-        monkeypatch, tmp_path):
+        monkeypatch, tmp_path, module_sources):
     from nbgraph.config import config
 
     x, outs = _layers(3)
     xv = np.linspace(-1, 1, 20).reshape(4, 5)
-    sources = []
-    real = codegen.module_source
-
-    def spy(*args, **kwargs):
-        found = real(*args, **kwargs)
-        sources.append(found[0])
-        return found
-    monkeypatch.setattr(codegen, "module_source", spy)
+    sources = module_sources
     results = {}
     for limit in (10**9, 0):  # one unit, then two
         monkeypatch.setattr(codegen, "SPLIT_CHARS", limit)
@@ -141,17 +148,11 @@ def test_a_failing_translation_unit_names_its_part(tmp_path):
         build_library(info, bad, str(tmp_path / "m.c"), str(tmp_path / "m.so"))
 
 
-def test_a_module_declares_the_math_it_uses_instead_of_parsing_math_h(tmp_path, monkeypatch):
+def test_a_module_declares_the_math_it_uses_instead_of_parsing_math_h(tmp_path,
+                                                                    module_sources):
     from nbgraph.config import config
 
-    sources = []
-    real = codegen.module_source
-
-    def spy(*args, **kwargs):
-        found = real(*args, **kwargs)
-        sources.append(found[0])
-        return found
-    monkeypatch.setattr(codegen, "module_source", spy)
+    sources = module_sources
     x = nt.dvector("x")
     v = np.array([-np.inf, -2.5, -0.0, 0.0, 1e-310, 0.5, 3.0, np.inf, np.nan])
     outs = [nt.exp(x), nt.isnan(x), nt.isinf(x), nt.sqrt(abs(x)), nt.floor(x), x ** 2.5]
