@@ -313,12 +313,20 @@ class ModuleCache(Publisher):
             return LoadedModule(lib, key, path, runtime)
         return self._lookup_published(key, load)
 
-    def get_runtime(self, source, info, flags, check=None):
+    def runtime_key(self, source, info, flags):
+        """The cache key of the runtime library built from ``source`` with ``flags``."""
+        return "runtime-" + self.module_key(source + "\0" + " ".join(flags), info)
+
+    def get_runtime(self, source, info, flags, check=None, key=None):
         """The thread-pool runtime library (a cffi lib) built from ``source`` with
         the extra ``flags``: from memory, disk, or a new build.  ``check(path)``,
         when given, must say True of a library before this process runs any of
-        its code (the compiler probe's test, run in a child process)."""
-        key = "runtime-" + self.module_key(source + "\0" + " ".join(flags), info)
+        its code (the compiler probe's test, run in a child process).  ``source``
+        may be a function returning the text, called only when ``key`` (its
+        :meth:`runtime_key`, if known) is not given or the library must be built."""
+        if key is None:
+            source = source() if callable(source) else source
+            key = self.runtime_key(source, info, flags)
         loader = _runtime_loader
         if check is not None:
             def loader(lib, key, path):
@@ -328,6 +336,8 @@ class ModuleCache(Publisher):
         found = self._memory.get(key) or self._lookup_published(key, loader)
         if found is not None:
             return found
+        if callable(source):
+            source = source()
         return self._get_built(key, source, info, flags, loader)
 
     def _module_loader(self, info):

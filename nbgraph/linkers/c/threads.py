@@ -40,7 +40,7 @@ from nbgraph.linkers.c.build_threads import forget_thread_in_child
 
 __all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_threads",
            "get_num_threads", "set_num_threads", "runtime_table", "standalone", "prefetch",
-           "must_build", "build_as_probe", "loaded"]
+           "must_build", "build_as_probe", "loaded", "runtime_key", "KEY_MEMO"]
 
 #: Version of the table layout (``nbg_runtime`` in ``csrc/common.h``).
 RUNTIME_VERSION = 4
@@ -167,6 +167,79 @@ def _prefetch(cache, info):
 forget_thread_in_child(globals(), "prefetch")  # a forked child has no such thread
 
 
+#: The file of the cache directory remembering the runtime library's key (see
+#: :func:`runtime_key`): one line, the digest of what the key depends on, then the key.
+KEY_MEMO = "runtime-key.memo"
+
+#: The files (under ``nbgraph/``) :func:`runtime_source` makes the runtime's text
+#: from (its C files, and the Python holding its split marks, the probe function
+#: and the template rules): the memo is used only while none of them changed.
+KEY_FILES = ("linkers/c/csrc/common.h", "linkers/c/csrc/helpers.h", "linkers/c/csrc/runtime.c",
+             "linkers/c/csrc/runtime_rows.c", "linkers/c/threads.py", "linkers/c/codegen.py",
+             "linkers/c/compiler.py", "core/c_interface.py")
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def runtime_key(cache, info):
+    """The cache key of the runtime library for the compiler ``info``.
+
+    Computing it means generating :func:`runtime_source` and hashing it, which
+    every fresh process would do only to find a library already on disk; so the
+    key is remembered in the cache directory (:data:`KEY_MEMO`) under a digest of
+    what it depends on: the table version, :data:`RUNTIME_FLAGS`, the compiler's
+    key text, and the size and modification time of each of :data:`KEY_FILES`
+    (a few ``stat()`` calls).  Any change there, and the key is computed again."""
+    if RUNTIME_SOURCE is not None:
+        return cache.runtime_key(runtime_source(info), info, RUNTIME_FLAGS)
+    stamp = _key_stamp(info)
+    path = os.path.join(cache.directory, KEY_MEMO)
+    if stamp is not None:
+        key = _read_memo(cache, path, stamp)
+        if key is not None:
+            return key
+    key = cache.runtime_key(runtime_source(info), info, RUNTIME_FLAGS)
+    if stamp is not None and cache.ensure_directory() is not None:
+        from nbgraph.linkers.c.cache import write_atomic
+
+        try:
+            write_atomic(cache.directory, path, ("%s %s\n" % (stamp, key)).encode())
+        except OSError:  # (a full or read-only disk: the next process computes it too)
+            pass
+    return key
+
+
+def _key_stamp(info):
+    """The digest of what the runtime's key depends on, or None when one of
+    :data:`KEY_FILES` cannot be found (the key is then not remembered)."""
+    from nbgraph.linkers.c.compiler import sha256
+
+    parts = [str(RUNTIME_VERSION), " ".join(RUNTIME_FLAGS), str(int(bool(info.mvec))),
+             info.key_text()]
+    for name in KEY_FILES:
+        try:
+            st = os.stat(os.path.join(_PACKAGE_DIR, name))
+        except OSError:
+            return None
+        parts.append("%s %d %d" % (name, st.st_size, st.st_mtime_ns))
+    return sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _read_memo(cache, path, stamp):
+    """The key the memo at ``path`` holds for ``stamp``, or None."""
+    try:
+        if cache.check_file(path, "runtime key memo") is None:
+            return None
+        with open(path, "rb") as f:
+            text = f.read(200).decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    found, _, key = text.strip().partition(" ")
+    if found != stamp or not key.startswith("runtime-") or not key[8:].isalnum():
+        return None
+    return key
+
+
 def must_build(cache, info):
     """True when this process's runtime library is neither loaded nor on disk in
     ``cache``, or was built by this process (a first use on this machine: it is
@@ -178,8 +251,7 @@ def must_build(cache, info):
         return True
     if _state["table"] is not None or _state["failed"]:
         return False
-    key = "runtime-" + cache.module_key(runtime_source(info) + "\0" + " ".join(RUNTIME_FLAGS),
-                                        info)
+    key = runtime_key(cache, info)
     return not os.path.exists(os.path.join(cache.directory, key + ".so"))
 
 
@@ -194,7 +266,8 @@ def build_as_probe(cache, info):
     from nbgraph.linkers.c.compiler import loads_and_runs
 
     cache.ensure_directory()
-    cache.get_runtime(runtime_source(info), info, RUNTIME_FLAGS, check=loads_and_runs)
+    cache.get_runtime(runtime_source(info), info, RUNTIME_FLAGS, check=loads_and_runs,
+                      key=runtime_key(cache, info))
     return True
 
 
@@ -224,7 +297,8 @@ def runtime_table(cache, info):
         if _state["table"] is None and not _state["failed"]:
             cache.ensure_directory()  # an unsafe directory raises, as for a module
             try:
-                lib = cache.get_runtime(runtime_source(info), info, RUNTIME_FLAGS)
+                lib = cache.get_runtime(lambda: runtime_source(info), info, RUNTIME_FLAGS,
+                                        key=runtime_key(cache, info))
                 if lib.nbg_rt_version() != RUNTIME_VERSION:
                     raise OSError("the runtime library has version %d, expected %d" % (
                         lib.nbg_rt_version(), RUNTIME_VERSION))
