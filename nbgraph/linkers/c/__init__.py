@@ -312,3 +312,12 @@ def make_linker(name):
 
         return DebugLinker()
     raise ValueError("nbgraph.linkers.c has no linker %r" % (name,))
+
+
+def __getattr__(name):
+    """``background`` (a compile's module, not imported by a cache hit) on first use."""
+    if name == "background":
+        import importlib
+
+        return importlib.import_module(__name__ + ".background")
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

@@ -204,7 +204,11 @@ def probe(cache=None, argv=None):
         raise CompilerUnavailable(
             "no C compiler found (%s); install gcc (apt-get install gcc libc6-dev) or set CC"
             % ("CC=%r is not on PATH" % cc if cc else "neither cc nor gcc is on PATH"))
-    pid = _probe_id(argv)
+    return _probe(cache, argv, _probe_id(argv))
+
+
+def _probe(cache, argv, pid):
+    """:func:`probe` for the compiler ``argv`` whose probe id is ``pid``."""
     with _probe_lock:
         found = _probed.get(pid)
         if found is not None:
@@ -256,7 +260,7 @@ def probe_nowait(cache, argv=None):
         if running and pid not in _probed:
             return CompilerInfo(argv, _version(argv), BASE_FLAGS + ["-march=native"],
                                 BASE_LIBS + ["-lmvec"], True, confirmed=False)
-    return probe(cache, argv)
+    return _probe(cache, argv, pid)  # (its id computed once: a realpath and a stat)
 
 
 def _probe_quietly(cache, argv):

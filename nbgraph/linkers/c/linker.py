@@ -13,7 +13,7 @@ import time
 
 from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.core.type import MethodNotDefined
-from nbgraph.linkers.c import background, codegen, fastcall, threads
+from nbgraph.linkers.c import codegen, fastcall, threads
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.compiler import ProbeMismatch, probe_nowait
 from nbgraph.linkers.c.kernel_nodes import kernel_view
@@ -252,6 +252,8 @@ class CProgram(Program):
                 self._job = None
                 self.install(job.module)
             return
+        from nbgraph.linkers.c import background  # (a compile: never on a cache hit)
+
         if job.pid != os.getpid():  # a forked child: the parent's worker is gone
             self._job = background.submit(job.cache, job.source, job.info, job.key, self,
                                           replan=job.replan)
@@ -436,6 +438,8 @@ class CLinker:
             module = plan.lookup()
         program._plan = plan
         if module is None:
+            from nbgraph.linkers.c import background
+
             use_background = (self.background_compile if self.background_compile is not None
                               else background.ENABLED)
             if (use_background and self.mode == "cvm"
