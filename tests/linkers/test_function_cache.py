@@ -304,3 +304,59 @@ def test_the_generated_python_is_stored_and_preloaded(cache, monkeypatch):
     xv, wv = _data()
     for a, b in zip(second(xv, wv), third(xv, wv), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def _lifted_graph():
+    x, y = nt.dvector("x"), nt.dvector("y")
+    return ng.function([x, y], nt.exp(x * 0.37) + y * nt.constant(np.array([1.3])),
+                       linker="c")
+
+
+def _same_view(a, b):
+    assert a.node is b.node and a.lifted == b.lifted
+    if not a.lifted:
+        return
+    assert a.knode.op == b.knode.op
+    assert [v.type for v in a.knode.inputs] == [v.type for v in b.knode.inputs]
+    assert [v.type for v in a.knode.outputs] == [v.type for v in b.knode.outputs]
+    n = len(a.node.inputs)
+    for va, vb, orig in zip(a.knode.inputs[:n], b.knode.inputs[:n], a.node.inputs,
+                            strict=True):
+        assert (va is orig) == (vb is orig)  # the node's own inputs stay the node's
+    assert all(v not in a.node.outputs for v in b.knode.outputs)
+    assert len(a.extra) == len(b.extra)
+    for u, v in zip(a.extra, b.extra, strict=True):
+        assert u.dtype == v.dtype and u.shape == v.shape
+        np.testing.assert_array_equal(u, v)
+
+
+def test_a_hit_reads_the_kernel_views_instead_of_lifting_constants_again(cache, monkeypatch):
+    from nbgraph.linkers.c import kernel_nodes, linker as c_linker
+
+    first = _lifted_graph()
+    plan = first.program._plan
+    assert any(view.lifted for view in plan.views.values())
+    data = kernel_nodes.dump_views(plan.nodes, plan.views)
+    views = kernel_nodes.load_views(plan.nodes, data)
+    for node in plan.nodes:
+        _same_view(plan.views[node], views[node])
+
+    def no_lifting(node):
+        raise AssertionError("kernel_view called on a hit")
+    monkeypatch.setattr(c_linker, "kernel_view", no_lifting)
+    second = _lifted_graph()
+    assert fc.STATS["hits"] == 1
+    xv, yv = np.linspace(-1, 1, 5), np.arange(5.0)
+    np.testing.assert_array_equal(first(xv, yv), second(xv, yv))
+    np.testing.assert_allclose(second(xv, yv), np.exp(xv * 0.37) + yv * 1.3, rtol=1e-15)
+
+
+@pytest.mark.parametrize("data", [None, b"", b"garbage", 3])
+def test_damaged_kernel_views_are_computed_again(cache, data):
+    from nbgraph.linkers.c import kernel_nodes
+
+    plan = _lifted_graph().program._plan
+    assert kernel_nodes.load_views(plan.nodes, data) is None
+    other = kernel_nodes.dump_views(plan.nodes, plan.views)
+    assert kernel_nodes.load_views(plan.nodes * 2, other) is None  # made for other nodes
+    assert kernel_nodes.load_views(plan.nodes, other[:-3]) is None  # cut short

@@ -10,9 +10,13 @@ constant input replaced by a plain variable reads the constant's cell, and
 each appended input gets a cell holding its value.
 """
 
-from nbgraph.core.c_interface import CLinkerOp
+import io
+import pickle
 
-__all__ = ["KernelView", "kernel_view"]
+from nbgraph.core.c_interface import CLinkerOp
+from nbgraph.core.nodes import Apply
+
+__all__ = ["KernelView", "kernel_view", "dump_views", "load_views"]
 
 
 class KernelView:
@@ -63,3 +67,62 @@ def kernel_view(node):
         return KernelView(node, node, ())
     knode, extra = found
     return KernelView(node, knode, extra)
+
+
+def dump_views(nodes, views):
+    """The kernel nodes and values of ``views`` (node -> :class:`KernelView`) as
+    bytes, for :func:`load_views` in another process (a function-cache hit then
+    does not lift the constants again), or None when they do not pickle.  The
+    nodes' own variables are written as positions: ``(node, 0 for an input or
+    1 for an output, index)``."""
+    ids = {}
+    for n, node in enumerate(nodes):
+        for kind, variables in enumerate((node.inputs, node.outputs)):
+            for k, var in enumerate(variables):
+                ids.setdefault(id(var), (n, kind, k))
+    records = [(views[node].knode, views[node].extra) if views[node].lifted else None
+               for node in nodes]
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, protocol=5)
+    pickler.persistent_id = lambda obj: ids.get(id(obj))  # type: ignore[method-assign]
+    try:
+        pickler.dump(records)
+    except Exception:  # noqa: BLE001 - an Op or a value that does not pickle
+        return None
+    return buf.getvalue()
+
+
+class _ViewUnpickler(pickle.Unpickler):
+    def __init__(self, file, nodes) -> None:
+        super().__init__(file)
+        self._nodes = nodes
+
+    def persistent_load(self, pid):
+        n, kind, k = pid
+        node = self._nodes[n]
+        return (node.outputs if kind else node.inputs)[k]
+
+
+def load_views(nodes, data):
+    """``{node: KernelView}`` for ``nodes`` from :func:`dump_views`'s ``data`` (made
+    for the same nodes in another process), or None when ``data`` is missing or
+    does not fit them (the views are then computed again)."""
+    if not isinstance(data, bytes):
+        return None
+    try:
+        records = _ViewUnpickler(io.BytesIO(data), nodes).load()
+        if not isinstance(records, list) or len(records) != len(nodes):
+            return None
+        views = {}
+        for node, record in zip(nodes, records, strict=True):
+            if record is None:
+                views[node] = KernelView(node, node, ())
+                continue
+            knode, extra = record
+            if not isinstance(knode, Apply) or len(knode.outputs) != len(node.outputs) \
+                    or len(knode.inputs) != len(node.inputs) + len(extra):
+                return None
+            views[node] = KernelView(node, knode, extra)
+        return views
+    except Exception:  # noqa: BLE001 - damaged or foreign: computed again
+        return None

@@ -16,7 +16,7 @@ from nbgraph.core.type import MethodNotDefined
 from nbgraph.linkers.c import codegen, fastcall, threads
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.compiler import ProbeMismatch, probe_nowait
-from nbgraph.linkers.c.kernel_nodes import kernel_view
+from nbgraph.linkers.c.kernel_nodes import dump_views, kernel_view, load_views
 from nbgraph.linkers.c.outputs import rule_problem
 from nbgraph.linkers.c.runtime import (
     POINTER_CACHE_BYTES,
@@ -69,14 +69,15 @@ def c_capable(node):
 class ModulePlan:
     """The module of a list of nodes: its source, cache key and kernel positions."""
 
-    def __init__(self, nodes, saved=None):
+    def __init__(self, nodes, saved=None, views=None):
         self.nodes = list(nodes)
         self.cache = get_cache()
         # on a first use the compiler probe (which builds the runtime library)
         # runs on a thread while this module compiles with its usual answer;
         # the module is loaded only once the probe agrees (else: replan())
         self.info = probe_nowait(self.cache)
-        self.views = {node: kernel_view(node) for node in self.nodes}
+        self.views = views if views is not None else \
+            {node: kernel_view(node) for node in self.nodes}
         self._plan(saved)
 
     def _plan(self, saved=None):
@@ -106,7 +107,8 @@ class ModulePlan:
         """What :func:`saved_plan` needs to make this plan again in another process
         without generating the source (kept by :mod:`nbgraph.linkers.function_cache`)."""
         return {"key": self.key, "index": list(self.index), "freefuncs": self.freefuncs,
-                "info": self.info.key_text(), "standalone": self.standalone}
+                "info": self.info.key_text(), "standalone": self.standalone,
+                "views": dump_views(self.nodes, self.views)}
 
     def lookup(self):
         """The module if it is loaded or published (no compilation), else None."""
@@ -150,7 +152,8 @@ def saved_plan(nodes, hint):
     same nodes in another process, or None when the compiler or the runtime's
     availability differs; its module must then be found (:meth:`ModulePlan.lookup`):
     without source it cannot be built."""
-    plan = ModulePlan(nodes, saved=(hint["key"], hint["index"], hint["freefuncs"]))
+    plan = ModulePlan(nodes, saved=(hint["key"], hint["index"], hint["freefuncs"]),
+                      views=load_views(nodes, hint.get("views")))
     if plan.info.key_text() != hint["info"] or plan.standalone != hint["standalone"] \
             or len(plan.index) != len(plan.nodes):
         return None
