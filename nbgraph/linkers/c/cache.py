@@ -503,7 +503,7 @@ class ModuleCache(Publisher):
         self.ensure_directory()
         removed = cache_limit.remove_stale_temporaries(self.directory)
         for name in names:
-            if name.startswith(".") or not name.endswith((".so", ".meta", ".rec", ".json")):
+            if name.startswith(".") or not name.endswith((".so", ".o", ".meta", ".rec", ".json")):
                 continue
             if _unlink(os.path.join(self.directory, name)):
                 removed += 1

@@ -477,33 +477,92 @@ def build_library(info, source, src_path, out_path, extra_flags=()):
     """Compile ``source`` (written to ``src_path``) into the shared library ``out_path``
     (``extra_flags`` after the probed ones).  A source of several translation
     units (see :func:`nbgraph.linkers.c.codegen.source_parts`) has them compiled
-    at once, then linked.
+    at once, then linked.  Its support-object blocks
+    (:mod:`nbgraph.linkers.c.support`) are linked from the cache directory, or
+    compiled alongside the units (then published there) when it has none.
 
     Raises :class:`CompileError` with the compiler's messages on failure.
     """
+    from nbgraph.linkers.c import support
     from nbgraph.linkers.c.codegen import source_parts
 
-    parts = source_parts(source)
+    workdir = os.path.dirname(os.path.abspath(src_path))
+    parts, objects = support.split_objects(source_parts(source), info, extra_flags)
+    stem = src_path[:-2] if src_path.endswith(".c") else src_path
     sources = [src_path] if len(parts) == 1 else [
-        "%s.part%d.c" % (src_path[:-2] if src_path.endswith(".c") else src_path, k)
-        for k in range(len(parts))]
-    for path, text in zip(sources, parts, strict=True):
-        try:
-            with open(path, "w") as f:
-                f.write(text)
-        except OSError as exc:  # a full disk, a file-size limit: say which file
-            if exc.filename is None:
-                exc.filename = path
-            raise
+        "%s.part%d.c" % (stem, k) for k in range(len(parts))]
+    linked, builds = [], []
+    for obj in objects:
+        found = support.published(obj, workdir)
+        if found is None:
+            found = os.path.join(workdir, obj.file_name)
+            builds.append((obj, found, os.path.join(workdir, obj.file_name[:-2] + ".c")))
+        linked.append(found)
+    for path, text in list(zip(sources, parts, strict=True)) + \
+            [(src, obj.source) for obj, _, src in builds]:
+        _write_source(path, text)
     flags = info.argv + info.flags + list(extra_flags)
-    if len(parts) == 1:
-        run_compiler(flags + ["-o", out_path, src_path] + info.libs, src_path)
+    if len(parts) == 1 and not objects:
+        _link(info, flags, ["-o", out_path, src_path], src_path, extra_flags)
         return out_path
-    objects = [path[:-2] + ".o" for path in sources]
-    _run_compilers([flags + ["-c", "-o", obj, path] for obj, path in
-                    zip(objects, sources, strict=True)], sources)
-    run_compiler(flags + ["-o", out_path] + objects + info.libs, src_path)
+    units = [(path[:-2] + ".o", path) for path in sources] + \
+        [(obj_path, src) for _, obj_path, src in builds]
+    _run_compilers([flags + ["-c", "-o", obj, path] for obj, path in units],
+                   [path for _, path in units])
+    _link(info, flags, ["-o", out_path] + [obj for obj, _ in units[:len(sources)]] + linked,
+          src_path, extra_flags)
+    for obj, obj_path, _ in builds:
+        support.publish(obj, obj_path, workdir, {"abi": ABI_VERSION, "compiler": info.version})
     return out_path
+
+
+def _write_source(path, text):
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as exc:  # a full disk, a file-size limit: say which file
+        if exc.filename is None:
+            exc.filename = path
+        raise
+
+
+#: Whether kernel modules link without the C start-up files and default
+#: libraries (None: not tried yet in this process; see :func:`_link`).
+_bare = {"ok": None}
+
+#: How a bare link names what the default one adds: libgcc's helpers (static,
+#: for the few operations a CPU lacks), after the probed libraries.
+BARE_LINK = ["-nostdlib"]
+BARE_LIBS = ["-lgcc"]
+
+
+def _link(info, flags, args, src_path, extra_flags):
+    """Link (or compile and link) a library: ``flags + args + info.libs``.
+
+    A kernel module (no ``extra_flags``) links *bare* on Linux: no C start-up
+    files and no default libraries (a library loaded with dlopen runs no crt
+    code; its C library and libm symbols come from its ``DT_NEEDED`` libm and
+    the process), which halves the link step.  If a bare link fails, the
+    usual one is run and used from then on in this process.
+    """
+    import sys
+
+    plain = flags + args + info.libs
+    if extra_flags or not sys.platform.startswith("linux") or _bare["ok"] is False:
+        run_compiler(plain, src_path)
+        return
+    try:
+        run_compiler(flags + BARE_LINK + args + info.libs + BARE_LIBS, src_path)
+        _bare["ok"] = True
+    except CompileError as exc:
+        if _bare["ok"] or not _is_link_error(str(exc)):
+            raise
+        _bare["ok"] = False
+        run_compiler(plain, src_path)
+
+
+def _is_link_error(text):
+    return "collect2" in text or "ld returned" in text or "undefined reference" in text
 
 
 def run_compiler(cmd, src_path):

@@ -210,6 +210,14 @@ class Publisher:
         return CacheWriteError(code, "nbgraph could not write a compiled C library %s%s"
                                % (where, _fsize_note()))
 
+    def publish_file(self, workdir: str, out: str, data: bytes, path: str, meta_path: str,
+                     record: dict) -> bool:
+        """Publish the file ``out`` built in ``workdir`` (its bytes ``data``) as
+        ``path`` with its sidecar, unless a valid one is there (the rules of
+        :meth:`build_and_publish`, for a file it does not load, e.g. a support
+        object); False when the directory refuses."""
+        return self._publish(workdir, out, data, path, meta_path, record)
+
     def _publish(self, workdir, out, data, so_path, meta_path, record):
         """Rename the build ``out`` to ``so_path`` (sidecar first) unless a valid
         library is there; False (after one warning) when the directory refuses."""

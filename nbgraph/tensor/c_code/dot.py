@@ -59,6 +59,13 @@ _COMPUTE = {
 #: (converting a strided block of an input of dtype ``${IN}``).
 _PKG = __package__
 
+#: A block of support code the C linker may compile once per machine into an
+#: object file that modules link (the markers of :mod:`nbgraph.linkers.c.support`;
+#: compiled as it stands, it is plain static C and the exports are skipped).
+SUPPORT_OBJECT = ("/* nbgraph support object: begin */\n%s\n"
+                  "#if 0 /* nbgraph support object: exports */\n%s\n"
+                  "#endif /* nbgraph support object: end */\n")
+
 
 def _c(name, **keys):
     return c_template(_PKG, "csrc/" + name, **keys)
@@ -145,11 +152,17 @@ class DotC(CLinkerOp):
 
 
     def c_support_code(self, node=None):
+        """The fixed C of this node's compute type, as a support object (compiled
+        once per machine, see :mod:`nbgraph.linkers.c.support`), then the
+        converters of its input dtypes (small, kept in the module: kernels pass
+        them by address)."""
         if node is None:
             return _c("dot_common.h")
         suffix, ctype, kind = _compute(node)
         matrix = all(v.type.ndim == 2 for v in node.inputs)
-        parts = [_c("dot_common.h"), _core(suffix, ctype, kind, matrix)]
+        body = _c("dot_common.h") + "\n" + _core(suffix, ctype, kind, matrix)
+        api = _c("dot_mm_api.h" if matrix else "dot_mv_api.h", S=suffix, CT=ctype)
+        parts = [SUPPORT_OBJECT % (body.rstrip("\n"), api.strip("\n"))]
         for dtype in dict.fromkeys(v.type.dtype for v in node.inputs):
             parts.append(_pack(dtype, suffix, ctype))
         return "\n".join(parts)
