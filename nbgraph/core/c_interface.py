@@ -29,7 +29,7 @@ full) calls only the methods declared here: an Op that is not a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from nbgraph.core.type import MethodNotDefined, Type
@@ -292,6 +292,15 @@ class CLinkerOp:
     def c_preferred(self, node: Apply) -> bool:
         """False where ``perform`` is faster than this C (the C-VM linker then runs it)."""
         return True
+
+    def c_call_choice(self, node: Apply) -> Callable[..., bool] | None:
+        """For a node ``c_preferred`` leaves to ``perform``: None (the default), or a
+        function of the node's input values telling whether *this call* runs the C.
+
+        The C-VM linker then compiles the node's C too and picks per call (the
+        C's results must agree with ``perform``'s within the output Type's
+        tolerance); the node's kind stays "py"."""
+        return None
 
 
 class CLinkerType:

@@ -273,6 +273,8 @@ class CProgram(Program):
         """Switch the planned nodes to the kernels of ``module``."""
         plan = self._plan
         module.freefunc_names = plan.freefuncs
+        # the Python linker's thunks, as the first install found them
+        perform_thunks = self.__dict__.setdefault("_perform_thunks", list(self.thunks))
         kernel_of = dict(zip(plan.nodes, plan.kernels(module), strict=True))
         kinds = list(self.kinds)
         cells = {var: [None, None] for var in self.storage}
@@ -290,8 +292,15 @@ class CProgram(Program):
                 keep = -1 if all(v in results for v in node.outputs) else POINTER_CACHE_BYTES
                 thunk = make_cell_thunk(knode, kernel, module, storage, _on_first_use(make),
                                         keep)
-                self.thunks[i] = thunk if thunk is not None else make()
-                kinds[i] = "c"
+                thunk = thunk if thunk is not None else make()
+                choose = None if self.linker != "cvm" or node.op.c_preferred(node) \
+                    else node.op.c_call_choice(node)
+                if choose is None:
+                    self.thunks[i] = thunk
+                    kinds[i] = "c"
+                else:  # per call: this C or the Python linker's thunk (kind "py")
+                    self.thunks[i] = _chosen_thunk(choose, thunk, perform_thunks[i],
+                                                   [self.storage[v] for v in node.inputs])
         self.kinds = kinds
         self.module = module
         plan.source = None  # its text is no longer needed (installing again needs the rest)
@@ -391,14 +400,14 @@ class CLinker:
 
         cvm leaves to ``perform`` the view-only ops and the nodes whose Op's
         ``c_preferred(node)`` says NumPy is faster (Dot's float matrix products:
-        BLAS)."""
+        BLAS), unless its ``c_call_choice(node)`` picks the C for some calls."""
         ok, why = c_capable(node)
         if not ok:
             return False, why
         if self.mode == "cvm":
             if node.op.c_view_only(node):
                 return False, "view-only"
-            if not node.op.c_preferred(node):
+            if not node.op.c_preferred(node) and node.op.c_call_choice(node) is None:
                 return False, "NumPy is faster"
         return True, ""
 
@@ -458,6 +467,29 @@ class CLinker:
     def c_runners(self, nodes):
         """{node: runner(values) -> outputs} for ``nodes`` (all C-capable), one module."""
         return compile_runners(nodes)[1]
+
+
+def _chosen_thunk(choose, c_thunk, py_thunk, in_cells):
+    """A thunk running ``c_thunk`` when ``choose(*inputs)`` says so, else ``py_thunk``
+    (an Op's ``c_call_choice``)."""
+    if len(in_cells) == 2:
+        a, b = in_cells
+
+        def thunk():
+            if choose(a[0], b[0]):
+                c_thunk()
+            else:
+                py_thunk()
+    else:
+        def thunk():
+            if choose(*[c[0] for c in in_cells]):
+                c_thunk()
+            else:
+                py_thunk()
+    reset = getattr(c_thunk, "reset", None)
+    if reset is not None:
+        thunk.reset = reset
+    return thunk
 
 
 def compile_runners(nodes):

@@ -33,6 +33,7 @@ codes (shape mismatch, out of memory) that become exceptions naming the node.
 import numpy as np
 
 from nbgraph.core.c_interface import CLinkerOp, c_template
+from nbgraph.tensor.blas_skinny import skinny_choice
 from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 
 __all__ = ["DotC", "float_matrix_support"]
@@ -141,6 +142,16 @@ class DotC(CLinkerOp):
         return True
 
 
+    def c_call_choice(self, node):
+        """For float matrix products (BLAS in the C-VM): the per-call test of
+        :func:`nbgraph.tensor.blas_skinny.skinny_choice` that sends a product with
+        few output columns to the skinny C kernel."""
+        x, y = node.inputs
+        if x.type.ndim != 2 or y.type.ndim != 2 or self.c_preferred(node):
+            return None
+        return skinny_choice(x.type.dtype, 2, node.outputs[0].type.dtype)
+
+
     def c_prepare_outputs(self, node, inputs, _empty=np.empty):
         x, y = inputs
         dtype = node.outputs[0].type.numpy_dtype
@@ -162,6 +173,9 @@ class DotC(CLinkerOp):
         matrix = all(v.type.ndim == 2 for v in node.inputs)
         body = _c("dot_common.h") + "\n" + _core(suffix, ctype, kind, matrix)
         api = _c("dot_mm_api.h" if matrix else "dot_mv_api.h", S=suffix, CT=ctype)
+        if matrix and kind == "f":  # the skinny products (dot_skinny.h) call nbg_<S>_mm
+            body += "\n" + _c("dot_skinny.h", S=suffix, CT=ctype)
+            api += "\n" + _c("dot_skinny_api.h", S=suffix, CT=ctype)
         parts = [SUPPORT_OBJECT % (body.rstrip("\n"), api.strip("\n"))]
         for dtype in dict.fromkeys(v.type.dtype for v in node.inputs):
             parts.append(_pack(dtype, suffix, ctype))
@@ -193,7 +207,13 @@ class DotC(CLinkerOp):
         na, nb = int(_native(x.type.dtype, out_dtype)), int(_native(y.type.dtype, out_dtype))
         args = {"S": suffix, "CT": ctype, "a": a, "b": b, "o": o, "pa": pa, "pb": pb,
                 "na": na, "nb": nb}
-        if x.type.ndim == 2 and y.type.ndim == 2:
+        if x.type.ndim == 2 and y.type.ndim == 2 and _compute(node)[2] == "f":
+            call = ("nbg_%(S)s_skmm((const char *)%(a)s, %(a)s_dims[0], %(a)s_dims[1], "
+                    "%(a)s_strides[0], %(a)s_strides[1], %(na)d, %(pa)s, (const char *)%(b)s, "
+                    "%(b)s_dims[1], %(b)s_strides[0], %(b)s_strides[1], %(pb)s, "
+                    "(%(CT)s *)%(o)s, %(o)s_strides[0], "
+                    "%(o)s_strides[1], nbg_err)")
+        elif x.type.ndim == 2 and y.type.ndim == 2:
             call = ("nbg_%(S)s_mm((const char *)%(a)s, %(a)s_dims[0], %(a)s_dims[1], "
                     "%(a)s_strides[0], %(a)s_strides[1], %(pa)s, (const char *)%(b)s, "
                     "%(b)s_dims[1], %(b)s_strides[0], %(b)s_strides[1], %(pb)s, "
@@ -217,4 +237,4 @@ class DotC(CLinkerOp):
 
 
     def c_code_cache_version(self):
-        return (1,)
+        return (2,)

@@ -1,0 +1,217 @@
+#ifndef NBG_DOTSK_${S}
+#define NBG_DOTSK_${S}
+/* Skinny products: C (M x N) = A (M x K) . B (K x N) with few output columns
+   (N <= NBG_${S}_SKN: 96 bytes of a row, 12 doubles or 24 floats) and A of
+   the compute type with unit stride along one axis.  B is packed once into
+   K rows of W = nv vectors (zero padded); the columns run in passes of at
+   most three vectors (one pass on AVX).  No panel of A is packed (a general
+   product packs all of A for a few columns):
+   * rows (A's rows contiguous): 4 rows of C in 4 x nv vector accumulators,
+     A's rows streamed once, the packed B read from cache;
+   * columns (A's columns contiguous: A = X.T, the gradient X.T . G): per 4
+     rows of X and B, each output row's nv accumulators in a padded block of
+     NBG_DOT_SK_ROWS rows (in L1) take 4 multiply-adds.
+   Both split the output rows in fixed blocks across the pool, each block
+   summed over k in the same order whoever runs it: results never depend on
+   the thread count.  Plain vector extensions, no CPU-specific intrinsics
+   beyond dot_core.h's guarded macros. */
+#define NBG_${S}_SKN ((int64_t)(96 / sizeof(${CT})))
+#define NBG_${S}_SKV 3
+#ifndef NBG_DOT_SK_ROWS
+#define NBG_DOT_SK_ROWS 64      /* rows of a block (rows case) */
+#define NBG_DOT_SK_CROWS 256    /* at most, columns case (its accumulators in L1/L2) */
+#define NBG_DOT_SK_MINK 16
+#define NBG_DOT_SK_PAR 131072
+#define NBG_SK_INLINE static inline __attribute__((always_inline))
+#endif
+typedef struct {
+    const ${CT} *a;
+    int64_t M, K, lda;          /* A's element stride between rows (rows) or columns */
+    const ${CT} *bp;            /* K x W packed B of this pass */
+    int64_t W, nv, cols;        /* padded width, vectors, real columns of the pass */
+    ${CT} *c;
+    int64_t cs0, cs1;           /* C's element strides, C already offset to the pass */
+    int64_t rows;               /* output rows of a block */
+    int nomem;
+} nbg_${S}_skc;
+/* R rows (1..4) of a row-contiguous A times the packed B: t (R x W). */
+NBG_SK_INLINE void nbg_${S}_skr_tile(const int R, const int nv, const ${CT} *a, int64_t lda,
+                                     int64_t K, const ${CT} *bp, ${CT} *t) {
+    const int64_t VL = NBG_${S}_VL, W = nv * NBG_${S}_VL;
+    nbg_${S}_v acc[4][NBG_${S}_SKV];
+    int64_t p;
+    int r, v;
+    for (r = 0; r < R; r++)
+        for (v = 0; v < nv; v++) acc[r][v] = (nbg_${S}_v){0};
+    for (p = 0; p < K; p++) {
+        nbg_${S}_v b[NBG_${S}_SKV];
+        for (v = 0; v < nv; v++) b[v] = nbg_${S}_ld(bp + p * W + v * VL);
+        for (r = 0; r < R; r++) {
+            const nbg_${S}_v x = NBG_${S}_BCAST(a + r * lda + p);
+            for (v = 0; v < nv; v++) acc[r][v] = NBG_${S}_MAC(acc[r][v], x, b[v]);
+        }
+    }
+    for (r = 0; r < R; r++)
+        for (v = 0; v < nv; v++) nbg_${S}_st(t + r * W + v * VL, acc[r][v]);
+}
+NBG_SK_INLINE void nbg_${S}_skr_block(const int nv, const nbg_${S}_skc *c, int64_t i0,
+                                      int64_t i1) {
+    const int64_t W = nv * NBG_${S}_VL;
+    ${CT} t[4 * NBG_${S}_SKV * NBG_${S}_VL];
+    int64_t i, q;
+    int r;
+    for (i = i0; i < i1; i += 4) {
+        const int R = i1 - i < 4 ? (int)(i1 - i) : 4;
+        const ${CT} *a = c->a + i * c->lda;
+        if (R == 4) nbg_${S}_skr_tile(4, nv, a, c->lda, c->K, c->bp, t);
+        else
+            for (r = 0; r < R; r++)
+                nbg_${S}_skr_tile(1, nv, a + r * c->lda, c->lda, c->K, c->bp, t + r * W);
+        for (r = 0; r < R; r++) {
+            ${CT} *crow = c->c + (i + r) * c->cs0;
+            for (q = 0; q < c->cols; q++) crow[q * c->cs1] = t[r * W + q];
+        }
+    }
+}
+/* Rows [b * c->rows, e * c->rows) of C, one function per nv. */
+#define NBG_${S}_SKR(NV)                                                              \
+    static void nbg_${S}_skr##NV(void *vc, int64_t b, int64_t e) {                    \
+        const nbg_${S}_skc *c = (const nbg_${S}_skc *)vc;                             \
+        const int64_t i1 = e * c->rows < c->M ? e * c->rows : c->M;                  \
+        nbg_${S}_skr_block(NV, c, b * c->rows, i1);                                  \
+    }
+NBG_${S}_SKR(1)
+NBG_${S}_SKR(2)
+NBG_${S}_SKR(3)
+/* Output rows [i0, i1) of a column-contiguous A (A[i, p] = a[i + p * lda]):
+   acc (rows x W, zeroed) += A[i, p] * B[p, :], 4 p at a time. */
+NBG_SK_INLINE void nbg_${S}_skc_block(const int nv, const nbg_${S}_skc *c, int64_t i0,
+                                      int64_t i1, ${CT} *acc) {
+    const int64_t VL = NBG_${S}_VL, W = nv * NBG_${S}_VL, K = c->K, lda = c->lda;
+    const int64_t n = i1 - i0;
+    int64_t i, p, q;
+    int v;
+    for (i = 0; i < n * W; i++) acc[i] = 0;
+    for (p = 0; p + 4 <= K; p += 4) {
+        const ${CT} *x0 = c->a + i0 + p * lda, *x1 = x0 + lda, *x2 = x1 + lda, *x3 = x2 + lda;
+        nbg_${S}_v b0[NBG_${S}_SKV], b1[NBG_${S}_SKV], b2[NBG_${S}_SKV], b3[NBG_${S}_SKV];
+        for (v = 0; v < nv; v++) {
+            b0[v] = nbg_${S}_ld(c->bp + p * W + v * VL);
+            b1[v] = nbg_${S}_ld(c->bp + (p + 1) * W + v * VL);
+            b2[v] = nbg_${S}_ld(c->bp + (p + 2) * W + v * VL);
+            b3[v] = nbg_${S}_ld(c->bp + (p + 3) * W + v * VL);
+        }
+        for (i = 0; i < n; i++) {
+            const nbg_${S}_v a0 = NBG_${S}_BCAST(x0 + i), a1 = NBG_${S}_BCAST(x1 + i);
+            const nbg_${S}_v a2 = NBG_${S}_BCAST(x2 + i), a3 = NBG_${S}_BCAST(x3 + i);
+            for (v = 0; v < nv; v++) {
+                nbg_${S}_v s = nbg_${S}_ld(acc + i * W + v * VL);
+                s = NBG_${S}_MAC(s, a0, b0[v]);
+                s = NBG_${S}_MAC(s, a1, b1[v]);
+                s = NBG_${S}_MAC(s, a2, b2[v]);
+                s = NBG_${S}_MAC(s, a3, b3[v]);
+                nbg_${S}_st(acc + i * W + v * VL, s);
+            }
+        }
+    }
+    for (; p < K; p++) {
+        const ${CT} *x0 = c->a + i0 + p * lda;
+        nbg_${S}_v b0[NBG_${S}_SKV];
+        for (v = 0; v < nv; v++) b0[v] = nbg_${S}_ld(c->bp + p * W + v * VL);
+        for (i = 0; i < n; i++) {
+            const nbg_${S}_v a0 = NBG_${S}_BCAST(x0 + i);
+            for (v = 0; v < nv; v++)
+                nbg_${S}_st(acc + i * W + v * VL,
+                            NBG_${S}_MAC(nbg_${S}_ld(acc + i * W + v * VL), a0, b0[v]));
+        }
+    }
+    for (i = 0; i < n; i++) {
+        ${CT} *crow = c->c + (i0 + i) * c->cs0;
+        for (q = 0; q < c->cols; q++) crow[q * c->cs1] = acc[i * W + q];
+    }
+}
+/* Blocks [b, e) of c->rows output rows; the accumulators on the heap. */
+#define NBG_${S}_SKC(NV)                                                              \
+    static void nbg_${S}_skc##NV(void *vc, int64_t b, int64_t e) {                    \
+        nbg_${S}_skc *c = (nbg_${S}_skc *)vc;                                         \
+        ${CT} *acc = (${CT} *)malloc(c->rows * NV * NBG_${S}_VL * sizeof(${CT}));     \
+        if (!acc) {                                                                   \
+            __atomic_store_n(&c->nomem, 1, __ATOMIC_RELAXED);                         \
+            return;                                                                   \
+        }                                                                             \
+        for (; b < e; b++) {                                                          \
+            const int64_t i0 = b * c->rows;                                           \
+            nbg_${S}_skc_block(NV, c, i0, c->M - i0 < c->rows ? c->M : i0 + c->rows, acc); \
+        }                                                                             \
+        free(acc);                                                                    \
+    }
+NBG_${S}_SKC(1)
+NBG_${S}_SKC(2)
+NBG_${S}_SKC(3)
+/* 1 when C = A . B runs as a skinny product: A of the compute type (native),
+   M, N > 0, N <= NBG_${S}_SKN, K >= NBG_DOT_SK_MINK, A with unit stride along
+   a dimension, strides multiples of the item size.  The Python side
+   (nbgraph.tensor.blas_skinny) applies the same rule. */
+static inline int nbg_${S}_is_skinny(int native, int64_t M, int64_t K, int64_t N,
+                                     int64_t as0, int64_t as1) {
+    const int64_t item = sizeof(${CT});
+    if (!native || M < 1 || N < 1 || N > NBG_${S}_SKN || K < NBG_DOT_SK_MINK) return 0;
+    if (as0 % item || as1 % item) return 0;
+    return as1 == item || (as0 == item && M > 1);
+}
+/* C (M x N, byte strides cs0, cs1) = A . B as a skinny product, else nbg_${S}_mm. */
+static NBG_NOINLINE int nbg_${S}_skmm(const char *A, int64_t M, int64_t K, int64_t as0,
+                                     int64_t as1, int native, nbg_${S}_pack pa,
+                                     const char *B, int64_t N, int64_t bs0, int64_t bs1,
+                                     nbg_${S}_pack pb, ${CT} *C, int64_t cs0, int64_t cs1,
+                                     char *err) {
+    const int64_t VL = NBG_${S}_VL, item = sizeof(${CT});
+    const int rows = as1 == item;
+    static void (*const rowf[3])(void *, int64_t, int64_t) =
+        {nbg_${S}_skr1, nbg_${S}_skr2, nbg_${S}_skr3};
+    static void (*const colf[3])(void *, int64_t, int64_t) =
+        {nbg_${S}_skc1, nbg_${S}_skc2, nbg_${S}_skc3};
+    nbg_${S}_skc c;
+    ${CT} *bp;
+    int64_t j0, k, j, nb;
+    int par;
+    if (!nbg_${S}_is_skinny(native, M, K, N, as0, as1))
+        return nbg_${S}_mm(A, M, K, as0, as1, pa, B, N, bs0, bs1, pb, C, cs0, cs1, err);
+    c.cs0 = nbg_dot_estride(M, cs0, item);
+    c.cs1 = nbg_dot_estride(N, cs1, item);
+    if (c.cs0 < 0 || c.cs1 < 0) {
+        nbg_errorf(err, "dot: the output's strides are not multiples of its item size");
+        return NBG_VALUE_ERROR;
+    }
+    bp = (${CT} *)malloc(K * NBG_${S}_SKV * VL * item);
+    if (!bp) return nbg_dot_nomem(err);
+    c.a = (const ${CT} *)A; c.M = M; c.K = K; c.bp = bp;
+    c.lda = (rows ? as0 : as1) / item;
+    par = nbg_dot_worth(M * K * NBG_${S}_SKV * VL, NBG_DOT_SK_PAR);
+    if (rows) c.rows = NBG_DOT_SK_ROWS;
+    else {  /* as few blocks as the threads need, of at most NBG_DOT_SK_CROWS rows */
+        nb = par ? nbg_dot_threads() : 1;
+        c.rows = (M + nb - 1) / nb;
+        if (c.rows > NBG_DOT_SK_CROWS) c.rows = NBG_DOT_SK_CROWS;
+    }
+    nb = (M + c.rows - 1) / c.rows;
+    c.nomem = 0;
+    for (j0 = 0; j0 < N; j0 += NBG_${S}_SKV * VL) {
+        c.cols = N - j0 < NBG_${S}_SKV * VL ? N - j0 : NBG_${S}_SKV * VL;
+        c.nv = (c.cols + VL - 1) / VL;
+        c.W = c.nv * VL;
+        c.c = C + j0 * c.cs1;
+        pb(bp, B + j0 * bs1, K, c.cols, bs0, bs1, c.W, 1);
+        for (k = 0; k < K; k++)
+            for (j = c.cols; j < c.W; j++) bp[k * c.W + j] = 0;
+        {
+            void (*const fn)(void *, int64_t, int64_t) = (rows ? rowf : colf)[c.nv - 1];
+            if (nb > 1 && par) nbg_dot_parallel(fn, &c, nb);
+            else fn(&c, 0, nb);
+        }
+        if (c.nomem) { free(bp); return nbg_dot_nomem(err); }
+    }
+    free(bp);
+    return 0;
+}
+#endif
