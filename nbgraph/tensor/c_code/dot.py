@@ -16,6 +16,12 @@ contiguous buffer first (as NumPy copies before calling BLAS).
 * matrix·matrix packs 256-deep panels of both operands (converting them)
   and runs a 6-row register-blocked micro-kernel
   (``csrc/dot_mm.h``).
+* float matrix·matrix with few output columns (at most 96 bytes of a row)
+  and a first operand of the output dtype with a unit stride (``X @ W``,
+  ``X.T @ G``) runs the *skinny* kernel instead (``csrc/dot_skinny.h``):
+  X is streamed once, unpacked, with the columns in registers.  Under the
+  C-VM, where BLAS runs float matrix products, ``c_call_choice`` picks it
+  per call (:mod:`nbgraph.tensor.blas_skinny`).
 
 Big loops are split across the thread pool (``nbg_parallel``) in *fixed*
 row blocks that depend on the sizes only; the axpy loop's per-block partial

@@ -10,10 +10,10 @@
      A's rows streamed once, the packed B read from cache;
    * columns (A's columns contiguous: A = X.T, the gradient X.T . G): per 4
      rows of X and B, each output row's nv accumulators in a padded block of
-     NBG_DOT_SK_ROWS rows (in L1) take 4 multiply-adds.
-   Both split the output rows in fixed blocks across the pool, each block
-   summed over k in the same order whoever runs it: results never depend on
-   the thread count.  Plain vector extensions, no CPU-specific intrinsics
+     at most NBG_DOT_SK_CROWS rows (in L1/L2) take 4 multiply-adds.
+   Both split the output rows in blocks across the pool; every output element
+   is summed over k in the same order whichever block or thread computes it,
+   so results never depend on the blocking or the thread count.  Plain vector extensions, no CPU-specific intrinsics
    beyond dot_core.h's guarded macros. */
 #define NBG_${S}_SKN ((int64_t)(96 / sizeof(${CT})))
 #define NBG_${S}_SKV 3
