@@ -156,3 +156,29 @@ def test_a_bare_linked_module_resolves_every_symbol_in_a_bare_child(tmp_path):
     assert float(proc.stdout) == pytest.approx(expected, rel=1e-12)
     if sys.platform.startswith("linux"):
         assert compiler._bare["ok"] is True
+
+
+def test_the_probe_check_runs_the_library_in_a_preloaded_true(tmp_path, monkeypatch):
+    info = compiler.probe(get_cache())
+    good = tmp_path / "good.so"
+    compiler.build_library(info, "#include <stdint.h>\n" + compiler.probe_function(info.mvec),
+                           str(tmp_path / "good.c"), str(good))
+    calls = []
+    run = subprocess.run
+
+    def spy(cmd, *args, **kw):
+        calls.append(cmd[0])
+        return run(cmd, *args, **kw)
+    monkeypatch.setattr(subprocess, "run", spy)
+    assert compiler.loads_and_runs(str(good))
+    assert calls == [compiler._which("true")]  # no interpreter was needed
+    bad = tmp_path / "bad.so"  # the test function gives a wrong answer
+    compiler.build_library(info, "#include <stdint.h>\n" + compiler.probe_function(
+        info.mvec).replace("return 42;", "return 41;"), str(tmp_path / "bad.c"), str(bad))
+    assert not compiler.loads_and_runs(str(bad))
+    plain = tmp_path / "plain.so"  # no self-test: the interpreter's check decides
+    compiler.build_library(info, "#include <stdint.h>\n" + compiler.probe_function(
+        info.mvec).split("char *getenv")[0], str(tmp_path / "plain.c"), str(plain))
+    calls.clear()
+    assert compiler.loads_and_runs(str(plain))
+    assert calls == [compiler._which("true"), sys.executable]
