@@ -75,11 +75,20 @@ class CompilerInfo:
 
     def __init__(self, argv, version, flags, libs, mvec, confirmed=True):
         self.argv = list(argv)
-        self.version = version
+        self._version = version
         self.flags = list(flags)
         self.libs = list(libs)
         self.mvec = bool(mvec)
         self.confirmed = confirmed
+
+    @property
+    def version(self):
+        """The compiler's first ``--version`` line (run when first needed: the
+        answer :func:`probe_nowait` expects is made before, while the probe's
+        thread runs the command)."""
+        if self._version is None:
+            self._version = _version(self.argv)
+        return self._version
 
     def key_text(self):
         """The text that enters every module's cache key.  With ``-march=native``
@@ -258,7 +267,7 @@ def probe_nowait(cache, argv=None):
                 thread.start()
                 running = True
         if running and pid not in _probed:
-            return CompilerInfo(argv, _version(argv), BASE_FLAGS + ["-march=native"],
+            return CompilerInfo(argv, None, BASE_FLAGS + ["-march=native"],
                                 BASE_LIBS + ["-lmvec"], True, confirmed=False)
     return _probe(cache, argv, pid)  # (its id computed once: a realpath and a stat)
 
@@ -287,11 +296,20 @@ def confirm(info, cache=None):
 
 
 _versions = {}
+_versions_lock = threading.Lock()
 
 
 def _version(argv):
-    """The first line of ``argv --version`` (run once per command)."""
+    """The first line of ``argv --version`` (run once per command, whichever
+    thread asks first; the others wait for its answer)."""
     key = tuple(argv)
+    if key in _versions:
+        return _versions[key]
+    with _versions_lock:
+        return _version_locked(argv, key)
+
+
+def _version_locked(argv, key):
     if key not in _versions:
         import subprocess
 
@@ -307,9 +325,10 @@ def _version(argv):
 
 
 def _forget_threads_in_child():
-    global _probe_lock, _threads_lock
+    global _probe_lock, _threads_lock, _versions_lock
     _probe_lock = threading.Lock()
     _threads_lock = threading.Lock()
+    _versions_lock = threading.Lock()
     _threads.clear()
 
 
