@@ -20,7 +20,7 @@ from nbgraph.core.c_interface import CLinkerType, c_source, c_template
 from nbgraph.core.graph import Constant
 from nbgraph.linkers.c import compiler as _compiler
 from nbgraph.linkers.c.compiler import sha256
-from nbgraph.linkers.c.threads import RUNTIME_VERSION
+from nbgraph.linkers.c.threads import ERRLEN, RUNTIME_VERSION
 
 __all__ = ["prelude", "as_standalone", "node_kernel", "module_source", "KernelSource",
            "ERROR_CODES", "operand_layout", "c_supported", "source_parts", "SPLIT_CHARS",
@@ -30,7 +30,6 @@ __all__ = ["prelude", "as_standalone", "node_kernel", "module_source", "KernelSo
 ERROR_CODES = {1: ValueError, 2: TypeError, 3: IndexError, 4: MemoryError, 5: RuntimeError,
                6: ZeroDivisionError, 7: OverflowError}
 
-ERRLEN = 512
 
 #: A module whose kernels hold more C than this (characters) is compiled as two
 #: translation units at once (:data:`PART_MARK`; a machine has 2 cores or more):

@@ -219,10 +219,9 @@ def _load(path):
     spec = ModuleSpec(_NAME, loader, origin=path)
     module = loader.create_module(spec)
     loader.exec_module(module)
-    from nbgraph.linkers.c import codegen
+    from nbgraph.linkers.c.threads import ERRLEN
 
-    if getattr(module, "VERSION", None) != VERSION or \
-            getattr(module, "ERRLEN", 0) < codegen.ERRLEN:
+    if getattr(module, "VERSION", None) != VERSION or getattr(module, "ERRLEN", 0) < ERRLEN:
         raise FastcallUnavailable("the extension at %s is not the expected version" % path)
     return module
 

@@ -13,7 +13,7 @@ import time
 
 from nbgraph.core.c_interface import CLinkerOp, OutputRule
 from nbgraph.core.type import MethodNotDefined
-from nbgraph.linkers.c import codegen, fastcall, threads
+from nbgraph.linkers.c import fastcall, threads
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.compiler import ProbeMismatch, probe_nowait
 from nbgraph.linkers.c.kernel_nodes import dump_views, kernel_view, load_views
@@ -50,6 +50,8 @@ def c_capable(node):
         rule = op.c_output_rule(node)
     except (MethodNotDefined, TypeError, ValueError) as exc:
         return False, "its Op %s cannot say whether it has C code: %s" % (op, exc)
+    from nbgraph.linkers.c import codegen  # (not imported by a function-cache hit)
+
     for var in node.inputs + node.outputs:
         if not codegen.c_supported(var.type):
             return False, "the Type %r of %r has no C calling convention" % (var.type, var)
@@ -91,6 +93,8 @@ class ModulePlan:
             self.source = None
             self.key, self.index, self.freefuncs = saved
             return
+        from nbgraph.linkers.c import codegen
+
         kernels = [codegen.node_kernel(self.views[node].knode) for node in self.nodes]
         self.source, self.index, self.freefuncs = codegen.module_source(
             kernels, self.info, standalone=self.standalone)
@@ -416,18 +420,10 @@ class CLinker:
         :meth:`ModulePlan.hint` for this graph's C nodes (the function cache's):
         its module is looked up by key, without generating the source."""
         order = fgraph.toposort()
-        chosen = []
-        for node in order:
-            use_c, why = self.wants_c(node)
-            # a lazy node only chooses which blocks run: the program does that work;
-            # a node running inner graphs (a loop) has them linked by this linker
-            if self.mode == "c" and not use_c and not node.op.lazy_inputs(node) \
-                    and not _runs_inner_graphs(node):
-                raise CLinkerRefusal(
-                    "linker='c' runs every node as C, but node %s cannot: %s. Use "
-                    "linker='cvm' to run such nodes in Python." % (_node_text(node), why))
-            chosen.append(use_c)
-        c_nodes = [node for node, use_c in zip(order, chosen, strict=True) if use_c]
+        c_nodes = _saved_choice(order, saved)
+        if c_nodes is None:
+            saved = None
+            c_nodes = self._choose(order)
         # The Python linker lays out storage, thunks and the release schedule;
         # the C nodes' thunks are then swapped for kernel calls.
         base = PythonLinker(inner=self).link(fgraph, keep=keep)
@@ -463,6 +459,22 @@ class CLinker:
             module = plan.build()
         program.install(module)
         return program
+
+    def _choose(self, order):
+        """The nodes of ``order`` to run as C (raises CLinkerRefusal for mode "c")."""
+        c_nodes = []
+        for node in order:
+            use_c, why = self.wants_c(node)
+            # a lazy node only chooses which blocks run: the program does that work;
+            # a node running inner graphs (a loop) has them linked by this linker
+            if self.mode == "c" and not use_c and not node.op.lazy_inputs(node) \
+                    and not _runs_inner_graphs(node):
+                raise CLinkerRefusal(
+                    "linker='c' runs every node as C, but node %s cannot: %s. Use "
+                    "linker='cvm' to run such nodes in Python." % (_node_text(node), why))
+            if use_c:
+                c_nodes.append(node)
+        return c_nodes
 
     def c_runners(self, nodes):
         """{node: runner(values) -> outputs} for ``nodes`` (all C-capable), one module."""
@@ -508,6 +520,17 @@ def _runner(view, runner):
     if not view.extra:
         return runner
     return lambda values: runner(view.values(values))
+
+
+def _saved_choice(order, saved):
+    """The C nodes of a function-cache hit's ``saved`` plan, in ``order``: those this
+    linker chose when the entry was stored (the same graph and code, so the same
+    choice), or None without a saved plan or when its nodes are not all in ``order``."""
+    if saved is None:
+        return None
+    chosen = set(saved[0])
+    c_nodes = [node for node in order if node in chosen]
+    return c_nodes if c_nodes and len(c_nodes) == len(chosen) else None
 
 
 def _on_first_use(make):

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from nbgraph.linkers.c import codegen
+from nbgraph.linkers.c.threads import ERRLEN
 from nbgraph.linkers.c.outputs import (
     broadcast_shape,
     fastcall_options,
@@ -35,7 +35,9 @@ def kernel_error(code, err, ffi, node):
 def error_from_message(code, message, node):
     """The exception for kernel return ``code`` with ``message`` (bytes) from ``node``."""
     msg = message.decode("utf-8", "replace") or "the C code failed"
-    cls = codegen.ERROR_CODES.get(code, RuntimeError)
+    from nbgraph.linkers.c.codegen import ERROR_CODES  # (an error: never on the way to a result)
+
+    cls = ERROR_CODES.get(code, RuntimeError)
     return cls("%s (C code of %s)" % (msg, node.op))
 
 
@@ -80,8 +82,10 @@ class NodeCall:
         self.module = module
         ffi = module.ffi
         self.ffi = ffi
-        self.err = ffi.new("char[%d]" % codegen.ERRLEN)
-        layout, _ = codegen.operand_layout(node)
+        self.err = ffi.new("char[%d]" % ERRLEN)
+        from nbgraph.linkers.c.codegen import operand_layout  # (a fallback, made on first use)
+
+        layout, _ = operand_layout(node)
         self.in_kinds = [kind for _, role, kind, _ in layout if role == "in"]
         self.out_kinds = [kind for _, role, kind, _ in layout if role == "out"]
         self.in_checks = [
@@ -252,7 +256,7 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells, direct=False, 
     nparams = len(node.inputs) if nparams is None else nparams
     ffi = module.ffi
     fb, cast = ffi.from_buffer, ffi.cast
-    err = ffi.new("char[%d]" % codegen.ERRLEN)
+    err = ffi.new("char[%d]" % ERRLEN)
     args = ffi.new("void *[%d]" % max(len(node.inputs) + len(node.outputs), 1))
 
     def fail(code):

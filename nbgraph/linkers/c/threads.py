@@ -45,6 +45,10 @@ __all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_thr
 #: Version of the table layout (``nbg_runtime`` in ``csrc/common.h``).
 RUNTIME_VERSION = 4
 
+#: Bytes of the error-message buffer kernels, the runtime and the call path share
+#: (``NBG_ERRLEN``; also :data:`nbgraph.linkers.c.codegen.ERRLEN`).
+ERRLEN = 512
+
 #: Extra flags for the runtime library (threads; never unloaded; -O1: it is built
 #: on a first use, where a first result waits for it, and holds no element loop:
 #: -O1 instead of -O2 cuts its compile by a third (1195 -> 804 million compiler
@@ -71,7 +75,7 @@ def runtime_source(info=None):
     if RUNTIME_SOURCE is not None:
         return RUNTIME_SOURCE
     from nbgraph.core.c_interface import c_source, c_template
-    from nbgraph.linkers.c.codegen import ERRLEN, PART_MARK
+    from nbgraph.linkers.c.codegen import PART_MARK
     from nbgraph.linkers.c.compiler import probe_function
 
     common = c_source(__package__, "csrc/common.h")
