@@ -135,3 +135,37 @@ def test_a_test_runtime_source_is_never_remembered(cache, info, monkeypatch):
     key = threads.runtime_key(cache, info)
     assert key == cache.runtime_key(threads.RUNTIME_SOURCE, info, threads.RUNTIME_FLAGS)
     assert not os.path.exists(os.path.join(cache.directory, threads.KEY_MEMO))
+
+
+def test_prefetch_runs_the_runtime_load_on_a_plain_thread(monkeypatch):
+    import threading as _threading
+
+    ran = _threading.Event()
+    monkeypatch.setitem(threads._state, "table", None)
+    monkeypatch.setitem(threads._state, "failed", False)
+    monkeypatch.setitem(threads._state, "prefetch", None)
+    monkeypatch.setattr(threads, "runtime_table", lambda cache, info: ran.set())
+    threads.prefetch(None, None)
+    done = threads._state["prefetch"]
+    assert done is not None
+    assert ran.wait(60)
+    assert done.acquire(timeout=60)  # released once the load is over
+    done.release()
+    threads.prefetch(None, None)  # started once
+    assert threads._state["prefetch"] is done
+
+
+def test_the_exit_join_waits_for_the_prefetch_but_not_in_a_forked_child():
+    import _thread
+    import time
+
+    done = _thread.allocate_lock()
+    done.acquire()
+    start = time.monotonic()
+    threads._join(done, os.getpid() + 1, 30)  # another process's (a child's copy): no wait
+    assert time.monotonic() - start < 10
+    timer = __import__("threading").Timer(0.05, done.release)
+    timer.start()
+    threads._join(done, os.getpid(), 30)  # this process's: until the thread is done
+    assert not done.locked()
+    timer.join()
