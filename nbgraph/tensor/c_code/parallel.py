@@ -4,8 +4,12 @@ The loop becomes two row functions emitted before the kernel (through
 ``sub["helpers"]``, named after ``sub["kernel"]``) and a context struct of
 its scalar values: ``_row`` runs the element code over one row of unit
 strides (a vectorisable loop over restrict pointers) and hands rows of other
-strides to ``_strided`` (a plain loop, compiled without vectorisation: it
-costs compile time and such rows gain little from it).  Everything else is
+strides to ``_strided`` (a plain loop, compiled at -O1, ``NBG_STRIDED_ROW``:
+vectorising it costs compile time and such rows gain little from it, and -O1
+costs the compiler half of what -O3 without vectorisation does, for the same
+scalar code's results).  The kernel itself only checks its operands and calls
+the runtime: it is compiled without optimisation (``sub["glue"]``, see
+:mod:`nbgraph.linkers.c.codegen`).  Everything else is
 the runtime library's ``nbg_run_rows`` (``nbgraph/linkers/c/csrc/helpers.h``),
 compiled once instead of into every module: it walks the operands as one
 flat row when all are contiguous, else as the rows of the general iterator,
@@ -78,6 +82,7 @@ def parallel_loop(nd, inputs, arrays, scalar_names, outputs, element, restrict, 
     H += _unit_row(P, ops, inputs, scalars, scalar_names, outputs, element,
                    "restrict " if restrict else "", weight <= 2)
     sub["helpers"].append("\n".join(H))
+    sub["glue"] = True  # the kernel itself only checks and hands rows over (codegen)
     # -- the kernel's part: the runtime's driver runs the rows (csrc/helpers.h)
     L = [prolog, "if (nbg_n > 0) {", "%s_ctx nbg_c;" % P]
     for k, x in scalars:
@@ -113,8 +118,8 @@ _ROW_TAIL = ["return 0;", "nbg_fail:", "return nbg_status ? nbg_status : NBG_VAL
 def _strided_row(P, ops, inputs, scalars, scalar_names, outputs, element):
     """``<P>_strided``: one row of any strides, never vectorised (rows reach it
     only when some stride is not 1; vectorising it costs compile time for no
-    run time)."""
-    H = ["static NBG_NOINLINE NBG_SCALAR_ONLY int %s_strided(const %s_ctx *nbg_c, "
+    run time), compiled at -O1 (``NBG_STRIDED_ROW``)."""
+    H = ["static NBG_NOINLINE NBG_STRIDED_ROW int %s_strided(const %s_ctx *nbg_c, "
          "char *const *nbg_row, const int64_t *nbg_rs, int64_t nbg_len, char *nbg_err) {"
          % (P, P)]
     H += _row_head(P, scalars)

@@ -89,6 +89,38 @@ def test_kernel_source_is_readable():
     assert "NBG_KERNEL_NAME" in ks.body
 
 
+def test_an_elementwise_kernel_is_glue_and_its_strided_row_is_compiled_at_o1():
+    """The kernel of an elementwise loop only checks operands and calls the runtime
+    (NBG_GLUE), its strided row is a scalar loop (NBG_STRIDED_ROW); the row of
+    unit strides, the one that vectorises, keeps the module's flags."""
+    x, y = nt.dmatrix("x"), nt.dmatrix("y")
+    ks = codegen.node_kernel((nt.tanh(x) * y + x).owner)
+    assert "NBG_GLUE\nstatic int NBG_KERNEL_NAME(void **nbg_ptrs" in ks.body
+    assert re.search(r"static NBG_NOINLINE NBG_STRIDED_ROW int \w+_strided\(", ks.body)
+    assert re.search(r"^static int \w+_row\(", ks.body, re.M)
+    scalar = codegen.node_kernel((nt.dscalar("a") + nt.dscalar("b")).owner)
+    assert "NBG_GLUE" not in scalar.body  # 0-d: the element is computed in the kernel
+    head = codegen.prelude(None)
+    assert '#define NBG_GLUE __attribute__((optimize("O1")))' in head
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_strided_and_broadcast_rows_give_the_contiguous_values_for_exact_ops(dtype):
+    """IEEE-exact element code gives the same bits on every path (the -O1
+    strided row, the vectorised unit row, the thread split)."""
+    x, y = nt.matrix("x", dtype=dtype), nt.matrix("y", dtype=dtype)
+    f = ng.function([x, y], nt.maximum(x * y - x, -abs(y)) + y, linker="c")
+    rng = np.random.default_rng(3)
+    for rows, cols in ((3, 7), (5, 257), (1, 1), (0, 4), (400, 401)):
+        a = (rng.standard_normal((cols, rows)) * 50).astype(dtype).T  # transposed
+        b = (rng.standard_normal((rows, cols)) * 50).astype(dtype)
+        col = np.ascontiguousarray(b[:, :1])
+        for args in ((a, b), (np.ascontiguousarray(a), b), (a[::-1], b[::-1]),
+                     (np.broadcast_to(col, b.shape), b)):
+            want = f(*[np.ascontiguousarray(v) for v in args])
+            np.testing.assert_array_equal(f(*args), want)
+
+
 @pytest.fixture
 def module_sources(monkeypatch):
     """The source text of every module generated during the test, in order."""
