@@ -21,7 +21,11 @@
 #define NBG_DOT_SK_ROWS 64      /* rows of a block (rows case) */
 #define NBG_DOT_SK_CROWS 256    /* at most, columns case (its accumulators in L1/L2) */
 #define NBG_DOT_SK_MINK 16
-#define NBG_DOT_SK_PAR 131072
+/* Split across the pool from this many multiply-adds (M K N): below it BLAS
+   runs on one thread too (nbgraph.tensor.blas_threads.SMALL_PRODUCT_MACS), and
+   splitting a product of a few hundred microseconds while BLAS's own workers
+   still spin from the previous product loses more than it gains. */
+#define NBG_DOT_SK_PAR (1 << 22)
 #define NBG_SK_INLINE static inline __attribute__((always_inline))
 #endif
 typedef struct {
@@ -187,7 +191,7 @@ static NBG_NOINLINE int nbg_${S}_skmm(const char *A, int64_t M, int64_t K, int64
     if (!bp) return nbg_dot_nomem(err);
     c.a = (const ${CT} *)A; c.M = M; c.K = K; c.bp = bp;
     c.lda = (rows ? as0 : as1) / item;
-    par = nbg_dot_worth(M * K * NBG_${S}_SKV * VL, NBG_DOT_SK_PAR);
+    par = nbg_dot_worth(M * K * N, NBG_DOT_SK_PAR);
     if (rows) c.rows = NBG_DOT_SK_ROWS;
     else {  /* as few blocks as the threads need, of at most NBG_DOT_SK_CROWS rows */
         nb = par ? nbg_dot_threads() : 1;
