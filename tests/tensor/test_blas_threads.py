@@ -133,8 +133,19 @@ def test_compiled_products_equal_numpys_on_one_blas_thread(two_threads, dtype, s
     x, y = nt.matrix(dtype=dtype), nt.matrix(dtype=dtype)
     for linker in ("py", "cvm"):
         f = ng.function([x, y], nt.dot(x, y), linker=linker)
-        got = f(a, b)
-        assert got.dtype == want.dtype
-        np.testing.assert_array_equal(got, want)
-        np.testing.assert_array_equal(f(np.asfortranarray(a), b), want_f)
+        choose = None
+        if linker == "cvm":  # a product the skinny C kernel takes is not BLAS's
+            f.program.wait_compiled()
+            node = f.program.nodes[0]
+            choose = node.op.c_call_choice(node)
+        for xv, expected in ((a, want), (np.asfortranarray(a), want_f)):
+            got = f(xv, b)
+            assert got.dtype == want.dtype
+            if choose is not None and choose(xv, b):
+                # summation order only: within twice the K-term rounding bound
+                eps = np.finfo(dtype).eps
+                bound = 2 * k * eps / (1 - k * eps) * (np.abs(a) @ np.abs(b))
+                assert np.all(np.abs(got - expected) <= bound)
+            else:
+                np.testing.assert_array_equal(got, expected)
     assert two_threads.get_num_threads() == 2

@@ -115,6 +115,14 @@ def test_cvm_runs_the_c_kernel_for_skinny_calls_and_blas_for_others():
     np.testing.assert_array_equal(f(x[:40].T, y[:40]), c(x[:40].T, y[:40]))
     choose = node.op.c_call_choice(node)
     assert choose is not None
+    # inside a bigger program the node's thunk chooses too
+    xs, ys = nt.dmatrix("xs"), nt.dmatrix("ys")
+    g = ng.function([xs, ys], nt.dot(xs, ys) * 2.0, linker="cvm")
+    g.program.wait_compiled()
+    np.testing.assert_array_equal(g(x, y), 2.0 * c(x, y))
+    wide = rng.standard_normal((784, 13))  # not skinny: BLAS, as perform computes it
+    np.testing.assert_array_equal(g(x, wide), 2.0 * ng.function(
+        [xs, ys], nt.dot(xs, ys), linker="py")(x, wide))
     if blas_skinny._AVX:
         assert choose(x, y) and choose(x[:40].T, y[:40])
     assert not choose(x, rng.standard_normal((784, 13)))          # 13 columns: BLAS

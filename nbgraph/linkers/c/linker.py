@@ -327,13 +327,15 @@ class CProgram(Program):
                 reset()
 
     def _single_kernel(self):
-        """(kernel view, kernel) when this Program is one installed kernel over tensors."""
+        """(kernel view, kernel) when this Program is one installed kernel over tensors
+        (not a node choosing per call between its C and ``perform``: kind "py")."""
         if self._job is not None or self.module is None or len(self.nodes) != 1:
             return None, None
         node = self.nodes[0]
         kernel = self._kernel_of.get(node)
-        if kernel is None or not all(getattr(v.type, "c_arg_kind", None) == "tensor"
-                                     for v in node.inputs + node.outputs):
+        if kernel is None or self.kinds[0] != "c" or not all(
+                getattr(v.type, "c_arg_kind", None) == "tensor"
+                for v in node.inputs + node.outputs):
             return None, None
         return self._views[node], kernel
 
