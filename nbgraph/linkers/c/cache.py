@@ -10,8 +10,15 @@ On disk, the directory ``config.cache_dir`` (``NBGRAPH_CACHE_DIR``) holds
 ``runtime-<key>.so`` / ``.meta``
     the thread-pool runtime library (:mod:`~nbgraph.linkers.c.threads`),
     built and checked like a module; every module loaded is bound to it;
+``runtime-key.memo``
+    the runtime library's key, remembered under a digest of what it depends on
+    (:func:`~nbgraph.linkers.c.threads.runtime_key`: a fresh process does not
+    generate and hash the runtime's source to find it);
 ``probe-<id>.rec``
     what the compiler probe found for one compiler on one CPU;
+``function-<key>.rec``
+    a compiled function's rewritten graph and module plan
+    (:mod:`nbgraph.linkers.function_cache`);
 ``.build-<pid>-*`` / ``.tmp-<pid>-*``
     a build or a write in progress of process ``pid``.
 
