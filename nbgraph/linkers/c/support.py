@@ -24,6 +24,11 @@ module, so a module compiles only its kernels while its machine code is what
 the inline block gave (same text, same flags, its own translation unit as
 a split module's part already was).
 
+Support objects are kept like the runtime library: counted in the cache's
+size but never evicted by its limit (a few tens of kilobytes each, one per
+compute type and product kind); ``cache clear`` removes them, and a missing
+or damaged one is compiled again with the next module that needs it.
+
 A block stays inline when the module is standalone (no runtime table to
 bind) or when one of its include guards also appears outside every block
 (another Op included part of the same C, e.g. a convolution's matrix
