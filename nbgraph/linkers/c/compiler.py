@@ -612,7 +612,10 @@ def _link(info, flags, args, src_path, extra_flags):
 
 
 def _is_link_error(text):
-    return "collect2" in text or "ld returned" in text or "undefined reference" in text
+    """Whether a failed command's messages come from its link step (GCC's
+    collect2, clang's driver, or ld itself)."""
+    return any(t in text for t in ("collect2", "ld returned", "linker command failed",
+                                   "undefined reference", "cannot find -l"))
 
 
 def run_compiler(cmd, src_path):

@@ -182,3 +182,17 @@ def test_the_probe_check_runs_the_library_in_a_preloaded_true(tmp_path, monkeypa
     calls.clear()
     assert compiler.loads_and_runs(str(plain))
     assert calls == [compiler._which("true"), sys.executable]
+
+
+def test_a_failing_bare_link_falls_back_to_the_usual_one(tmp_path, monkeypatch):
+    info = compiler.probe(get_cache())
+    monkeypatch.setattr(compiler, "BARE_LIBS", ["-lnbgraph_no_such_library"])
+    monkeypatch.setitem(compiler._bare, "ok", None)
+    out = tmp_path / "m.so"
+    text = codegen.prelude(info) + "NBG_EXPORT int nbg_t(void) { return 3; }\n"
+    compiler.build_library(info, text, str(tmp_path / "m.c"), str(out))
+    assert out.exists() and compiler._bare["ok"] is False
+    monkeypatch.setitem(compiler._bare, "ok", True)  # it worked before: an error is an error
+    with pytest.raises(compiler.CompileError, match="nbgraph_no_such_library"):
+        compiler.build_library(info, codegen.prelude(info) + "int nbg_u(void) { return 4; }\n",
+                               str(tmp_path / "n.c"), str(tmp_path / "n.so"))
