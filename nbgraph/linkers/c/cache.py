@@ -10,10 +10,10 @@ On disk, the directory ``config.cache_dir`` (``NBGRAPH_CACHE_DIR``) holds
 ``runtime-<key>.so`` / ``.meta``
     the thread-pool runtime library (:mod:`~nbgraph.linkers.c.threads`),
     built and checked like a module; every module loaded is bound to it;
-``runtime-key.memo``
-    the runtime library's key, remembered under a digest of what it depends on
-    (:func:`~nbgraph.linkers.c.threads.runtime_key`: a fresh process does not
-    generate and hash the runtime's source to find it);
+``runtime-key.memo`` / ``nbg-fastcall-key.memo``
+    the runtime library's and the call-path extension's keys, remembered under
+    a digest of what they depend on (:func:`~nbgraph.linkers.c.threads.remembered_key`:
+    a fresh process does not read and hash their sources to find them);
 ``probe-<id>.rec``
     what the compiler probe found for one compiler on one CPU;
 ``function-<key>.rec``

@@ -177,17 +177,37 @@ def load_or_build(cache=None):
     if module is not None:
         return module
     cache, info, key, source = _identity(cache)
-    return _build(cache, info, key, source)
+    return _build(cache, info, key, source())
+
+
+#: The file of the cache directory remembering the extension's key (see
+#: :func:`nbgraph.linkers.c.threads.remembered_key`), and the files it is made from.
+KEY_MEMO = "nbg-fastcall-key.memo"
+KEY_FILES = ("linkers/c/csrc/_fastcall.c", "linkers/c/fastcall.py", "core/c_interface.py")
+
+
+def _source():
+    from nbgraph.core.c_interface import c_source
+
+    return c_source(__package__, "csrc/_fastcall.c").encode()
 
 
 def _identity(cache):
-    from nbgraph.core.c_interface import c_source
+    """``(cache, compiler info, key, function returning the C source)``: the key is
+    remembered in the cache directory (a fresh process does not read and hash
+    the source to find the extension on disk)."""
+    import numpy
+
     from nbgraph.linkers.c.cache import get_cache
+    from nbgraph.linkers.c.threads import remembered_key
 
     cache = cache or get_cache()
     info = _compiler.probe(cache)
-    source = c_source(__package__, "csrc/_fastcall.c").encode()
-    return cache, info, cache_key(source, info), source
+    parts = [sys.version, sys.implementation.cache_tag or "", getattr(sys, "abiflags", ""),
+             str(sys.maxsize), numpy.__version__, info.key_text()]
+    key = remembered_key(cache, KEY_MEMO, parts, KEY_FILES,
+                         lambda: cache_key(_source(), info))
+    return cache, info, key, _source
 
 
 def load_published(cache=None):

@@ -40,7 +40,8 @@ from nbgraph.linkers.c.build_threads import forget_thread_in_child
 
 __all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_threads",
            "get_num_threads", "set_num_threads", "runtime_table", "standalone", "prefetch",
-           "must_build", "build_as_probe", "loaded", "runtime_key", "KEY_MEMO"]
+           "must_build", "build_as_probe", "loaded", "runtime_key", "KEY_MEMO",
+           "remembered_key"]
 
 #: Version of the table layout (``nbg_runtime`` in ``csrc/common.h``).
 RUNTIME_VERSION = 4
@@ -208,15 +209,30 @@ def runtime_key(cache, info):
     what it depends on: the table version, :data:`RUNTIME_FLAGS`, the compiler's
     key text, and the size and modification time of each of :data:`KEY_FILES`
     (a few ``stat()`` calls).  Any change there, and the key is computed again."""
-    if RUNTIME_SOURCE is not None:
+    def compute():
         return cache.runtime_key(runtime_source(info), info, RUNTIME_FLAGS)
-    stamp = _key_stamp(info)
-    path = os.path.join(cache.directory, KEY_MEMO)
+
+    if RUNTIME_SOURCE is not None:
+        return compute()
+    parts = [str(RUNTIME_VERSION), " ".join(RUNTIME_FLAGS), str(int(bool(info.mvec))),
+             info.key_text()]
+    return remembered_key(cache, KEY_MEMO, parts, KEY_FILES, compute, prefix="runtime-")
+
+
+def remembered_key(cache, memo, parts, files, compute, prefix=""):
+    """A cache key ``compute()`` would return, remembered in the file ``memo`` of
+    ``cache``'s directory under a digest of ``parts`` (strings) and of the size
+    and modification time of ``files`` (paths under ``nbgraph/``): the key of a
+    library whose source is read and hashed only to be found on disk (the
+    runtime's, the call-path extension's).  A key read back must start with
+    ``prefix`` and be alphanumeric after it, else it is computed again."""
+    stamp = _key_stamp(parts, files)
+    path = os.path.join(cache.directory, memo)
     if stamp is not None:
-        key = _read_memo(cache, path, stamp)
+        key = _read_memo(cache, path, stamp, prefix)
         if key is not None:
             return key
-    key = cache.runtime_key(runtime_source(info), info, RUNTIME_FLAGS)
+    key = compute()
     if stamp is not None and cache.ensure_directory() is not None:
         from nbgraph.linkers.c.cache import write_atomic
 
@@ -227,14 +243,13 @@ def runtime_key(cache, info):
     return key
 
 
-def _key_stamp(info):
-    """The digest of what the runtime's key depends on, or None when one of
-    :data:`KEY_FILES` cannot be found (the key is then not remembered)."""
+def _key_stamp(parts, files):
+    """The digest of ``parts`` and of the size and modification time of ``files``,
+    or None when one of them cannot be found (the key is then not remembered)."""
     from nbgraph.linkers.c.compiler import sha256
 
-    parts = [str(RUNTIME_VERSION), " ".join(RUNTIME_FLAGS), str(int(bool(info.mvec))),
-             info.key_text()]
-    for name in KEY_FILES:
+    parts = list(parts)
+    for name in files:
         try:
             st = os.stat(os.path.join(_PACKAGE_DIR, name))
         except OSError:
@@ -243,17 +258,17 @@ def _key_stamp(info):
     return sha256("\0".join(parts).encode()).hexdigest()
 
 
-def _read_memo(cache, path, stamp):
+def _read_memo(cache, path, stamp, prefix):
     """The key the memo at ``path`` holds for ``stamp``, or None."""
     try:
-        if cache.check_file(path, "runtime key memo") is None:
+        if cache.check_file(path, "cache key memo") is None:
             return None
         with open(path, "rb") as f:
             text = f.read(200).decode("ascii")
     except (OSError, UnicodeDecodeError):
         return None
     found, _, key = text.strip().partition(" ")
-    if found != stamp or not key.startswith("runtime-") or not key[8:].isalnum():
+    if found != stamp or not key.startswith(prefix) or not key[len(prefix):].isalnum():
         return None
     return key
 

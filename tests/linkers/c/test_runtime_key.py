@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from nbgraph.core import c_interface
-from nbgraph.linkers.c import threads
+from nbgraph.linkers.c import fastcall, threads
 from nbgraph.linkers.c.cache import ModuleCache, get_cache
 from nbgraph.linkers.c.compiler import probe
 
@@ -68,7 +68,7 @@ def test_other_flags_or_another_compiler_miss_the_memo(cache, info, computed, mo
 def package_copy(tmp_path, monkeypatch):
     """The files the memo watches, copied: a test may edit them."""
     root = tmp_path / "package"
-    for name in threads.KEY_FILES:
+    for name in set(threads.KEY_FILES) | set(fastcall.KEY_FILES):
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(os.path.join(threads._PACKAGE_DIR, name), target)
@@ -169,3 +169,30 @@ def test_the_exit_join_waits_for_the_prefetch_but_not_in_a_forked_child():
     threads._join(done, os.getpid(), 30)  # this process's: until the thread is done
     assert not done.locked()
     timer.join()
+
+
+@pytest.fixture
+def extension_keys(monkeypatch):
+    """Counts the call-path extension's keys computed (not remembered)."""
+    calls = []
+    real = fastcall.cache_key
+
+    def spy(source, info):
+        calls.append(info)
+        return real(source, info)
+    monkeypatch.setattr(fastcall, "cache_key", spy)
+    return calls
+
+
+def test_the_extension_key_is_remembered_too(cache, info, extension_keys, package_copy):
+    _, got_info, key, source = fastcall._identity(cache)
+    assert key == fastcall.cache_key(source(), got_info)  # (counted: 2 so far)
+    assert os.path.exists(os.path.join(cache.directory, fastcall.KEY_MEMO))
+    assert fastcall._identity(ModuleCache(cache.directory))[2] == key
+    assert len(extension_keys) == 2
+    for name in fastcall.KEY_FILES:
+        path = package_copy / name
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
+        assert fastcall._identity(cache)[2] == key
+    assert len(extension_keys) == 2 + len(fastcall.KEY_FILES)
