@@ -21,8 +21,10 @@ def rename(src, dst):
     _rename(src, dst)
     name = os.path.basename(str(dst))
     if name.endswith(".meta") and not name.startswith(("runtime-", "nbg-fastcall-")):
-        with open(os.environ["NBG_PUBLISH_GATE"] + ".waiting", "w") as f:
+        gate = os.environ["NBG_PUBLISH_GATE"]
+        with open(gate + ".tmp", "w") as f:  # announced whole, as the compiler wrapper does
             f.write(str(os.getpid()))
+        _rename(gate + ".tmp", gate + ".waiting")
         time.sleep(600)
 os.rename = rename
 """
