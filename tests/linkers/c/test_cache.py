@@ -146,8 +146,11 @@ def test_a_corrupt_library_is_rebuilt(python_process, c_cache_dir, damage):
 def test_four_processes_racing_on_one_graph(c_cache_dir, tmp_path):
     race_dir = tmp_path / "race"
     race_dir.mkdir(mode=0o700)
-    for name in os.listdir(c_cache_dir):  # reuse the session's compiler probe
-        if name.startswith("probe-"):
+    # Reuse the session's compiler probe, thread runtime and call-path extension: the
+    # race is about one module, and four processes each building those too on two
+    # busy cores could outlast the exit-time join of a background build.
+    for name in os.listdir(c_cache_dir):
+        if name.startswith(("probe-", "runtime-", "nbg-fastcall-")):
             shutil.copy(os.path.join(c_cache_dir, name), race_dir / name)
     code, k = unique_graph_code("race")
     env = dict(os.environ, NBGRAPH_CACHE_DIR=str(race_dir))
