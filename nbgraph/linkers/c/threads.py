@@ -292,7 +292,7 @@ def build_as_probe(cache, info):
     """Build the runtime library with the compiler ``info`` (or find it built),
     check in a child process that it loads and its probe function runs, then
     load it here: the compiler probe's test on a first use (True when it
-    passed; see :func:`nbgraph.linkers.c.compiler._run_probe`).  False for a
+    passed; see :func:`nbgraph.linkers.c.probe_program.run_probe`).  False for a
     runtime source a test put in place."""
     if RUNTIME_SOURCE is not None:
         return False

@@ -21,7 +21,7 @@ _TRACE = """
 import ctypes, json, os, subprocess
 import numpy as np
 import nbgraph as ng, nbgraph.tensor as nt
-from nbgraph.linkers.c import cache, compiler, threads
+from nbgraph.linkers.c import cache, compiler, probe_program, threads
 
 sources = []
 _init = subprocess.Popen.__init__
@@ -85,7 +85,7 @@ def _run_probe(argv, cache=None):
     time.sleep(0.3)  # the module is generated with the usual answer meanwhile
     version = compiler._version(argv)
     return compiler.CompilerInfo(argv, version, compiler.BASE_FLAGS, compiler.BASE_LIBS, False)
-compiler._run_probe = _run_probe
+probe_program.run_probe = _run_probe
 """
 
 
@@ -101,10 +101,10 @@ def test_a_module_made_while_the_probe_ran_is_made_again_when_it_found_otherwise
 
 
 _RUNTIME_FAILS_ITS_CHECK = """
-_check = compiler._loads_and_runs
+_check = probe_program._loads_and_runs
 def _loads_and_runs(path):
     return "nbg_runtime-" not in path and _check(path)
-compiler._loads_and_runs = _loads_and_runs
+probe_program._loads_and_runs = _loads_and_runs
 """
 
 
