@@ -50,10 +50,10 @@ def resolve_linker(linker):
         return _default_linker()
     if name not in LINKERS:
         raise ValueError("unknown linker %r; choose one of %s" % (name, ", ".join(LINKERS)))
-    if name in ("c", "cvm"):  # the compiler probe and runtime build during the rewrites
+    if name in ("c", "cvm"):  # the compiler probe runs during the rewrites
         from nbgraph.linkers import c as c_backend
 
-        c_backend.prepare()
+        c_backend.prepare(runtime=False)
     return name
 
 
@@ -192,6 +192,10 @@ def function(inputs: Sequence[Variable | In],
     if found is not None:
         fgraph, saved = found
     else:
+        if linker_name in ("c", "cvm"):  # the runtime loads or builds during the rewrites
+            from nbgraph.linkers import c as c_backend
+
+            c_backend.prepare()
         fgraph = FunctionGraph(inputs + shared_inputs, computed, clone=True, name=name)
         start = time.process_time()
         with progress.task("rewriting %s" % (name or "the graph")):  # a line past ~1 s

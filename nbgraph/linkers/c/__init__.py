@@ -271,19 +271,22 @@ def compiler_works():
         return False, str(exc)
 
 
-def prepare():
+def prepare(runtime=True):
     """Start, on threads, what a function linked with C will need and this process
     lacks: the compiler probe (on a first use it builds the runtime library,
-    see :func:`~nbgraph.linkers.c.compiler.probe_nowait`), else the runtime
-    library.  Returns at once; called when a function asks for linker "c" or
-    "cvm", so these builds overlap its rewrites.  Errors are left to the link,
-    which reports them."""
+    see :func:`~nbgraph.linkers.c.compiler.probe_nowait`), else, when
+    ``runtime``, the runtime library.  Returns at once; called when a function
+    asks for linker "c" or "cvm" (``runtime=False``: only the probe), and again
+    once its graph is not in the function cache, so these builds overlap its
+    rewrites (a function-cache hit loads the runtime on its own thread, which is
+    cheaper than a second thread competing with it for the interpreter).  Errors
+    are left to the link, which reports them."""
     if threads.loaded():
         return
     try:
         cache = get_cache()
         info = probe_nowait(cache)
-        if info.confirmed:
+        if info.confirmed and runtime:
             threads.prefetch(cache, info)
     except Exception:  # noqa: BLE001 - the link runs the same steps and raises
         pass

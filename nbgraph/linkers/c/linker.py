@@ -85,8 +85,9 @@ class ModulePlan:
     def _plan(self, saved=None):
         # the helpers are the runtime library's (loaded, or built meanwhile), unless
         # it is known not to build here; a module whose runtime then turns out to
-        # be missing is rebuilt standalone (ModuleCache.get)
-        if self.info.confirmed:
+        # be missing is rebuilt standalone (ModuleCache.get).  A saved plan (a
+        # function-cache hit) loads it on this thread when it finds its module.
+        if self.info.confirmed and saved is None:
             threads.prefetch(self.cache, self.info)
         self.standalone = threads.standalone()
         if saved is not None:  # from saved_plan(): no source, no code generation
