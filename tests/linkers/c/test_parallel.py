@@ -119,6 +119,42 @@ def test_strided_reversed_and_broadcast_inputs(dtype):
         np.testing.assert_array_equal(h(M, col[:, None]), M - col[:, None])
 
 
+@pytest.mark.parametrize("rows, cols, repeated", [
+    (600, 10, True), (600, 3, True), (2, 5, True), (40000, 10, True), (100001, 3, True),
+    (1, 7, False), (3, 1000, False), (409, 1, False), (7, 513, False)])
+def test_short_broadcast_rows_run_as_repeated_copies(rows, cols, repeated):
+    """A row broadcast over contiguous rows (the runtime's repeated-row case, when the
+    copies fit): NumPy's values; the same bits as the same graph over full-size
+    operands (one flat row) when the case applies, and for every thread count."""
+    m, w = nt.dmatrix("m"), nt.dmatrix("w")
+    r, s = nt.dvector("r"), nt.bvector("s")
+    f = cfun([m, r], m + r)
+    g = cfun([m, w, r, s], [m * r - w * s, nt.exp(m - r) + s])
+    M, W = values(rows * cols, "float64", 20).reshape(rows, cols), \
+        values(rows * cols, "float64", 21).reshape(rows, cols)
+    R, S = values(cols, "float64", 22), values(cols, "int8", 23)
+    np.testing.assert_array_equal(f(M, R), M + R)
+    # the same graph over full-size operands (one flat row) gives the same bits
+    rf, sf = nt.dmatrix("rf"), nt.bmatrix("sf")
+    full = cfun([m, w, rf, sf], [m * rf - w * sf, nt.exp(m - rf) + sf])
+    generic = [a.tobytes() for a in full(M, W, *(np.broadcast_to(v, M.shape).copy()
+                                                for v in (R, S)))]
+    for n in (1, 2, 3):
+        threads.set_num_threads(n)
+        got = g(M, W, R, S)
+        np.testing.assert_array_equal(got[0], M * R - W * S)
+        np.testing.assert_allclose(got[1], np.exp(M - R) + S, rtol=1e-13, atol=1e-13)
+        if n == 1:
+            serial = [a.tobytes() for a in got]
+        assert [a.tobytes() for a in got] == serial
+        assert (serial == generic) or not repeated
+    # a (rows, 1, cols) broadcast over a 3-d array merges to the same 2-d case
+    x3 = nt.tensor("float64", (None, None, None), "x3")
+    h = cfun([x3, r], x3 * r + 1.5)
+    X3 = M.reshape(rows, 1, cols) * np.ones((1, 3, 1))
+    np.testing.assert_array_equal(h(X3, R), X3 * R + 1.5)
+
+
 @np.errstate(invalid="ignore")
 def test_nan_and_inf_propagate_in_every_chunk():
     x, y = nt.dvector("x"), nt.dvector("y")

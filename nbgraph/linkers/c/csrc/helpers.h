@@ -237,16 +237,27 @@ NBG_HELPER NBG_NOINLINE void nbg_iter_sub(const nbg_iter *src, nbg_iter *dst, in
    with non-temporal stores).  The operands are walked as one flat row when
    all are C-contiguous with the output's shape, else as the rows of the
    general iterator; the range [0, n) is split across the thread pool by
-   NBG_HELPERS_PARALLEL when worth it.  Returns 0, or the status of the first
-   failing row (its message in err), or NBG_TYPE_ERROR (bad strides). */
+   NBG_HELPERS_PARALLEL when worth it.  A short row broadcast over
+   contiguous rows (a (600, 10) + (10,) bias add) is a third case: the row
+   is copied several times end to end (NBG_REP_BYTES in all), so that every
+   operand is walked as one flat run of many rows per row call (the same
+   elements with the same code, far fewer calls).  Returns 0, or the status
+   of the first failing row (its message in err), or NBG_TYPE_ERROR (bad
+   strides). */
+/* Bytes of the repeated copies of broadcast rows (on the calling thread's stack). */
+#define NBG_REP_BYTES 16384
+/* At most this many broadcast operands get repeated copies. */
+#define NBG_REP_OPS 4
 typedef struct {
     nbg_fails fails;
     const nbg_iter *it;
     nbg_row_fn row;
     const void *user;
     int nops, stream;
+    int64_t rep;  /* > 0: the repeated-row case, its period in elements */
     char *base[NBG_MAXOPS];
     int64_t items[NBG_MAXOPS];
+    char *repbase[NBG_MAXOPS];  /* the repeated copy of a broadcast operand, else NULL */
 } nbg_rows_job;
 static void nbg_rows_task(void *vc, int64_t b, int64_t e) {
     const nbg_rows_job *job = (const nbg_rows_job *)vc;
@@ -255,7 +266,20 @@ static void nbg_rows_task(void *vc, int64_t b, int64_t e) {
     char *row[NBG_MAXOPS];
     int st = 0, k;
     err[0] = 0;
-    if (!job->it) {
+    if (job->rep) {
+        const int64_t rep = job->rep;
+        int64_t ones[NBG_MAXOPS], pos = b;
+        for (k = 0; k < nops; k++) ones[k] = 1;
+        while (pos < e) {
+            const int64_t off = pos % rep, len = rep - off < e - pos ? rep - off : e - pos;
+            for (k = 0; k < nops; k++)
+                row[k] = job->repbase[k] ? job->repbase[k] + off * job->items[k]
+                                         : job->base[k] + pos * job->items[k];
+            st = job->row(job->user, row, ones, len, 0, err);
+            if (st) break;
+            pos += len;
+        }
+    } else if (!job->it) {
         int64_t ones[NBG_MAXOPS];
         for (k = 0; k < nops; k++) {
             row[k] = job->base[k] + b * job->items[k];
@@ -281,6 +305,51 @@ static void nbg_rows_task(void *vc, int64_t b, int64_t e) {
     }
     if (st) nbg_fail_once((nbg_fails *)&job->fails, st, err);
 }
+/* The repeated-row case of nbg_run_rows: when `it` (2-d after merging) has
+   every operand either walking contiguous rows or broadcasting one
+   contiguous row (stride 0 across rows), copy each broadcast row R times end
+   to end into `rep` (R rows of the result: all of them, or as many as
+   NBG_REP_BYTES allow with R * n a multiple of the split's grain; at least 2),
+   so that element `pos` of the result reads a broadcast operand at
+   pos % (R * n) of its copy and every other operand at pos; returns 1.
+   Every row call then starts and ends where the flat path's would for
+   full-size operands (multiples of the grain, or the end), so its elements
+   take the same code paths (vector body or tail) and the same bits, for any
+   thread count.  Returns 0 (job untouched) when the pattern does not hold. */
+static int nbg_repeat_rows(nbg_rows_job *job, const nbg_iter *it, char *rep, int64_t grain) {
+    const int64_t n = it->n;
+    int64_t R = it->shape[0], fit = R, used = 0, per, r, q;
+    int k, nb = 0;
+    for (k = 0; k < job->nops; k++) {
+        if (it->inner[k] != 1) return 0;
+        if (it->st[k][0] == 0) nb++;
+        else if (it->st[k][0] != n * job->items[k]) return 0;
+    }
+    if (nb == 0 || nb > NBG_REP_OPS) return 0;
+    per = NBG_REP_BYTES / nb - 64;
+    for (k = 0; k < job->nops; k++)
+        if (it->st[k][0] == 0 && per / (n * job->items[k]) < fit) fit = per / (n * job->items[k]);
+    if (fit < R) {  /* a period of whole grains: runs start where the flat path's do */
+        int64_t a = n, b = grain;  /* R: a multiple of grain / gcd(n, grain) */
+        while (b) { q = a % b; a = b; b = q; }
+        R = fit / (grain / a) * (grain / a);
+    }
+    if (R < 2) return 0;
+    for (k = 0; k < job->nops; k++) {
+        const int64_t bytes = n * job->items[k];
+        job->base[k] = it->base[k];
+        job->repbase[k] = NULL;
+        if (it->st[k][0]) continue;
+        job->repbase[k] = rep + used;
+        __builtin_memcpy(rep + used, it->base[k], (size_t)bytes);
+        for (r = 1; r < R; r *= 2)  /* double the copies made so far */
+            __builtin_memcpy(rep + used + r * bytes, rep + used,
+                             (size_t)((r <= R - r ? r : R - r) * bytes));
+        used += (R * bytes + 63) & ~(int64_t)63;
+    }
+    job->rep = R * n;
+    return 1;
+}
 NBG_HELPER NBG_NOINLINE int nbg_run_rows(nbg_row_fn row, const void *user, int nd, int nops,
                                      const int64_t *shape, const int64_t *const *dims,
                                      const int64_t *const *strides, const int64_t *items,
@@ -288,6 +357,7 @@ NBG_HELPER NBG_NOINLINE int nbg_run_rows(nbg_row_fn row, const void *user, int n
                                      int64_t min_n, int64_t out_item, char *err) {
     nbg_rows_job job;
     nbg_iter it;
+    char rep[NBG_REP_BYTES] __attribute__((aligned(64)));
     int k;
     if (n <= 0) return 0;
     if (nops > NBG_MAXOPS) {
@@ -300,6 +370,7 @@ NBG_HELPER NBG_NOINLINE int nbg_run_rows(nbg_row_fn row, const void *user, int n
     job.row = row;
     job.user = user;
     job.nops = nops;
+    job.rep = 0;
     for (k = 0; k < nops; k++) job.items[k] = items[k];
     if (nbg_all_contiguous(nd, shape, nops, dims, strides, items)) {
         for (k = 0; k < nops; k++) job.base[k] = (char *)bases[k];
@@ -310,6 +381,7 @@ NBG_HELPER NBG_NOINLINE int nbg_run_rows(nbg_row_fn row, const void *user, int n
             return NBG_TYPE_ERROR;
         job.it = &it;
         job.stream = 0;
+        if (it.nd == 2 && grain >= 1 && nbg_repeat_rows(&job, &it, rep, grain)) job.it = NULL;
     }
     NBG_HELPERS_PARALLEL(nbg_rows_task, &job, n, grain, min_n);
     return job.fails.failed ? job.fails.status : 0;
