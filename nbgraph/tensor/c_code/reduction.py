@@ -293,7 +293,7 @@ class SumToShapeC(CLinkerOp):
         return node.inputs[0].type.ndim <= 32
 
     def c_code_cache_version(self):
-        return (3,)
+        return (4,)
 
     def c_prepare_outputs(self, node, inputs):
         """A new array of the target shape; ``g`` itself when nothing is summed (the
@@ -339,7 +339,17 @@ for (nbg_j = 0; nbg_j < nbg_n; nbg_j++) %(o)s[nbg_j] = 0;
 if (nbg_n > 0 && nbg_size(%(nd)d, %(g)s_dims) > 0) {
     if (nbg_iter_init(&nbg_it, %(nd)d, 2, %(g)s_dims, nbg_dl, nbg_sl, nbg_items, nbg_bases, 1,
                       nbg_err)) { nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }
-    do {
+    if (nbg_it.nd == 2 && nbg_it.inner[0] == 1 && nbg_it.inner[1] == 1) {
+        /* unit-stride rows added into unit-stride rows (a bias gradient's column
+           sums): a vectorisable loop, the rows in the same order */
+        const int64_t nbg_rows = nbg_it.shape[0], nbg_m = nbg_it.n;
+        int64_t nbg_r, nbg_i;
+        for (nbg_r = 0; nbg_r < nbg_rows; nbg_r++) {
+            const %(t)s *restrict nbg_p = (const %(t)s *)(nbg_it.base[0] + nbg_r * nbg_it.st[0][0]);
+            %(t)s *restrict nbg_q = (%(t)s *)(nbg_it.base[1] + nbg_r * nbg_it.st[1][0]);
+            for (nbg_i = 0; nbg_i < nbg_m; nbg_i++) nbg_q[nbg_i] = %(add_unit)s;
+        }
+    } else do {
         const %(t)s *nbg_p = (const %(t)s *)nbg_it.ptr[0];
         %(t)s *nbg_q = (%(t)s *)nbg_it.ptr[1];
         const int64_t nbg_ps = nbg_it.inner[0], nbg_qs = nbg_it.inner[1], nbg_m = nbg_it.n;
@@ -356,4 +366,5 @@ if (nbg_n > 0 && nbg_size(%(nd)d, %(g)s_dims) > 0) {
 }""" % {"g": gname, "o": oname, "t": ct, "nd": nd, "what": what,
             "add_acc": add("nbg_acc", "nbg_p[nbg_i * nbg_ps]"),
             "add_out": add("*nbg_q", "nbg_acc"),
-            "add_row": add("nbg_q[nbg_i * nbg_qs]", "nbg_p[nbg_i * nbg_ps]")}
+            "add_row": add("nbg_q[nbg_i * nbg_qs]", "nbg_p[nbg_i * nbg_ps]"),
+            "add_unit": add("nbg_q[nbg_i]", "nbg_p[nbg_i]")}
