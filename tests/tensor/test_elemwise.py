@@ -619,6 +619,27 @@ def test_sum_to_shape_in_c_sums_or_passes_the_gradient_through(linker):
             assert_ulp_close(got, want)  # (C's tanh against NumPy's)
 
 
+@pytest.mark.needs_cc
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8"])
+def test_sum_to_shape_column_sums_in_c_are_numpys(dtype):
+    # unit-stride rows summed into one row (a bias gradient), row after row as NumPy does
+    g = nt.tensor(dtype, (None, None, None), "g")
+    like = nt.tensor(dtype, (1, None, None), "like")
+    f = nbgraph.function([g, like], SumToShape()(g, like), linker="c")
+    rng = np.random.default_rng(3)
+    for shape in [(600, 1, 10), (7, 3, 5), (1, 2, 3), (0, 2, 3), (33, 1, 1), (4, 1, 700)]:
+        a = (rng.standard_normal(shape) * 50).astype(dtype)
+        for v in (a, a[:, :, ::-1], np.asfortranarray(a)):
+            want = v.sum(axis=0, keepdims=True, dtype=dtype)
+            got = f(v, np.ones((1,) + shape[1:], dtype))
+            assert got.dtype == want.dtype and got.shape == want.shape
+            if not dtype.startswith("float") or (v.flags.c_contiguous and v[:1].size != 1):
+                np.testing.assert_array_equal(got, want)
+            else:  # NumPy sums in another order: within the rounding of the sums
+                bound = np.finfo(dtype).eps * shape[0] * np.abs(v).sum(axis=0, keepdims=True)
+                assert np.all(np.abs(got - want) <= bound)
+
+
 def test_sum_to_shape_infer_shape_and_static_type():
     g, like = nt.dmatrix("g"), nt.drow("like")
     out = SumToShape()(g, like)
