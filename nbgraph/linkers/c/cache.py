@@ -65,6 +65,7 @@ import threading
 
 from nbgraph.linkers.c import cache_limit
 from nbgraph.linkers.c import compiler as _compiler
+from nbgraph.linkers.c import fastcall
 from nbgraph.linkers.c.cdef import get_ffi, write_ffi_module
 from nbgraph.linkers.c.compiler import sha256
 from nbgraph.linkers.c.publish import (
@@ -93,10 +94,13 @@ class RuntimeMissing(RuntimeError):
 
 class LoadedModule:
     """A loaded C module: ``kernels[i]`` is the i-th kernel (a cffi function
-    pointer), ``freefns[j]`` the j-th free function; ``path`` and ``key``.
+    pointer; ``addresses[i]`` its address), ``freefns[j]`` the j-th free
+    function; ``path`` and ``key``.
 
-    ``runtime`` (the runtime library's table, or NULL for a standalone module:
-    serial) is bound at once, before any kernel can run."""
+    ``runtime`` (the runtime library's table: a cffi pointer or an address, or
+    NULL/None for a standalone module: serial) is bound at once, before any
+    kernel can run.  :class:`nbgraph.linkers.c.fastcall.NativeModule` is the same
+    module opened by the call-path extension, without cffi."""
 
     def __init__(self, lib, key, path, runtime=None):
         ffi = get_ffi()
@@ -107,6 +111,8 @@ class LoadedModule:
         if abi != _compiler.ABI_VERSION:
             raise OSError("module %s has ABI %d, expected %d" % (path, abi,
                                                                  _compiler.ABI_VERSION))
+        if isinstance(runtime, int):  # (the table of a runtime the extension opened)
+            runtime = ffi.cast("void *", runtime)
         if lib.nbg_attach_runtime(ffi.NULL if runtime is None else runtime) != 0:
             if runtime is None or runtime == ffi.NULL:
                 raise RuntimeMissing("module %s needs the runtime library" % path)
@@ -115,6 +121,7 @@ class LoadedModule:
         self.kernels = [lib.nbg_kernel_at(i) for i in range(lib.nbg_nkernels())]
         self.freefns = [lib.nbg_freefn_at(i) for i in range(lib.nbg_nfreefns())]
         self.ffi = ffi
+        self.addresses = [int(ffi.cast("uintptr_t", k)) for k in self.kernels]
 
     @property
     def parallel(self):
@@ -318,6 +325,9 @@ class ModuleCache(Publisher):
 
         def load(lib, key, path):
             return LoadedModule(lib, key, path, runtime)
+
+        load.native = lambda ext, key, path: fastcall.NativeModule(  # type: ignore[attr-defined]
+            ext, key, path, runtime)
         return self._lookup_published(key, load)
 
     def runtime_key(self, source, info, flags):
@@ -425,8 +435,12 @@ class ModuleCache(Publisher):
             STATS["rebuilt_corrupt"] += 1
             return None
         try:
-            lib = get_ffi().dlopen(so_path)
-            found = loader(lib, key, so_path)
+            native = getattr(loader, "native", None)
+            ext = fastcall.loaded() if native is not None else None
+            if ext is not None:  # opened by the call-path extension: no cffi
+                found = native(ext, key, so_path)
+            else:
+                found = loader(get_ffi().dlopen(so_path), key, so_path)
         except RuntimeMissing:
             return None  # usable only with the runtime: get() builds a standalone twin
         except (OSError, AttributeError):
@@ -520,6 +534,11 @@ class ModuleCache(Publisher):
 def _runtime_loader(lib, key, path):
     lib.nbg_rt_version()  # AttributeError (a corrupt entry) unless it is the runtime
     return lib
+
+
+# a runtime the call-path extension opens (no cffi), when this process has it loaded
+_runtime_loader.native = lambda ext, key, path: fastcall.NativeRuntime(  # type: ignore[attr-defined]
+    ext, path)
 
 
 _TMP_COUNTER = itertools.count()

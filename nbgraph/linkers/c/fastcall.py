@@ -16,19 +16,21 @@ atomic rename; a file that fails its check is rebuilt, never loaded.
 import os
 import sys
 import threading
+import weakref
 
 from nbgraph.config import env_switch
 from nbgraph.linkers.c import compiler as _compiler
 from nbgraph.linkers.c.build_threads import forget_thread_in_child
 
 
-__all__ = ["get", "get_now", "pending", "Upgrade", "prefetch", "ENABLED", "FastcallUnavailable"]
+__all__ = ["get", "get_now", "native", "loaded", "pending", "Upgrade", "prefetch", "ENABLED",
+           "FastcallUnavailable", "NativeModule", "NativeRuntime"]
 
 #: False (or ``NBGRAPH_C_FASTCALL=0``): never use the extension.
 ENABLED = env_switch("NBGRAPH_C_FASTCALL")
 
 #: The extension's version this Python side expects (``_fastcall.VERSION``).
-VERSION = 1
+VERSION = 2
 
 _NAME = "nbgraph.linkers.c._fastcall"
 
@@ -62,6 +64,17 @@ def get_now():
     (:func:`prefetch`), so a first use does not wait ~0.5 s for it: programs
     linked meanwhile call kernels through cffi and switch to the extension
     when it is in (:class:`Upgrade`)."""
+    module = native()
+    if module is None and ENABLED and _state["failed"] is None:
+        prefetch()
+    return module
+
+
+def native():
+    """The ``_fastcall`` module if it is loaded or published (loaded from disk at
+    once), else None; never starts a build.  A function-cache hit asks first: the
+    extension then also opens its module and the runtime library
+    (``load_module``/``load_runtime``), so such a process never imports cffi."""
     module = _state["module"]
     if module is not None or not ENABLED or _state["failed"] is not None:
         return module
@@ -73,9 +86,95 @@ def get_now():
             _state["failed"] = exc
         finally:
             _lock.release()
-    if _state["module"] is None and _state["failed"] is None:
-        prefetch()
     return _state["module"]
+
+
+def loaded():
+    """The ``_fastcall`` module if this process has loaded it, else None (never
+    loads or builds anything)."""
+    return _state["module"]
+
+
+class NativeModule:
+    """A compiled module opened by the extension (``load_module``: dlopen, ABI check,
+    binding to the runtime table, kernel addresses), so a function-cache hit
+    imports no cffi: :class:`~nbgraph.linkers.c.cache.LoadedModule`'s interface,
+    whose cffi objects (``lib``, ``ffi``, ``kernels``, ``freefns``: the fallback
+    paths') are made on first use, by opening the same library with cffi."""
+
+    def __init__(self, ext, key, path, runtime=None):
+        from nbgraph.linkers.c.cache import RuntimeMissing
+
+        self.key, self.path = key, path
+        address = _address(runtime)
+        handle, abi, status, addresses, freefns = ext.load_module(path, _compiler.ABI_VERSION,
+                                                                  address)
+        # closed once unused, as cffi closes its libraries (not at exit: a daemon
+        # thread may still run its kernels)
+        weakref.finalize(self, ext.close_library, handle).atexit = False
+        if abi != _compiler.ABI_VERSION:
+            raise OSError("module %s has ABI %d, expected %d" % (path, abi,
+                                                                 _compiler.ABI_VERSION))
+        if status != 0:
+            if not address:
+                raise RuntimeMissing("module %s needs the runtime library" % path)
+            raise OSError("module %s rejected the thread-pool runtime" % path)
+        self.bound = bool(address)
+        self.addresses = list(addresses)
+        self._cffi = None
+
+    def _opened(self):
+        if self._cffi is None:
+            from nbgraph.linkers.c.cache import get_ffi
+
+            ffi = get_ffi()
+            lib = ffi.dlopen(self.path)  # (the loaded library again: already bound)
+            self._cffi = (lib, ffi, [lib.nbg_kernel_at(i) for i in range(lib.nbg_nkernels())],
+                          [lib.nbg_freefn_at(i) for i in range(lib.nbg_nfreefns())])
+        return self._cffi
+
+    lib = property(lambda self: self._opened()[0])
+    ffi = property(lambda self: self._opened()[1])
+    kernels = property(lambda self: self._opened()[2])
+    freefns = property(lambda self: self._opened()[3])
+
+    @property
+    def parallel(self):
+        """Whether its big loops may use several threads (see LoadedModule)."""
+        from nbgraph.linkers.c import threads
+
+        return self.bound and threads.get_num_threads() > 1
+
+    def __repr__(self):
+        return "<NativeModule %s: %d kernels>" % (self.key[:12], len(self.addresses))
+
+
+class NativeRuntime:
+    """The thread runtime library opened by the extension (``load_runtime``): the
+    calls :func:`~nbgraph.linkers.c.threads.runtime_table` makes; its table is an
+    address (:class:`NativeModule` and the cffi modules both take it)."""
+
+    def __init__(self, ext, path):
+        self._ext = ext
+        self.handle, self._version, self._table = ext.load_runtime(path)
+
+    def nbg_rt_version(self):
+        return self._version
+
+    def nbg_rt_get(self):
+        return self._table
+
+    def nbg_rt_configure(self, nthreads, spin_ns):
+        return self._ext.configure_runtime(self.handle, nthreads, spin_ns)
+
+
+def _address(runtime):
+    """The runtime table ``runtime`` (None, an address or a cffi pointer) as an int."""
+    if runtime is None or isinstance(runtime, int):
+        return runtime or 0
+    from nbgraph.linkers.c.cache import get_ffi
+
+    return int(get_ffi().cast("uintptr_t", runtime))
 
 
 def pending():

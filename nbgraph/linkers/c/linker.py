@@ -157,6 +157,9 @@ def saved_plan(nodes, hint):
     same nodes in another process, or None when the compiler or the runtime's
     availability differs; its module must then be found (:meth:`ModulePlan.lookup`):
     without source it cannot be built."""
+    # the call-path extension first (a hit needs it for its kernels anyway): it
+    # then opens the module and the runtime library, and cffi is never imported
+    fastcall.native()
     plan = ModulePlan(nodes, saved=(hint["key"], hint["index"], hint["freefuncs"]),
                       views=load_views(nodes, hint.get("views")))
     if plan.info.key_text() != hint["info"] or plan.standalone != hint["standalone"] \
@@ -280,23 +283,25 @@ class CProgram(Program):
         module.freefunc_names = plan.freefuncs
         # the Python linker's thunks, as the first install found them
         perform_thunks = self.__dict__.setdefault("_perform_thunks", list(self.thunks))
-        kernel_of = dict(zip(plan.nodes, plan.kernels(module), strict=True))
+        # node -> its kernel's position in the module (module.kernels: cffi function
+        # pointers, made on first use by a module the call-path extension opened)
+        kernel_of = dict(zip(plan.nodes, plan.index, strict=True))
         kinds = list(self.kinds)
         cells = {var: [None, None] for var in self.storage}
         results = set(self.fgraph.outputs)
         for i, node in enumerate(self.nodes):
-            kernel = kernel_of.get(node)
-            if kernel is not None:
+            k = kernel_of.get(node)
+            if k is not None:
                 view = plan.views[node]
                 storage, kcells = view.storage(self.storage, cells)
                 knode = view.knode
-                make = functools.partial(make_c_thunk, knode, kernel, module, storage, kcells)
+                make = functools.partial(_cffi_thunk, knode, k, module, storage, kcells)
                 # the C call path runs it; an intermediate's buffer is kept for
                 # the next call only when small (peak memory stays as it was); the
                 # generated Python thunk is its fallback, made on first use
                 keep = -1 if all(v in results for v in node.outputs) else POINTER_CACHE_BYTES
-                thunk = make_cell_thunk(knode, kernel, module, storage, _on_first_use(make),
-                                        keep)
+                thunk = make_cell_thunk(knode, module.addresses[k], module, storage,
+                                        _on_first_use(make), keep)
                 thunk = thunk if thunk is not None else make()
                 choose = None if self.linker != "cvm" or node.op.c_preferred(node) \
                     else node.op.c_call_choice(node)
@@ -333,7 +338,7 @@ class CProgram(Program):
         if self._job is not None or self.module is None or len(self.nodes) != 1:
             return None, None
         node = self.nodes[0]
-        kernel = self._kernel_of.get(node)
+        kernel = self._kernel_of.get(node)  # (its position in the module)
         if kernel is None or self.kinds[0] != "c" or not all(
                 getattr(v.type, "c_arg_kind", None) == "tensor"
                 for v in node.inputs + node.outputs):
@@ -348,8 +353,8 @@ class CProgram(Program):
         if view is None:
             return None
         storage, cells = view.storage(self.storage, self._pointer_cells)
-        return make_fast_thunk(view.knode, kernel, self.module, storage, cells,
-                               direct=True, nparams=len(view.node.inputs))
+        return make_fast_thunk(view.knode, self.module.kernels[kernel], self.module, storage,
+                               cells, direct=True, nparams=len(view.node.inputs))
 
     def kernel_call(self, fallback, on_error, argmap, nargs, aslist, consts=()):
         """Like :meth:`direct_call`, as a C ``Kernel`` object to install as a class's
@@ -362,7 +367,8 @@ class CProgram(Program):
         consts = list(consts)
         argmap = list(argmap) + [nargs + len(consts) + i for i in range(len(view.extra))]
         consts += view.extra
-        return make_kernel_call(view.knode, kernel, self.module, fallback, on_error,
+        return make_kernel_call(view.knode, self.module.addresses[kernel], self.module,
+                                fallback, on_error,
                                 argmap=tuple(argmap), nargs=nargs, method=True,
                                 aslist=aslist, consts=tuple(consts))
 
@@ -534,6 +540,11 @@ def _saved_choice(order, saved):
     chosen = set(saved[0])
     c_nodes = [node for node in order if node in chosen]
     return c_nodes if c_nodes and len(c_nodes) == len(chosen) else None
+
+
+def _cffi_thunk(node, k, module, storage, cells):
+    """The generated Python thunk calling kernel ``k`` of ``module`` through cffi."""
+    return make_c_thunk(node, module.kernels[k], module, storage, cells)
 
 
 def _on_first_use(make):

@@ -433,6 +433,7 @@ def make_kernel_call(node, kernel, module, fallback, on_error, **options):
     """A ``_fastcall.Kernel`` running ``node``'s kernel (see :mod:`~nbgraph.linkers.c.fastcall`),
     or None when the extension is unavailable or an operand is not a tensor.
 
+    ``kernel`` is a cffi function pointer or its address (an int).
     Arguments it does not handle itself go to ``fallback`` unchanged;
     ``on_error(code, message, args)`` raises the exception of a failed kernel.
     ``options``: ``argmap``/``nargs``/``method``/``aslist`` (called with
@@ -455,7 +456,7 @@ def make_kernel_call(node, kernel, module, fallback, on_error, **options):
     # elements (cheap work: releasing costs ~0.1 us); other Ops may do any
     # amount of work on small operands.
     options.setdefault("threshold", ELEMWISE_GIL_ELEMENTS if prepare is None else -1)
-    address = int(module.ffi.cast("uintptr_t", kernel))
+    address = kernel if isinstance(kernel, int) else int(module.ffi.cast("uintptr_t", kernel))
     try:
         return ext.Kernel(address, module, ins, outs, prepare, on_error, fallback, **options)
     except (TypeError, ValueError, OverflowError):  # pragma: no cover - an unexpected node

@@ -310,7 +310,9 @@ def loaded():
 
 
 def runtime_table(cache, info):
-    """The runtime's table (a cffi ``void *``) to bind modules to, or NULL.
+    """The runtime's table to bind modules to (a cffi ``void *``, or its address
+    when the call-path extension opened the library: see
+    :class:`~nbgraph.linkers.c.fastcall.NativeRuntime`), or NULL.
 
     Loaded, or built, once per process (also for one thread: it holds the
     helpers); NULL when the library cannot be built (with one warning: new
@@ -323,9 +325,8 @@ def runtime_table(cache, info):
         return table
     from nbgraph.linkers.c.cache import CacheSecurityError, get_ffi
 
-    ffi = get_ffi()
     if _state["failed"]:
-        return ffi.NULL
+        return get_ffi().NULL
     with _lock:
         if _state["table"] is None and not _state["failed"]:
             cache.ensure_directory()  # an unsafe directory raises, as for a module
@@ -345,5 +346,5 @@ def runtime_table(cache, info):
                 warnings.warn("nbgraph: the thread-pool runtime is unavailable, C loops run "
                               "on one thread (modules compile its helpers themselves): %s"
                               % (exc,), RuntimeWarning, stacklevel=2)
-                return ffi.NULL
+                return get_ffi().NULL
     return _state["table"]

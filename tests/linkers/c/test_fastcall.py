@@ -445,3 +445,55 @@ def test_a_kernel_that_is_not_an_elemwise_releases_the_gil(rendezvous):
     assert all(_is_c(f) for f in fs)
     results, _ = meet_inside_kernels(fs)
     assert results == [1.0, 1.0]
+
+
+def test_a_function_cache_hit_opens_its_libraries_without_cffi(python_process, tmp_path):
+    """A hit's module and runtime are opened by the extension (NativeModule): no cffi
+    import, the same results; its cffi objects are made when a fallback needs them."""
+    code = """
+import json, sys, numpy as np, nbgraph as ng, nbgraph.tensor as nt
+from nbgraph.linkers import function_cache
+from nbgraph.linkers.c import threads
+function_cache.STORE_MIN_SECONDS = 0  # (both graphs are stored, however fast they rewrite)
+X, w = nt.dmatrix("X"), nt.dvector("w")
+cost = nt.sum(nt.log1p(nt.exp(-nt.dot(X, w)))) + 0.01 * nt.sum(w * w)
+f = ng.function([X, w], ng.grad(cost, w), linker="c")
+x, y = nt.dvector("x"), nt.dvector("y")
+g = ng.function([x, y], x * y - 1.0, linker="c")
+f.program.wait_compiled(), g.program.wait_compiled()
+xv = np.linspace(-1, 1, 60).reshape(20, 3)
+wv = np.array([0.5, -0.25, 2.0])
+out = {"hits": function_cache.STATS["hits"], "modules": [type(h.program.module).__name__
+                                                          for h in (f, g)],
+       "f": f(xv, wv).tolist(), "g": g(wv, wv).tolist()}
+out["cffi"] = "_cffi_backend" in sys.modules
+out["f_lists"] = f(xv.tolist(), wv.tolist()).tolist()
+out["g_lists"] = g(wv.tolist(), wv.tolist()).tolist()
+# the module's kernels through cffi (fallbacks, runners): made on first use
+m = g.program.module
+out["same"] = [int(m.ffi.cast("uintptr_t", k)) for k in m.kernels] == m.addresses
+from nbgraph.linkers.c.linker import CLinker
+node, = g.program.nodes
+runner = CLinker("c").c_runners([node])[node]
+values = [getattr(v, "data", wv) for v in node.inputs]
+out["g_runner"] = np.asarray(runner(values)[0]).tolist()
+old = threads.set_num_threads(1)
+threads.set_num_threads(old)
+out["f_again"] = f(xv, wv).tolist()
+print(json.dumps(out))
+"""
+    import json
+
+    cache = tmp_path / "c"
+    runs = []
+    for _ in range(3):  # stores, adds the generated Python, uses
+        proc = python_process(code, cache_dir=str(cache))
+        assert proc.returncode == 0, proc.stderr
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    first, last = runs[0], runs[2]
+    assert first["hits"] == 0 and last["hits"] == 2
+    assert last["modules"] == ["NativeModule", "NativeModule"] and not last["cffi"]
+    for key in ("f", "g"):
+        assert last[key] == first[key] == last[key + "_lists"] == first[key + "_lists"]
+    assert last["f_again"] == first["f"] and last["g_runner"] == first["g"]
+    assert last["same"] and first["same"]
