@@ -13,7 +13,11 @@ into ``Elemwise(op, {j: i})`` -- output ``j`` written into the memory of input
   among several): its results may live in its private buffer;
 * the input has the output's dtype and provably the output's run-time shape
   (equal symbolic shape keys, :mod:`nbgraph.tensor.shape_keys`): an input
-  that NumPy broadcasting could stretch is never written into.
+  that NumPy broadcasting could stretch is never written into.  In a graph
+  without lazy nodes (every node runs on every call) the keys are compared
+  up to what its matrix products prove (:class:`AlignedSizes`): a
+  ``Dot(x, y)`` that ran had ``x.shape[-1] == y.shape[0]``, so an SGD
+  update ``W - lr * dot(x.T, g)`` may overwrite the product's result.
 
 Nodes are visited in topological order, so a chain of in-place nodes can
 form (each overwriting the previous one's result).  One output per node is
@@ -35,7 +39,7 @@ from nbgraph.tensor.rewriting import rewrites
 from nbgraph.tensor.shape_keys import shape_keys
 from nbgraph.tensor.type import TensorType
 
-__all__ = ["InplaceElemwise", "destroyable"]
+__all__ = ["AlignedSizes", "InplaceElemwise", "destroyable"]
 
 
 def _only_reader(fgraph, var, node):
@@ -81,7 +85,87 @@ def destroyable(fgraph, node, var, memo=None):
         fgraph, var, {} if memo is None else memo)
 
 
-def _choice(fgraph, node, memo):
+class AlignedSizes:
+    """Shape keys made equal by the matrix products of a graph.
+
+    A ``Dot(x, y)`` fails unless ``x.shape[-1] == y.shape[0]``; in a graph
+    without lazy nodes every Dot runs whenever the graph succeeds, so those
+    two sizes are equal in every such run.  The sizes each Dot aligns form
+    classes (union-find over shape keys, a class named by a member that is not
+    a broadcast key when it has one); :meth:`canonical` rewrites keys with
+    them: each size by its class, and within a broadcast key ``bcast(S)`` a
+    subset ``A`` of ``S`` whose ``bcast(A)`` is in a class by that class
+    (broadcasting is associative, commutative and idempotent), a broadcast of
+    one size being that size.  Equal canonical keys are equal sizes.  Built
+    once per rewrite pass over the graph as it stands (a Dot removed later
+    proves nothing any more).
+    """
+
+    def __init__(self, fgraph):
+        self._parent = {}
+        self._bcast = []  # broadcast keys that are in a class with another key
+        nodes = list(fgraph.apply_nodes)
+        if any(node.op.lazy_inputs(node) for node in nodes):
+            return
+        from nbgraph.tensor.basic import Dot
+
+        for node in nodes:
+            if isinstance(node.op, Dot) and all(isinstance(v.type, TensorType)
+                                                for v in node.inputs):
+                x, y = node.inputs
+                self._union(shape_keys(fgraph, x)[-1], shape_keys(fgraph, y)[0])
+
+    @staticmethod
+    def _is_bcast(key):
+        return isinstance(key, tuple) and len(key) == 2 and key[0] == "bcast"
+
+    def _find(self, key):
+        parent = self._parent
+        root = key
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while parent.get(key, key) != root:  # path compression
+            parent[key], key = root, parent[key]
+        return root
+
+    def _union(self, a, b):
+        ra, rb = self._find(a), self._find(b)
+        if ra == rb:
+            return
+        if self._is_bcast(ra) and not self._is_bcast(rb):
+            ra, rb = rb, ra
+        self._parent[rb] = ra  # a class is named by a non-broadcast member when it has one
+        for k in (a, b):
+            if self._is_bcast(k) and k not in self._bcast:
+                self._bcast.append(k)
+
+    def canonical(self, keys):
+        """``keys`` (a tuple of shape keys) rewritten with the classes."""
+        if not self._parent:
+            return tuple(keys)
+        return tuple(self._canonical_key(k) for k in keys)
+
+    def _canonical_key(self, key):
+        if not self._is_bcast(key):
+            root = self._find(key)
+            return key if self._is_bcast(root) else root
+        atoms = set()
+        for a in key[1]:
+            root = self._find(a)
+            atoms.add(a if self._is_bcast(root) else root)
+        changed = True
+        while changed and len(atoms) > 1:
+            changed = False
+            for member in self._bcast:
+                root = self._find(member)
+                if self._is_bcast(root) or not member[1] <= atoms:
+                    continue
+                atoms = (atoms - member[1]) | {root}
+                changed = True
+        return next(iter(atoms)) if len(atoms) == 1 else ("bcast", frozenset(atoms))
+
+
+def _choice(fgraph, node, memo, aligned=None):
     """``(output index, input index)`` for ``node`` to work in place, or None."""
     for j, out in enumerate(node.outputs):
         if not isinstance(out.type, TensorType):
@@ -92,7 +176,8 @@ def _choice(fgraph, node, memo):
                 continue
             if not destroyable(fgraph, node, inp, memo):
                 continue
-            if shape_keys(fgraph, inp) != shape_keys(fgraph, out):
+            a, b = shape_keys(fgraph, inp), shape_keys(fgraph, out)
+            if a != b and (aligned is None or aligned.canonical(a) != aligned.canonical(b)):
                 continue
             return j, i
     return None
@@ -106,11 +191,12 @@ class InplaceElemwise(GraphRewriter):
     def apply(self, fgraph):
         changes = 0
         memo = {}
+        aligned = AlignedSizes(fgraph)
         for node in fgraph.toposort():
             op = node.op
             if type(op) is not Elemwise or op.inplace_pattern or node not in fgraph.apply_nodes:
                 continue
-            choice = _choice(fgraph, node, memo)
+            choice = _choice(fgraph, node, memo, aligned)
             if choice is None:
                 continue
             j, i = choice

@@ -409,3 +409,62 @@ def test_readers_of_the_old_value_run_before_the_destroyer():
     r = f(a, b)
     np.testing.assert_allclose(r[0], np.exp(a @ b))
     np.testing.assert_allclose(r[1], (a @ b).sum())
+
+
+# -- sizes proven equal by matrix products -------------------------------------------
+
+
+@pytest.mark.parametrize("linker", ALL_LINKERS)
+def test_an_sgd_update_overwrites_its_gradient_product(linker):
+    # dot(x, W) proves x's columns are W's rows: the update may overwrite dot(x.T, g)
+    x = nt.dmatrix("x")
+    W = ng.shared(RNG.random((4, 3)), name="W")
+    loss = ((nt.dot(x, W) - 1.0) ** 2).sum()
+    (g,) = ng.grad(loss, [W])
+    f = ng.function([x], loss, updates=[(W, W - 0.1 * g)], linker=linker)
+    (update,) = [n for n in inplace_nodes(f) if n.outputs[0] in f.fgraph.outputs]
+    assert type(update.inputs[update.op.destroy_map[0][0]].owner.op).__name__ == "Dot"
+    a, w = RNG.random((5, 4)), W.get_value().copy()
+    for _ in range(3):
+        want = ((a @ w - 1.0) ** 2).sum()
+        np.testing.assert_allclose(f(a), want, rtol=1e-12)
+        w = w - 0.1 * (a.T @ (2 * (a @ w - 1.0)))
+        np.testing.assert_allclose(W.get_value(), w, rtol=1e-12)
+
+
+@pytest.mark.parametrize("linker", PY_LINKERS)
+def test_a_backward_product_is_overwritten_when_its_columns_are_aligned(linker):
+    # h's columns meet W2's rows in dot(h, W2): dot(d, W2.T) * (1 - h**2) may overwrite
+    # the product (d has h's rows: it is computed from dot(h, W2))
+    x, W1, b1, W2 = nt.dmatrix("x"), nt.dmatrix("W1"), nt.dvector("b1"), nt.dmatrix("W2")
+    h = nt.tanh(nt.dot(x, W1) + b1)
+    d = nt.dot(h, W2) * 2.0
+    out = nt.dot(d, W2.T) * (1 - h ** 2)
+    f = ng.function([x, W1, b1, W2], out, linker=linker)
+    (node,) = [n for n in inplace_nodes(f) if n.outputs[0] in f.fgraph.outputs]
+    assert type(node.inputs[node.op.destroy_map[0][0]].owner.op).__name__ == "Dot"
+    a, w1, bb, w2 = RNG.random((5, 4)), RNG.random((4, 3)), RNG.random(3), RNG.random((3, 2))
+    hh = np.tanh(a @ w1 + bb)
+    run_checked(f, [a, w1, bb, w2], ((hh @ w2 * 2.0) @ w2.T) * (1 - hh ** 2))
+    # b1 broadcast over a W1 of one column: dot(h, W2) still aligns h's columns with W2's rows
+    w1c = RNG.random((4, 1))
+    hh = np.tanh(a @ w1c + bb)
+    run_checked(f, [a, w1c, bb, w2], ((hh @ w2 * 2.0) @ w2.T) * (1 - hh ** 2))
+
+
+def test_aligned_sizes_only_in_graphs_without_lazy_nodes():
+    from nbgraph.tensor.ifelse import ifelse
+    from nbgraph.tensor.inplace import AlignedSizes
+    from nbgraph.tensor.shape_keys import shape_keys
+
+    x, W, V = nt.dmatrix("x"), nt.dmatrix("W"), nt.dmatrix("V")
+    c = nt.bscalar("c")
+    eager = FunctionGraph([x, W, V], [nt.dot(x, W) + V])
+    aligned = AlignedSizes(eager)
+    kx, kw = shape_keys(eager, eager.inputs[0]), shape_keys(eager, eager.inputs[1])
+    assert aligned.canonical(kx)[1] == aligned.canonical(kw)[0]
+    assert aligned.canonical(kx)[0] != aligned.canonical(kw)[1]
+    lazy = FunctionGraph([x, W, V, c], [ifelse(c, nt.dot(x, W), V)])
+    aligned = AlignedSizes(lazy)
+    kx, kw = shape_keys(lazy, lazy.inputs[0]), shape_keys(lazy, lazy.inputs[1])
+    assert aligned.canonical(kx)[1] != aligned.canonical(kw)[0]
