@@ -18,14 +18,7 @@ from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.compiler import ProbeMismatch, probe_nowait
 from nbgraph.linkers.c.kernel_nodes import dump_views, kernel_view, load_views
 from nbgraph.linkers.c.outputs import rule_problem
-from nbgraph.linkers.c.runtime import (
-    POINTER_CACHE_BYTES,
-    make_c_runner,
-    make_c_thunk,
-    make_cell_thunk,
-    make_fast_thunk,
-    make_kernel_call,
-)
+from nbgraph.linkers.c.kernel_calls import POINTER_CACHE_BYTES, make_cell_thunk, make_kernel_call
 from nbgraph.linkers.codecache import compile_source
 from nbgraph.linkers.python import Program, PythonLinker
 
@@ -352,6 +345,8 @@ class CProgram(Program):
         view, kernel = self._single_kernel()
         if view is None:
             return None
+        from nbgraph.linkers.c.runtime import make_fast_thunk  # (the cffi path)
+
         storage, cells = view.storage(self.storage, self._pointer_cells)
         return make_fast_thunk(view.knode, self.module.kernels[kernel], self.module, storage,
                                cells, direct=True, nparams=len(view.node.inputs))
@@ -516,6 +511,8 @@ def _chosen_thunk(choose, c_thunk, py_thunk, in_cells):
 def compile_runners(nodes):
     """``(module, {node: runner(values) -> outputs})`` for ``nodes`` (all C-capable),
     compiled as one module."""
+    from nbgraph.linkers.c.runtime import make_c_runner
+
     nodes = list(nodes)
     module, kernels, plan = compile_nodes(nodes)
     if plan is None:
@@ -544,6 +541,8 @@ def _saved_choice(order, saved):
 
 def _cffi_thunk(node, k, module, storage, cells):
     """The generated Python thunk calling kernel ``k`` of ``module`` through cffi."""
+    from nbgraph.linkers.c.runtime import make_c_thunk
+
     return make_c_thunk(node, module.kernels[k], module, storage, cells)
 
 
