@@ -13,8 +13,13 @@
      at most NBG_DOT_SK_CROWS rows (in L1/L2) take 4 multiply-adds.
    Both split the output rows in blocks across the pool; every output element
    is summed over k in the same order whichever block or thread computes it,
-   so results never depend on the blocking or the thread count.  Plain vector extensions, no CPU-specific intrinsics
-   beyond dot_core.h's guarded macros. */
+   so results never depend on the blocking or the thread count.  Plain vector
+   extensions, no CPU-specific intrinsics beyond dot_core.h's guarded macros.
+   Compile cost (this is in every cache directory's first float Dot module):
+   only the two inner loops are instantiated per nv, spelled out with named
+   accumulators (NBG_<S>_V1..V3 list the vectors), which GCC compiles in
+   about a third less work than loops over arrays; the glue and the rare
+   tails (last rows, K % 4) are compiled once for every nv, at -O1. */
 #define NBG_${S}_SKN ((int64_t)(96 / sizeof(${CT})))
 #define NBG_${S}_SKV 3
 #ifndef NBG_DOT_SK_ROWS
@@ -26,7 +31,8 @@
    splitting a product of a few hundred microseconds while BLAS's own workers
    still spin from the previous product loses more than it gains. */
 #define NBG_DOT_SK_PAR (1 << 22)
-#define NBG_SK_INLINE static inline __attribute__((always_inline))
+/* Glue and tails: one copy for every nv, compiled at -O1 (not on the hot path). */
+#define NBG_SK_GLUE static __attribute__((noinline, noclone, optimize("O1")))
 #endif
 typedef struct {
     const ${CT} *a;
@@ -38,114 +44,132 @@ typedef struct {
     int64_t rows;               /* output rows of a block */
     int nomem;
 } nbg_${S}_skc;
-/* R rows (1..4) of a row-contiguous A times the packed B: t (R x W). */
-NBG_SK_INLINE void nbg_${S}_skr_tile(const int R, const int nv, const ${CT} *a, int64_t lda,
-                                     int64_t K, const ${CT} *bp, ${CT} *t) {
-    const int64_t VL = NBG_${S}_VL, W = nv * NBG_${S}_VL;
-    nbg_${S}_v acc[4][NBG_${S}_SKV];
-    int64_t p;
-    int r, v;
-    for (r = 0; r < R; r++)
-        for (v = 0; v < nv; v++) acc[r][v] = (nbg_${S}_v){0};
-    for (p = 0; p < K; p++) {
-        nbg_${S}_v b[NBG_${S}_SKV];
-        for (v = 0; v < nv; v++) b[v] = nbg_${S}_ld(bp + p * W + v * VL);
-        for (r = 0; r < R; r++) {
-            const nbg_${S}_v x = NBG_${S}_BCAST(a + r * lda + p);
-            for (v = 0; v < nv; v++) acc[r][v] = NBG_${S}_MAC(acc[r][v], x, b[v]);
-        }
-    }
-    for (r = 0; r < R; r++)
-        for (v = 0; v < nv; v++) nbg_${S}_st(t + r * W + v * VL, acc[r][v]);
-}
-NBG_SK_INLINE void nbg_${S}_skr_block(const int nv, const nbg_${S}_skc *c, int64_t i0,
-                                      int64_t i1) {
-    const int64_t W = nv * NBG_${S}_VL;
-    ${CT} t[4 * NBG_${S}_SKV * NBG_${S}_VL];
-    int64_t i, q;
-    int r;
-    for (i = i0; i < i1; i += 4) {
-        const int R = i1 - i < 4 ? (int)(i1 - i) : 4;
-        const ${CT} *a = c->a + i * c->lda;
-        if (R == 4) nbg_${S}_skr_tile(4, nv, a, c->lda, c->K, c->bp, t);
-        else
-            for (r = 0; r < R; r++)
-                nbg_${S}_skr_tile(1, nv, a + r * c->lda, c->lda, c->K, c->bp, t + r * W);
-        for (r = 0; r < R; r++) {
-            ${CT} *crow = c->c + (i + r) * c->cs0;
-            for (q = 0; q < c->cols; q++) crow[q * c->cs1] = t[r * W + q];
-        }
+/* Rows [i, i + R) of C from t (R x c->W): every case ends here. */
+NBG_SK_GLUE void nbg_${S}_sk_out(const nbg_${S}_skc *c, int64_t i, int64_t R, const ${CT} *t) {
+    int64_t r, q;
+    for (r = 0; r < R; r++) {
+        ${CT} *crow = c->c + (i + r) * c->cs0;
+        for (q = 0; q < c->cols; q++) crow[q * c->cs1] = t[r * c->W + q];
     }
 }
-/* Rows [b * c->rows, e * c->rows) of C, one function per nv. */
-#define NBG_${S}_SKR(NV)                                                              \
-    static void nbg_${S}_skr##NV(void *vc, int64_t b, int64_t e) {                    \
-        const nbg_${S}_skc *c = (const nbg_${S}_skc *)vc;                             \
-        const int64_t i1 = e * c->rows < c->M ? e * c->rows : c->M;                  \
-        nbg_${S}_skr_block(NV, c, b * c->rows, i1);                                  \
+/* Row i of a row-contiguous A times the packed B, any nv: the last rows (fewer
+   than 4) of a product.  The same sums in the same order as the 4-row tile. */
+NBG_SK_GLUE void nbg_${S}_skr_row(const nbg_${S}_skc *c, int64_t i) {
+    const int64_t VL = NBG_${S}_VL, W = c->W, nv = c->nv;
+    const ${CT} *a = c->a + i * c->lda;
+    nbg_${S}_v acc[NBG_${S}_SKV];
+    ${CT} t[NBG_${S}_SKV * NBG_${S}_VL];
+    int64_t p, v;
+    for (v = 0; v < nv; v++) acc[v] = (nbg_${S}_v){0};
+    for (p = 0; p < c->K; p++) {
+        const nbg_${S}_v x = NBG_${S}_BCAST(a + p);
+        for (v = 0; v < nv; v++)
+            acc[v] = NBG_${S}_MAC(acc[v], x, nbg_${S}_ld(c->bp + p * W + v * VL));
     }
-NBG_${S}_SKR(1)
-NBG_${S}_SKR(2)
-NBG_${S}_SKR(3)
-/* Output rows [i0, i1) of a column-contiguous A (A[i, p] = a[i + p * lda]):
-   acc (rows x W, zeroed) += A[i, p] * B[p, :], 4 p at a time. */
-NBG_SK_INLINE void nbg_${S}_skc_block(const int nv, const nbg_${S}_skc *c, int64_t i0,
-                                      int64_t i1, ${CT} *acc) {
-    const int64_t VL = NBG_${S}_VL, W = nv * NBG_${S}_VL, K = c->K, lda = c->lda;
-    const int64_t n = i1 - i0;
-    int64_t i, p, q;
-    int v;
-    for (i = 0; i < n * W; i++) acc[i] = 0;
-    for (p = 0; p + 4 <= K; p += 4) {
-        const ${CT} *x0 = c->a + i0 + p * lda, *x1 = x0 + lda, *x2 = x1 + lda, *x3 = x2 + lda;
-        nbg_${S}_v b0[NBG_${S}_SKV], b1[NBG_${S}_SKV], b2[NBG_${S}_SKV], b3[NBG_${S}_SKV];
-        for (v = 0; v < nv; v++) {
-            b0[v] = nbg_${S}_ld(c->bp + p * W + v * VL);
-            b1[v] = nbg_${S}_ld(c->bp + (p + 1) * W + v * VL);
-            b2[v] = nbg_${S}_ld(c->bp + (p + 2) * W + v * VL);
-            b3[v] = nbg_${S}_ld(c->bp + (p + 3) * W + v * VL);
-        }
-        for (i = 0; i < n; i++) {
-            const nbg_${S}_v a0 = NBG_${S}_BCAST(x0 + i), a1 = NBG_${S}_BCAST(x1 + i);
-            const nbg_${S}_v a2 = NBG_${S}_BCAST(x2 + i), a3 = NBG_${S}_BCAST(x3 + i);
-            for (v = 0; v < nv; v++) {
-                nbg_${S}_v s = nbg_${S}_ld(acc + i * W + v * VL);
-                s = NBG_${S}_MAC(s, a0, b0[v]);
-                s = NBG_${S}_MAC(s, a1, b1[v]);
-                s = NBG_${S}_MAC(s, a2, b2[v]);
-                s = NBG_${S}_MAC(s, a3, b3[v]);
-                nbg_${S}_st(acc + i * W + v * VL, s);
-            }
-        }
-    }
-    for (; p < K; p++) {
-        const ${CT} *x0 = c->a + i0 + p * lda;
-        nbg_${S}_v b0[NBG_${S}_SKV];
-        for (v = 0; v < nv; v++) b0[v] = nbg_${S}_ld(c->bp + p * W + v * VL);
+    for (v = 0; v < nv; v++) nbg_${S}_st(t + v * VL, acc[v]);
+    nbg_${S}_sk_out(c, i, 1, t);
+}
+/* The columns case after its 4-deep steps: acc (n x c->W) += A[i0 + i, p] *
+   B[p, :] for the last K % 4 values of p (any nv), then acc into C. */
+NBG_SK_GLUE void nbg_${S}_skc_rest(const nbg_${S}_skc *c, int64_t i0, int64_t n, int64_t p,
+                                   ${CT} *acc) {
+    const int64_t VL = NBG_${S}_VL, W = c->W, nv = c->nv;
+    int64_t i, v;
+    for (; p < c->K; p++) {
+        const ${CT} *x0 = c->a + i0 + p * c->lda;
         for (i = 0; i < n; i++) {
             const nbg_${S}_v a0 = NBG_${S}_BCAST(x0 + i);
             for (v = 0; v < nv; v++)
                 nbg_${S}_st(acc + i * W + v * VL,
-                            NBG_${S}_MAC(nbg_${S}_ld(acc + i * W + v * VL), a0, b0[v]));
+                            NBG_${S}_MAC(nbg_${S}_ld(acc + i * W + v * VL), a0,
+                                         nbg_${S}_ld(c->bp + p * W + v * VL)));
         }
     }
-    for (i = 0; i < n; i++) {
-        ${CT} *crow = c->c + (i0 + i) * c->cs0;
-        for (q = 0; q < c->cols; q++) crow[q * c->cs1] = acc[i * W + q];
-    }
+    nbg_${S}_sk_out(c, i0, n, acc);
 }
-/* Blocks [b, e) of c->rows output rows; the accumulators on the heap. */
+/* m(r, v) for the nv vectors v of a row r. */
+#define NBG_${S}_V1(m, r) m(r, 0)
+#define NBG_${S}_V2(m, r) m(r, 0) m(r, 1)
+#define NBG_${S}_V3(m, r) m(r, 0) m(r, 1) m(r, 2)
+/* Rows case: accumulator r,v (C row i + r, vector v), B's vector v at k = p,
+   row r's multiply-adds, and its store into t. */
+#define NBG_${S}_SKZ(r, v) nbg_${S}_v acc##r##v = {0};
+#define NBG_${S}_SKB(r, v) const nbg_${S}_v b##v = nbg_${S}_ld(bp + v * VL);
+#define NBG_${S}_SKM(r, v) acc##r##v = NBG_${S}_MAC(acc##r##v, x##r, b##v);
+#define NBG_${S}_SKS(r, v) nbg_${S}_st(t + r * W + v * VL, acc##r##v);
+#define NBG_${S}_SKX(NV, m) NBG_${S}_V##NV(m, 0) NBG_${S}_V##NV(m, 1) \
+    NBG_${S}_V##NV(m, 2) NBG_${S}_V##NV(m, 3)
+/* Rows [b * c->rows, e * c->rows) of C (rows case), 4 at a time, for one nv. */
+#define NBG_${S}_SKR(NV)                                                              \
+    static void nbg_${S}_skr##NV(void *vc, int64_t b, int64_t e) {                    \
+        const nbg_${S}_skc *c = (const nbg_${S}_skc *)vc;                             \
+        const int64_t i1 = e * c->rows < c->M ? e * c->rows : c->M;                  \
+        const int64_t VL = NBG_${S}_VL, W = NV * NBG_${S}_VL, K = c->K, lda = c->lda; \
+        ${CT} t[4 * NV * NBG_${S}_VL];                                                \
+        int64_t i, p;                                                                 \
+        for (i = b * c->rows; i + 4 <= i1; i += 4) {                                  \
+            const ${CT} *a = c->a + i * lda, *bp = c->bp;                             \
+            NBG_${S}_SKX(NV, NBG_${S}_SKZ)                                            \
+            for (p = 0; p < K; p++, bp += W) {                                        \
+                NBG_${S}_V##NV(NBG_${S}_SKB, _)                                       \
+                const nbg_${S}_v x0 = NBG_${S}_BCAST(a + p);                          \
+                const nbg_${S}_v x1 = NBG_${S}_BCAST(a + lda + p);                    \
+                const nbg_${S}_v x2 = NBG_${S}_BCAST(a + 2 * lda + p);                \
+                const nbg_${S}_v x3 = NBG_${S}_BCAST(a + 3 * lda + p);                \
+                NBG_${S}_SKX(NV, NBG_${S}_SKM)                                        \
+            }                                                                         \
+            NBG_${S}_SKX(NV, NBG_${S}_SKS)                                            \
+            nbg_${S}_sk_out(c, i, 4, t);                                              \
+        }                                                                             \
+        for (; i < i1; i++) nbg_${S}_skr_row(c, i);                                   \
+    }
+NBG_${S}_SKR(1)
+NBG_${S}_SKR(2)
+NBG_${S}_SKR(3)
+/* Columns case: B's vector v at k = p..p+3, and output row q's vector v
+   taking its four multiply-adds. */
+#define NBG_${S}_SKCB(r, v) const nbg_${S}_v b0##v = nbg_${S}_ld(bp + v * VL),       \
+    b1##v = nbg_${S}_ld(bp + W + v * VL), b2##v = nbg_${S}_ld(bp + 2 * W + v * VL),    \
+    b3##v = nbg_${S}_ld(bp + 3 * W + v * VL);
+#define NBG_${S}_SKCM(r, v) {                                                         \
+        nbg_${S}_v s = nbg_${S}_ld(q + v * VL);                                       \
+        s = NBG_${S}_MAC(s, a0, b0##v);                                               \
+        s = NBG_${S}_MAC(s, a1, b1##v);                                               \
+        s = NBG_${S}_MAC(s, a2, b2##v);                                               \
+        s = NBG_${S}_MAC(s, a3, b3##v);                                               \
+        nbg_${S}_st(q + v * VL, s);                                                   \
+    }
+/* Blocks [b, e) of c->rows output rows (columns case: A[i, p] = a[i + p * lda]),
+   for one nv: acc (rows x W, zeroed, on the heap) += A[i, p] * B[p, :], 4 p
+   at a time, then nbg_${S}_skc_rest. */
 #define NBG_${S}_SKC(NV)                                                              \
     static void nbg_${S}_skc##NV(void *vc, int64_t b, int64_t e) {                    \
         nbg_${S}_skc *c = (nbg_${S}_skc *)vc;                                         \
-        ${CT} *acc = (${CT} *)malloc(c->rows * NV * NBG_${S}_VL * sizeof(${CT}));     \
+        const int64_t VL = NBG_${S}_VL, W = NV * NBG_${S}_VL, K = c->K, lda = c->lda; \
+        ${CT} *acc = (${CT} *)malloc(c->rows * W * sizeof(${CT}));                    \
         if (!acc) {                                                                   \
             __atomic_store_n(&c->nomem, 1, __ATOMIC_RELAXED);                         \
             return;                                                                   \
         }                                                                             \
         for (; b < e; b++) {                                                          \
             const int64_t i0 = b * c->rows;                                           \
-            nbg_${S}_skc_block(NV, c, i0, c->M - i0 < c->rows ? c->M : i0 + c->rows, acc); \
+            const int64_t n = c->M - i0 < c->rows ? c->M - i0 : c->rows;              \
+            int64_t i, p;                                                             \
+            memset(acc, 0, n * W * sizeof(${CT}));                                    \
+            for (p = 0; p + 4 <= K; p += 4) {                                         \
+                const ${CT} *x0 = c->a + i0 + p * lda, *x1 = x0 + lda;                \
+                const ${CT} *x2 = x1 + lda, *x3 = x2 + lda, *bp = c->bp + p * W;      \
+                NBG_${S}_V##NV(NBG_${S}_SKCB, _)                                      \
+                for (i = 0; i < n; i++) {                                             \
+                    const nbg_${S}_v a0 = NBG_${S}_BCAST(x0 + i);                     \
+                    const nbg_${S}_v a1 = NBG_${S}_BCAST(x1 + i);                     \
+                    const nbg_${S}_v a2 = NBG_${S}_BCAST(x2 + i);                     \
+                    const nbg_${S}_v a3 = NBG_${S}_BCAST(x3 + i);                     \
+                    ${CT} *q = acc + i * W;                                           \
+                    NBG_${S}_V##NV(NBG_${S}_SKCM, _)                                  \
+                }                                                                     \
+            }                                                                         \
+            nbg_${S}_skc_rest(c, i0, n, p, acc);                                      \
         }                                                                             \
         free(acc);                                                                    \
     }
@@ -164,7 +188,7 @@ static inline int nbg_${S}_is_skinny(int native, int64_t M, int64_t K, int64_t N
     return as1 == item || (as0 == item && M > 1);
 }
 /* C (M x N, byte strides cs0, cs1) = A . B as a skinny product, else nbg_${S}_mm. */
-static NBG_NOINLINE int nbg_${S}_skmm(const char *A, int64_t M, int64_t K, int64_t as0,
+NBG_SK_GLUE int nbg_${S}_skmm(const char *A, int64_t M, int64_t K, int64_t as0,
                                      int64_t as1, int native, nbg_${S}_pack pa,
                                      const char *B, int64_t N, int64_t bs0, int64_t bs1,
                                      nbg_${S}_pack pb, ${CT} *C, int64_t cs0, int64_t cs1,
@@ -177,7 +201,7 @@ static NBG_NOINLINE int nbg_${S}_skmm(const char *A, int64_t M, int64_t K, int64
         {nbg_${S}_skc1, nbg_${S}_skc2, nbg_${S}_skc3};
     nbg_${S}_skc c;
     ${CT} *bp;
-    int64_t j0, k, j, nb;
+    int64_t j0, nb;
     int par;
     if (!nbg_${S}_is_skinny(native, M, K, N, as0, as1))
         return nbg_${S}_mm(A, M, K, as0, as1, pa, B, N, bs0, bs1, pb, C, cs0, cs1, err);
@@ -205,9 +229,8 @@ static NBG_NOINLINE int nbg_${S}_skmm(const char *A, int64_t M, int64_t K, int64
         c.nv = (c.cols + VL - 1) / VL;
         c.W = c.nv * VL;
         c.c = C + j0 * c.cs1;
+        if (c.cols < c.W) memset(bp, 0, K * c.W * item);
         pb(bp, B + j0 * bs1, K, c.cols, bs0, bs1, c.W, 1);
-        for (k = 0; k < K; k++)
-            for (j = c.cols; j < c.W; j++) bp[k * c.W + j] = 0;
         {
             void (*const fn)(void *, int64_t, int64_t) = (rows ? rowf : colf)[c.nv - 1];
             if (nb > 1 && par) nbg_dot_parallel(fn, &c, nb);
