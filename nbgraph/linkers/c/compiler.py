@@ -183,7 +183,26 @@ def _read_cpu_identity():
     return sha256(b"\n".join(wanted)).hexdigest()[:16]
 
 
+_ids = {}  # (argv, ABI, CPU) -> (os.stat(argv[0]) stamp, probe id)
+
+
 def _probe_id(argv):
+    """The probe record's id for the compiler ``argv`` on this CPU (remembered while
+    ``os.stat(argv[0])``, which follows its links, is unchanged: a replaced binary
+    or a repointed link is probed again)."""
+    try:
+        st = os.stat(argv[0])
+        stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    except (OSError, IndexError):
+        return _compute_probe_id(argv)
+    key = (tuple(argv), ABI_VERSION, _cpu_identity())
+    found = _ids.get(key)
+    if found is None or found[0] != stamp:
+        found = _ids[key] = (stamp, _compute_probe_id(argv))
+    return found[1]
+
+
+def _compute_probe_id(argv):
     parts = [str(ABI_VERSION), _cpu_identity()]
     for word in argv[:1]:
         try:
@@ -216,15 +235,17 @@ def probe(cache=None, argv=None):
     return _probe(cache, argv, _probe_id(argv))
 
 
-def _probe(cache, argv, pid):
-    """:func:`probe` for the compiler ``argv`` whose probe id is ``pid``."""
+def _probe(cache, argv, pid, record=None):
+    """:func:`probe` for the compiler ``argv`` whose probe id is ``pid`` (``record``:
+    its probe record, when the caller has just read it)."""
     with _probe_lock:
         found = _probed.get(pid)
         if found is not None:
             if isinstance(found, Exception):
                 raise found
             return found
-        record = cache.read_probe(pid) if cache is not None else None
+        if record is None and cache is not None:
+            record = cache.read_probe(pid)
         if record is not None:
             info = CompilerInfo(record["argv"], record["version"], record["flags"],
                                 record["libs"], record["mvec"])
@@ -259,10 +280,13 @@ def probe_nowait(cache, argv=None):
     if not argv or cache is None:
         return probe(cache, argv)
     pid = _probe_id(argv)
+    record = None
     if pid not in _probed:
         with _threads_lock:
             running = pid in _threads
-            if not running and cache.read_probe(pid) is None:
+            if not running:
+                record = cache.read_probe(pid)  # (read once: _probe takes it)
+            if not running and record is None:
                 thread = threading.Thread(target=_probe_quietly, args=(cache, argv),
                                           name="nbgraph-probe", daemon=True)
                 _threads[pid] = thread
@@ -271,7 +295,7 @@ def probe_nowait(cache, argv=None):
         if running and pid not in _probed:
             return CompilerInfo(argv, None, BASE_FLAGS + ["-march=native"],
                                 BASE_LIBS + ["-lmvec"], True, confirmed=False)
-    return _probe(cache, argv, pid)  # (its id computed once: a realpath and a stat)
+    return _probe(cache, argv, pid, record)
 
 
 def _probe_quietly(cache, argv):
