@@ -27,7 +27,12 @@ directly (``cc -O3 -fPIC -shared ...``, flags probed once per compiler and
 CPU, see :mod:`~nbgraph.linkers.c.compiler`) and loaded in cffi's ABI mode
 (``ffi.dlopen``): no Python C-API is used by generated code, and nothing is
 compiled against Python's headers.  Modules are cached in memory and on disk
-(:mod:`~nbgraph.linkers.c.cache`).
+(:mod:`~nbgraph.linkers.c.cache`).  A function-cache hit (a graph compiled
+before, in any process) opens its module and the runtime library through the
+call-path extension instead (:class:`~nbgraph.linkers.c.fastcall.NativeModule`:
+the same checks and binding, no cffi import), and calls its kernels through the
+extension's ``Kernel`` objects (:mod:`~nbgraph.linkers.c.kernel_calls`); the
+cffi objects are made only if a fallback needs them.
 
 Compile latency
 ---------------
