@@ -66,7 +66,6 @@ import threading
 from nbgraph.linkers.c import cache_limit
 from nbgraph.linkers.c import compiler as _compiler
 from nbgraph.linkers.c import fastcall
-from nbgraph.linkers.c.cdef import get_ffi, write_ffi_module
 from nbgraph.linkers.c.compiler import sha256
 from nbgraph.linkers.c.publish import (
     CacheSecurityError,
@@ -81,11 +80,18 @@ from nbgraph.linkers.c.recent import RecentModules
 
 __all__ = ["dump_record", "load_record", "ModuleCache", "CacheSecurityError", "CacheWriteError",
            "CacheUnwritableWarning", "LoadedModule", "get_cache", "cache_info", "clear_cache",
-           "STATS", "RuntimeMissing", "get_ffi", "write_ffi_module", "write_problem"]
+           "STATS", "RuntimeMissing", "get_ffi", "write_problem"]
 
 #: Counters for tests and diagnostics: compiles, disk loads, memory hits.
 STATS = {"compiles": 0, "disk_loads": 0, "memory_hits": 0, "rebuilt_corrupt": 0,
          "runtime_builds": 0, "runtime_loads": 0}
+
+def get_ffi():
+    """The process-wide cffi FFI (:func:`nbgraph.linkers.c.cdef.get_ffi`, imported on use)."""
+    from nbgraph.linkers.c import cdef
+
+    return cdef.get_ffi()
+
 
 class RuntimeMissing(RuntimeError):
     """A module that calls the runtime library's helpers was loaded where the
@@ -93,14 +99,11 @@ class RuntimeMissing(RuntimeError):
 
 
 class LoadedModule:
-    """A loaded C module: ``kernels[i]`` is the i-th kernel (a cffi function
-    pointer; ``addresses[i]`` its address), ``freefns[j]`` the j-th free
-    function; ``path`` and ``key``.
-
-    ``runtime`` (the runtime library's table: a cffi pointer or an address, or
-    NULL/None for a standalone module: serial) is bound at once, before any
-    kernel can run.  :class:`nbgraph.linkers.c.fastcall.NativeModule` is the same
-    module opened by the call-path extension, without cffi."""
+    """A loaded C module: ``kernels[i]`` is the i-th kernel (a cffi function pointer;
+    ``addresses[i]`` its address), ``freefns[j]`` the j-th free function; ``path``,
+    ``key``.  ``runtime`` (the runtime's table: a cffi pointer or an address; NULL or
+    None: standalone, serial) is bound at once, before any kernel can run.
+    (:class:`~nbgraph.linkers.c.fastcall.NativeModule`: opened without cffi.)"""
 
     def __init__(self, lib, key, path, runtime=None):
         ffi = get_ffi()

@@ -8,7 +8,8 @@ import pytest
 import nbgraph as ng
 import nbgraph.tensor as nt
 from nbgraph.linkers.c import codegen
-from nbgraph.linkers.c.cache import get_cache, write_ffi_module
+from nbgraph.linkers.c.cache import get_cache
+from nbgraph.linkers.c.cdef import write_ffi_module
 from nbgraph.linkers.c.compiler import probe
 from nbgraph.linkers.c.linker import ModulePlan
 
@@ -78,7 +79,7 @@ def test_the_shipped_ffi_module_matches_the_cdef(tmp_path):
 
     shipped = os.path.join(os.path.dirname(pkg.__file__), "_ffi.py")
     with open(fresh) as a, open(shipped) as b:
-        assert a.read() == b.read(), "regenerate with nbgraph.linkers.c.cache.write_ffi_module()"
+        assert a.read() == b.read(), "regenerate with nbgraph.linkers.c.cdef.write_ffi_module()"
 
 
 def test_kernel_source_is_readable():
