@@ -127,11 +127,13 @@ class Publisher:
         first, unless a valid library is already there.  Where the cache
         directory cannot be written, the build happens outside it and is not
         published (one :class:`CacheUnwritableWarning`).  Returns ``(what load
-        returned, the library's path)``.
+        returned, the library's path)``; the build directory is removed after
+        (:func:`~nbgraph.linkers.c.cache_limit.remove_after_build`).
         """
         import shutil
 
         workdir, private = self._new_workdir()
+        done = False
         try:
             try:
                 out = compile_into(workdir)
@@ -156,11 +158,15 @@ class Publisher:
             with open(out, "rb") as f:
                 data = f.read()
             found = load(out)
-            if not private and self._publish(workdir, out, data, so_path, meta_path, record):
-                return found, so_path
-            return found, out
+            published = not private and self._publish(workdir, out, data, so_path, meta_path,
+                                                      record)
+            done = True
+            return (found, so_path) if published else (found, out)
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+            if done:  # (the library is loaded: its file may go)
+                cache_limit.remove_after_build(workdir)
+            else:
+                shutil.rmtree(workdir, ignore_errors=True)
 
     def _new_workdir(self):
         """(a new private build directory, whether it is outside the cache directory)."""

@@ -129,6 +129,7 @@ def test_builds_keep_the_directory_within_the_limit_and_loaded_modules_keep_work
     for name in os.listdir(private_dir):  # both used long ago
         if name.endswith((".so", ".meta")) and not name.startswith("runtime-"):
             os.utime(os.path.join(private_dir, name), (1000.0, 1000.0))
+    assert cache_limit.wait_pruned(60)  # (finished builds' directories go on a thread)
     held = cache_limit.usage(private_dir)
     with config.change(cache_max_mb=(held - 1) / (1024 * 1024)):
         h, k3 = _build(private_dir)  # its build prunes the two old modules
@@ -246,3 +247,29 @@ def test_a_process_exiting_right_after_its_build_still_prunes(private_dir):
     # the pruning after its build ran on a thread, and the exit waited for it
     left = [n for n in os.listdir(private_dir) if n.startswith("old")]
     assert len(left) < 8, left
+
+
+def test_a_finished_build_directory_is_removed_off_the_main_thread(private_dir):
+    """On the main thread the removal is queued for the pruning thread (a new
+    module's first result does not wait for it); on another thread it is done
+    at once; either way it is gone once :func:`wait_pruned` returns."""
+    import threading
+
+    queued = os.path.join(private_dir, ".build-%d-a" % os.getpid())
+    os.makedirs(os.path.join(queued, "sub"))
+    with open(os.path.join(queued, "sub", "x.c"), "w") as f:
+        f.write("int x;\n")
+    cache_limit.remove_after_build(queued)
+    assert cache_limit.wait_pruned(60)
+    assert not os.path.exists(queued)
+    other = os.path.join(private_dir, ".build-%d-b" % os.getpid())
+    os.mkdir(other)
+    seen = []
+
+    def build_thread():
+        cache_limit.remove_after_build(other)
+        seen.append(os.path.exists(other))
+    t = threading.Thread(target=build_thread)
+    t.start()
+    t.join()
+    assert seen == [False]
