@@ -35,10 +35,18 @@ ERROR_CODES = {1: ValueError, 2: TypeError, 3: IndexError, 4: MemoryError, 5: Ru
 #: translation units at once (:data:`PART_MARK`; a machine has 2 cores or more):
 #: each part repeats the prelude and support code, which costs less than the
 #: compiler's time on the kernels of a big module (a 12-layer MLP's gradient).
-#: The parts are balanced by their kernels' text (counting the support code a
-#: part needs too was measured: the 12-layer MLP's parts, 1659 and 1664 million
-#: compiler instructions, became 1475 and 1848).
+#: The parts are balanced by their kernels' estimated compile work
+#: (:func:`_cost`; counting the support code a part needs too was measured:
+#: the 12-layer MLP's parts, 1659 and 1664 million compiler instructions,
+#: became 1475 and 1848).
 SPLIT_CHARS = 24_000
+
+#: What one loop of a kernel weighs in :func:`_cost`, in characters of its text.
+#: GCC's loop passes and vectoriser are most of a kernel's compile work: in the
+#: 12-layer MLP's module (valgrind, compiler instructions) a kernel costs ~30-60M
+#: per loop and 2-8M without one, while its length says little (a 5.6k-character
+#: kernel of 3 loops took 118M, a 2.8k one of 3 loops 137M, 4.7k of 6 loops 232M).
+LOOP_CHARS = 9_000
 
 #: The line between two translation units of one module's source.
 PART_MARK = "\n/* ---- nbgraph: next translation unit ---- */\n"
@@ -369,9 +377,10 @@ def module_source(kernels, info, standalone=False):
                       nfreefns=len(freefuncs), attach_parts="nbg_attach_part(r);" if first
                       else "")
     if not first:
-        return "\n".join(head + support + last + [tail]), kernel_index, freefuncs
-    wanted = {block for blocks in needs[:len(first)] for block in blocks}
-    return _two_units(head, support, [b for b in support if b in wanted], first, last,
+        return "\n".join(head + support + bodies + [tail]), kernel_index, freefuncs
+    wanted = {block for k in first for block in needs[k]}
+    return _two_units(head, support, [b for b in support if b in wanted],
+                      [bodies[k] for k in first], [bodies[k] for k in last],
                       tail), kernel_index, freefuncs
 
 
@@ -391,18 +400,26 @@ def _two_units(head, support, own, first, last, tail):
 
 
 def _split(bodies):
-    """(kernels of a first translation unit, the others): no first one for a
-    module below :data:`SPLIT_CHARS`, else about half the text each."""
-    total = sum(len(b) for b in bodies)
-    if len(bodies) < 2 or total <= SPLIT_CHARS:
-        return [], bodies
-    first, held = [], 0
-    for k, body in enumerate(bodies[:-1]):
-        if held and held + len(body) / 2 > total / 2:
-            return first, bodies[k:]
-        first.append(body)
-        held += len(body)
-    return first, bodies[len(first):]
+    """(positions of the kernels of a first translation unit, of the others), each
+    in table order: no first one for a module below :data:`SPLIT_CHARS`, else
+    about half the estimated compile work each (:func:`_cost`; the heaviest
+    kernel first, each to the lighter unit; ties by position)."""
+    if len(bodies) < 2 or sum(len(b) for b in bodies) <= SPLIT_CHARS:
+        return [], list(range(len(bodies)))
+    costs = [_cost(b) for b in bodies]
+    units = ([], [])
+    held = [0, 0]
+    for k in sorted(range(len(bodies)), key=lambda k: (-costs[k], k)):
+        u = 0 if held[0] <= held[1] else 1
+        units[u].append(k)
+        held[u] += costs[k]
+    return sorted(units[0]), sorted(units[1])
+
+
+def _cost(body):
+    """A kernel body's estimated compile work, in characters: its length plus
+    :data:`LOOP_CHARS` per loop."""
+    return len(body) + LOOP_CHARS * body.count("for (")
 
 
 def _kernel_line(body):

@@ -208,3 +208,18 @@ def test_a_module_using_more_of_math_h_includes_it():
     assert codegen.math_block({"exp", "j0"}) == codegen.MATH_H
     assert codegen.math_block({"math.h"}) == codegen.MATH_H
     assert codegen.math_block(set()).startswith("/* math.h")
+
+
+def test_the_two_units_balance_estimated_compile_work_not_text():
+    """A kernel's loops weigh most (codegen.LOOP_CHARS): one loop-heavy kernel
+    faces the long loop-free ones, and each unit keeps table order."""
+    loopy = "static int nbg_kX(void **nbg_ptrs, const int64_t *nbg_dims) {%s}" % (
+        "for (i = 0; i < n; i++) s += p[i];\n" * 6)
+    flat = "x" * 9_000
+    bodies = [flat, loopy, flat, flat, "y" * 30_000]
+    first, last = codegen._split(bodies)
+    assert (first, last) == ([1], [0, 2, 3, 4])  # by text: [0, 1, 2] and [3, 4]
+    costs = [codegen._cost(b) for b in bodies]
+    held = sum(costs[k] for k in first), sum(costs[k] for k in last)
+    assert abs(held[0] - held[1]) <= max(costs)
+    assert codegen._split(["a" * 100, "b" * 100]) == ([], [0, 1])  # below SPLIT_CHARS
