@@ -17,6 +17,15 @@
 #define NBG_DOT_MINROWS 16
 /* A matrix product is split across threads from this many multiply-adds. */
 #define NBG_DOT_MM_PAR 131072
+/* The glue around the inner kernels (packing calls, copies into C, zero
+   padding, tails) compiles at -O1: GCC's -O3 vectorises and versions each of
+   their small loops, several times the compile work of the kernels they call,
+   for nothing measurable per call. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NBG_DOT_GLUE __attribute__((noclone, optimize("O1")))
+#else
+#define NBG_DOT_GLUE
+#endif
 /* The pool's rule for splitting `work` multiply-adds (the workers' state
    included), and fn over [0, n) on the pool with the calling thread. */
 #ifdef NBG_RT_VERSION

@@ -34,7 +34,7 @@ typedef struct {
     int first, nomem;
 } nbg_${S}_mmc;
 /* Row blocks [b, e) of NBG_DOT_MC rows: pack A's block, multiply by the B panel. */
-static void nbg_${S}_mm_task(void *vc, int64_t b, int64_t e) {
+static NBG_DOT_GLUE void nbg_${S}_mm_task(void *vc, int64_t b, int64_t e) {
     const nbg_${S}_mmc *c = (const nbg_${S}_mmc *)vc;
     const int64_t NR = NBG_${S}_NR, MR = NBG_DOT_MR, kc = c->kc;
     ${CT} t[NBG_DOT_MR * NBG_${S}_NR];
@@ -74,7 +74,7 @@ static void nbg_${S}_mm_task(void *vc, int64_t b, int64_t e) {
     free(ap);
 }
 /* C (M x N, byte strides cs0, cs1) = A (M x K) . B (K x N); pa / pb convert. */
-static NBG_NOINLINE int nbg_${S}_mm(const char *A, int64_t M, int64_t K, int64_t as0,
+static NBG_NOINLINE NBG_DOT_GLUE int nbg_${S}_mm(const char *A, int64_t M, int64_t K, int64_t as0,
                                    int64_t as1, nbg_${S}_pack pa, const char *B, int64_t N,
                                    int64_t bs0, int64_t bs1, nbg_${S}_pack pb, ${CT} *C,
                                    int64_t cs0, int64_t cs1, char *err) {

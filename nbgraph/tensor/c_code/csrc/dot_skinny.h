@@ -32,7 +32,7 @@
    still spin from the previous product loses more than it gains. */
 #define NBG_DOT_SK_PAR (1 << 22)
 /* Glue and tails: one copy for every nv, compiled at -O1 (not on the hot path). */
-#define NBG_SK_GLUE static __attribute__((noinline, noclone, optimize("O1")))
+#define NBG_SK_GLUE static NBG_NOINLINE NBG_DOT_GLUE
 #endif
 typedef struct {
     const ${CT} *a;
