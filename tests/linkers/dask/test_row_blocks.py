@@ -84,6 +84,9 @@ def _kinds(fn):
     out = []
     for node in fn.fgraph.apply_nodes:
         sem = node.op.chunk_semantics(node)
+        if sem is None and getattr(node.op, "inplace_pattern", None):
+            out.append("elementwise")  # in place: it overwrites the program's own intermediate
+            continue
         out.append(None if sem is None else sem.kind)
     return out
 
