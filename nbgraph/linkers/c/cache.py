@@ -66,7 +66,7 @@ import threading
 from nbgraph.linkers.c import cache_limit
 from nbgraph.linkers.c import compiler as _compiler
 from nbgraph.linkers.c import fastcall
-from nbgraph.linkers.c.compiler import sha256
+from nbgraph.linkers.c.compiler import RuntimeMissing, check_opened, sha256
 from nbgraph.linkers.c.publish import (
     CacheSecurityError,
     CacheUnwritableWarning,
@@ -93,11 +93,6 @@ def get_ffi():
     return cdef.get_ffi()
 
 
-class RuntimeMissing(RuntimeError):
-    """A module that calls the runtime library's helpers was loaded where the
-    runtime is unavailable (:meth:`ModuleCache.get` rebuilds it standalone)."""
-
-
 class LoadedModule:
     """A loaded C module: ``kernels[i]`` is the i-th kernel (a cffi function pointer;
     ``addresses[i]`` its address), ``freefns[j]`` the j-th free function; ``path``,
@@ -110,17 +105,14 @@ class LoadedModule:
         self.lib = lib
         self.key = key
         self.path = path
-        abi = lib.nbg_abi()
-        if abi != _compiler.ABI_VERSION:
-            raise OSError("module %s has ABI %d, expected %d" % (path, abi,
-                                                                 _compiler.ABI_VERSION))
         if isinstance(runtime, int):  # (the table of a runtime the extension opened)
             runtime = ffi.cast("void *", runtime)
-        if lib.nbg_attach_runtime(ffi.NULL if runtime is None else runtime) != 0:
-            if runtime is None or runtime == ffi.NULL:
-                raise RuntimeMissing("module %s needs the runtime library" % path)
-            raise OSError("module %s rejected the thread-pool runtime" % path)
-        self.bound = runtime is not None and runtime != ffi.NULL
+        given = runtime is not None and runtime != ffi.NULL
+        abi = lib.nbg_abi()  # (bound only when it speaks our ABI, as NativeModule is)
+        status = (lib.nbg_attach_runtime(runtime if given else ffi.NULL)
+                  if abi == _compiler.ABI_VERSION else -1)
+        check_opened(path, abi, status, given)
+        self.bound = given
         self.kernels = [lib.nbg_kernel_at(i) for i in range(lib.nbg_nkernels())]
         self.freefns = [lib.nbg_freefn_at(i) for i in range(lib.nbg_nfreefns())]
         self.ffi = ffi

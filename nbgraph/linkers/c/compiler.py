@@ -28,11 +28,31 @@ except ImportError:  # pragma: no cover - Python < 3.12 or another implementatio
 
 __all__ = ["ABI_VERSION", "CompilerInfo", "CompileError", "CompilerUnavailable",
            "ProbeMismatch", "find_compiler", "probe", "probe_nowait", "confirm",
-           "build_library", "MVEC_FUNCTIONS", "probe_function"]
+           "build_library", "MVEC_FUNCTIONS", "probe_function", "RuntimeMissing",
+           "check_opened"]
 
 #: Version of the calling convention between Python and generated C.  Part
 #: of every module's cache key: bump it whenever generated code changes shape.
 ABI_VERSION = 5
+
+
+class RuntimeMissing(RuntimeError):
+    """A module that calls the runtime library's helpers was loaded where the
+    runtime is unavailable (:meth:`~nbgraph.linkers.c.cache.ModuleCache.get`
+    rebuilds it standalone)."""
+
+
+def check_opened(path: str, abi: int, attach_status: int, runtime_given: bool) -> None:
+    """Raise unless a just-opened module speaks :data:`ABI_VERSION` and accepted the
+    runtime table it was given (``attach_status`` 0); both module loaders
+    (:class:`~nbgraph.linkers.c.cache.LoadedModule` through cffi,
+    :class:`~nbgraph.linkers.c.fastcall.NativeModule` through the extension) call it."""
+    if abi != ABI_VERSION:
+        raise OSError("module %s has ABI %d, expected %d" % (path, abi, ABI_VERSION))
+    if attach_status != 0:
+        if not runtime_given:
+            raise RuntimeMissing("module %s needs the runtime library" % path)
+        raise OSError("module %s rejected the thread-pool runtime" % path)
 
 #: Base flags: optimisation, position-independent shared library, C11 with
 #: GNU extensions, IEEE-exact floating point (see the module docstring),

@@ -103,8 +103,6 @@ class NativeModule:
     paths') are made on first use, by opening the same library with cffi."""
 
     def __init__(self, ext, key, path, runtime=None):
-        from nbgraph.linkers.c.cache import RuntimeMissing
-
         self.key, self.path = key, path
         address = _address(runtime)
         handle, abi, status, addresses, freefns = ext.load_module(path, _compiler.ABI_VERSION,
@@ -112,13 +110,7 @@ class NativeModule:
         # closed once unused, as cffi closes its libraries (not at exit: a daemon
         # thread may still run its kernels)
         weakref.finalize(self, ext.close_library, handle).atexit = False
-        if abi != _compiler.ABI_VERSION:
-            raise OSError("module %s has ABI %d, expected %d" % (path, abi,
-                                                                 _compiler.ABI_VERSION))
-        if status != 0:
-            if not address:
-                raise RuntimeMissing("module %s needs the runtime library" % path)
-            raise OSError("module %s rejected the thread-pool runtime" % path)
+        _compiler.check_opened(path, abi, status, bool(address))
         self.bound = bool(address)
         self.addresses = list(addresses)
         self._cffi = None
