@@ -155,6 +155,33 @@ def test_rows_of_special_values():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [33, 64, 100, 1500])
+def test_long_rows_with_a_nan_or_an_infinity(dtype, n):
+    """Rows long enough for the vectorised maximum, with a NaN, +inf or -inf at each of
+    the first 17 places (every vector lane) and near the end: the softmax and the
+    cross-entropy gradient follow perform (a row with a NaN: NaN throughout)."""
+    places = list(range(17)) + [n - 2, n - 1]
+    specials = [np.nan, np.inf, -np.inf]
+    x = np.random.default_rng(3).standard_normal((len(places) * len(specials) + 1, n)) * 4
+    for k, (value, at) in enumerate((v, p) for v in specials for p in places):
+        x[k, at] = value
+        if value == np.inf and k % 2:
+            x[k, (at + 5) % n] = np.nan  # both
+    x = x.astype(dtype)
+    y = np.arange(x.shape[0]) % n
+    gz = np.linspace(-2.0, 2.0, x.shape[0]).astype(dtype)
+    xv, yv = nt.tensor(dtype, (None, None), "x"), nt.lvector("y")
+    gv = nt.tensor(dtype, (None,), "gz")
+    outs = [nnet.softmax(xv), nnet.SoftmaxCrossentropyGrad()(gv, xv, yv)]
+    with np.errstate(all="ignore"):
+        want = _fn([xv, yv, gv], outs, "py")(x, y, gz)
+        got = _fn([xv, yv, gv], outs, "c")(x, y, gz)
+    assert np.isnan(want[0]).any(axis=1).sum() >= len(places)
+    assert_ulp_close(got[0], want[0], SOFTMAX_ULPS, "softmax")
+    _assert_grad_close(got[1], want[1], gz)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_big_rows_split_across_threads_give_the_rows_results(dtype):
     """A 300x700 softmax is split across the pool; each row must equal the same row
     computed alone (one thread, one row): results never depend on the thread count."""

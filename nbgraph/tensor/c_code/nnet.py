@@ -31,7 +31,7 @@ _PKG = __package__
 _SUFFIX = FLOAT_SUFFIX
 #: Cost of one element of a softmax row, in adds (an exp, a division, max and sum).
 ROW_ELEMENT_COST = 8
-_VERSION = (6,)
+_VERSION = (7,)
 
 
 def _float_support(dtype):

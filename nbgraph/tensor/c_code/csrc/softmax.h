@@ -5,12 +5,13 @@
    normal range).
 
    They compute what the Ops' perform (NumPy) computes, in the same order,
-   up to the rounding of exp and log: the maximum propagates NaN like
-   np.max, sums are NumPy's pairwise sum (same blocks, same result for the
-   same terms), the softmax scales by the reciprocal of the sum (one more
-   rounding than NumPy's quotient), and log-softmax / the cross-entropy take
-   the row's first maximal term out of the sum and use log1p of the rest
-   when that term is exactly 1 (see nbgraph.tensor.nnet._log_sum_exp_shifted). */
+   up to the rounding of exp and log: a softmax row with a NaN is NaN
+   throughout (as with np.max's NaN shift), sums are NumPy's pairwise sum
+   (same blocks, same result for the same terms), the softmax scales by the
+   reciprocal of the sum (one more rounding than NumPy's quotient), and
+   log-softmax / the cross-entropy take the row's first maximal term out of
+   the sum and use log1p of the rest when that term is exactly 1 (see
+   nbgraph.tensor.nnet._log_sum_exp_shifted). */
 #ifndef NBG_SOFTMAX_${S}
 #define NBG_SOFTMAX_${S}
 
@@ -41,58 +42,55 @@ static ${T} nbg_pwsum_${S}(const ${T} *a, int64_t n) {
     }
 }
 
-/* The maximum of a[0..n) (n >= 1), NaN when any value is NaN.  Long rows run
-   four vectors of accumulators (compare and select, NaN noted apart). */
-typedef ${T} nbg_sv_${S} __attribute__((vector_size(32)));
-typedef ${IT} nbg_si_${S} __attribute__((vector_size(32)));
-#define NBG_SVL_${S} ((int64_t)(32 / sizeof(${T})))
+/* The shift of a softmax row a[0..n) (n >= 1): its maximum when no value is
+   NaN, else one of its values or NaN.  NaN is not tracked: a NaN term makes
+   the row's sum NaN, so every value of the row's softmax (and of its
+   cross-entropy gradient) is NaN whatever the shift, as with NumPy's NaN
+   maximum.  Long rows run four 64-byte vectors of accumulators (compare and
+   select, one read of each value). */
+typedef ${T} nbg_sv_${S} __attribute__((vector_size(64)));
+typedef ${IT} nbg_si_${S} __attribute__((vector_size(64)));
+#define NBG_SVL_${S} ((int64_t)(64 / sizeof(${T})))
 static inline nbg_sv_${S} nbg_sv_ld_${S}(const ${T} *p) {
     nbg_sv_${S} v;
     memcpy(&v, p, sizeof v);
     return v;
 }
-static inline nbg_sv_${S} nbg_sv_max_${S}(nbg_sv_${S} m, nbg_sv_${S} v, nbg_si_${S} *nan) {
+/* v > m ? v : m per lane (m kept where v is NaN) */
+static inline nbg_sv_${S} nbg_sv_max_${S}(nbg_sv_${S} m, nbg_sv_${S} v) {
     const nbg_si_${S} gt = v > m;
     nbg_si_${S} mi, vi;
     memcpy(&mi, &m, sizeof m);
     memcpy(&vi, &v, sizeof v);
     mi = (mi & ~gt) | (vi & gt);
-    *nan |= v != v;
     memcpy(&m, &mi, sizeof m);
     return m;
 }
 static ${T} nbg_rowmax_${S}(const ${T} *restrict a, int64_t n) {
     ${T} best = a[0];
-    int nan = 0;
     int64_t i = 0;
-    if (n >= 8 * NBG_SVL_${S}) {
+    if (n >= 4 * NBG_SVL_${S}) {
         const int64_t L = NBG_SVL_${S};
         nbg_sv_${S} m0 = nbg_sv_ld_${S}(a), m1 = m0, m2 = m0, m3 = m0;
-        nbg_si_${S} nv = m0 != m0;
         int l;
         for (; i + 4 * L <= n; i += 4 * L) {
-            m0 = nbg_sv_max_${S}(m0, nbg_sv_ld_${S}(a + i), &nv);
-            m1 = nbg_sv_max_${S}(m1, nbg_sv_ld_${S}(a + i + L), &nv);
-            m2 = nbg_sv_max_${S}(m2, nbg_sv_ld_${S}(a + i + 2 * L), &nv);
-            m3 = nbg_sv_max_${S}(m3, nbg_sv_ld_${S}(a + i + 3 * L), &nv);
+            m0 = nbg_sv_max_${S}(m0, nbg_sv_ld_${S}(a + i));
+            m1 = nbg_sv_max_${S}(m1, nbg_sv_ld_${S}(a + i + L));
+            m2 = nbg_sv_max_${S}(m2, nbg_sv_ld_${S}(a + i + 2 * L));
+            m3 = nbg_sv_max_${S}(m3, nbg_sv_ld_${S}(a + i + 3 * L));
         }
-        m0 = nbg_sv_max_${S}(nbg_sv_max_${S}(m0, m1, &nv), nbg_sv_max_${S}(m2, m3, &nv), &nv);
-        for (l = 0; l < L; l++) {
-            nan |= nv[l] != 0;
-            best = m0[l] > best ? m0[l] : best;
-        }
+        m0 = nbg_sv_max_${S}(nbg_sv_max_${S}(m0, m1), nbg_sv_max_${S}(m2, m3));
+        for (l = 0; l < L; l++) best = m0[l] > best ? m0[l] : best;
     } else if (n >= 8) {
         /* a short row: four independent chains of compare and select (one chain
            is a compare-select latency per value) */
         ${T} b1 = a[1], b2 = a[2], b3 = a[3];
-        nan = (best != best) | (b1 != b1) | (b2 != b2) | (b3 != b3);
         for (i = 4; i + 4 <= n; i += 4) {
             const ${T} v0 = a[i], v1 = a[i + 1], v2 = a[i + 2], v3 = a[i + 3];
             best = v0 > best ? v0 : best;
             b1 = v1 > b1 ? v1 : b1;
             b2 = v2 > b2 ? v2 : b2;
             b3 = v3 > b3 ? v3 : b3;
-            nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3);
         }
         best = b1 > best ? b1 : best;
         best = b2 > best ? b2 : best;
@@ -101,9 +99,8 @@ static ${T} nbg_rowmax_${S}(const ${T} *restrict a, int64_t n) {
     for (; i < n; i++) {
         const ${T} v = a[i];
         best = v > best ? v : best;
-        nan |= v != v;
     }
-    return nan ? (${T})NAN : best;
+    return best;
 }
 
 /* The index of the first maximum of a[0..n) (n >= 1), or of the first NaN (np.argmax). */
