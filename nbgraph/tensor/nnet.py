@@ -22,6 +22,7 @@ from nbgraph.tensor import scalar as ps
 from nbgraph.tensor import ufuncs
 from nbgraph.tensor.c_code.nnet import (
     LogSoftmaxC,
+    LogSumExpC,
     PickLabelsC,
     PickLabelsGradC,
     SoftmaxC,
@@ -202,7 +203,7 @@ class LogSoftmax(LogSoftmaxC, _RowOp):
         return [gz - tm.exp(self(x)) * tm.sum(gz, axis=self.axis, keepdims=True)]
 
 
-class LogSumExp(Op):
+class LogSumExp(LogSumExpC, Op):
     """``log(sum(exp(x), axis))`` computed as ``m + log(sum(exp(x - m)))`` (m the max):
     no overflow, and -inf only where every term is 0."""
 

@@ -94,6 +94,7 @@ def test_c_kernels_follow_perform(case):
         outs += [nnet.softmax_crossentropy(xv, yv), nnet.pick_labels(xv, yv),
                  nnet.PickLabelsGrad()(gz, yv, xv), nnet.SoftmaxCrossentropyGrad()(gz, xv, yv),
                  gz]
+    outs.append(nnet.logsumexp(xv, axis))
     with np.errstate(all="ignore"):
         want = _fn([xv, yv], outs, "py")(x, labels)
         got = _fn([xv, yv], outs, "c")(x, labels)
@@ -105,6 +106,7 @@ def test_c_kernels_follow_perform(case):
         assert_ulp_close(got[3], want[3], 0, "pick_labels")
         assert_ulp_close(got[4], want[4], 0, "pick_labels_grad")
         _assert_grad_close(got[5], want[5], want[6])
+    _assert_xent_close(got[-1], want[-1], np.moveaxis(x, axis, -1), LOG_SOFTMAX_ULPS)
 
 
 def _assert_grad_close(got, want, gz):
@@ -152,6 +154,46 @@ def test_rows_of_special_values():
     assert_ulp_close(got[0], want[0], SOFTMAX_ULPS, "softmax")
     assert_ulp_close(got[1], want[1], LOG_SOFTMAX_ULPS, "log_softmax")
     _assert_xent_close(got[2], want[2], x, LOG_SOFTMAX_ULPS)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("shape", "axis"), [((3, 0), 1), ((0, 4), 1), ((2, 0, 3), 1),
+                                             ((5, 1500), 1), ((1500, 3), 0), ((2, 3, 4), -1),
+                                             ((2, 3, 4), (0, 2)), ((4, 5), None)])
+def test_logsumexp_in_c_follows_perform(dtype, shape, axis):
+    """LogSumExp's C (one axis; several axes run perform): -inf over an empty axis, an
+    empty result over an empty outer shape, long rows split across the pool, strided
+    rows (axis 0), keepdims."""
+    x = (np.random.default_rng(5).standard_normal(shape) * 20).astype(dtype)
+    xv = nt.tensor(dtype, (None,) * len(shape), "x")
+    outs = [nnet.logsumexp(xv, axis), nnet.logsumexp(xv, axis, keepdims=True)]
+    one_axis = isinstance(axis, int) or (axis is None and len(shape) == 1)
+    with np.errstate(all="ignore"):
+        want = _fn([xv], outs, "py")(x)
+        got = _fn([xv], outs, "c" if one_axis else "cvm")(x)
+        _fn([xv], outs, "debug")(x)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            finite = np.isfinite(w)
+            assert np.array_equal(g[~finite], w[~finite])
+            scale = np.abs(w) + np.abs(x).max(initial=0) + 1
+            assert np.all(np.abs(g - w)[finite] <= (LOG_SOFTMAX_ULPS * np.finfo(dtype).eps *
+                                                    scale)[finite])
+
+
+def test_logsumexp_of_special_rows_in_c():
+    """NaN anywhere: NaN; +inf: +inf; a row of -inf: -inf (the shift is 0 where the
+    maximum is not finite), as perform."""
+    inf, nan = np.inf, np.nan
+    x = np.array([[0.0, 1.0, 2.0], [-inf, -inf, -inf], [inf, 0.0, 1.0], [nan, 0.0, 1.0],
+                  [inf, inf, 0.0], [-inf, 0.0, -inf], [1e308, 1e308, 0.0], [0.0, nan, inf],
+                  [-800.0, -800.0, -1e4]])
+    xv = nt.dmatrix("x")
+    with np.errstate(all="ignore"):
+        want = _fn([xv], [nnet.logsumexp(xv, 1)], "py")(x)[0]
+        got = _fn([xv], [nnet.logsumexp(xv, 1)], "c")(x)[0]
+    _assert_xent_close(got, want, x, LOG_SOFTMAX_ULPS)
+    assert np.isnan(got[[3, 7]]).all() and got[1] == -inf and got[2] == inf
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

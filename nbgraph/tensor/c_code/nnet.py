@@ -1,12 +1,13 @@
-"""C kernels of the neural-net Ops: Softmax, LogSoftmax, SoftmaxCrossentropy(Grad),
-PickLabels and PickLabelsGrad (``class Softmax(SoftmaxC, _RowOp)``), and of the
+"""C kernels of the neural-net Ops: Softmax, LogSoftmax, LogSumExp (one axis),
+SoftmaxCrossentropy(Grad), PickLabels and PickLabelsGrad (``class Softmax(SoftmaxC,
+_RowOp)``), and of the
 indexed reductions argmax/argmin/max_and_argmax along one axis
 (``csrc/argreduce.h``), which walk rows the same way.
 
 The fixed C is in ``csrc/rows.h`` (walking the rows of a tensor along one
 axis, the label checks and the label picks, any dtype) and ``csrc/softmax.h``
 (the row kernels of one float type: one read of the row for its maximum, one
-loop of exp that libmvec vectorises, NumPy's pairwise sum, one scaling
+loop of exp vectorised (``csrc/fastexp.h``), NumPy's pairwise sum, one scaling
 loop).  The kernels compute what ``perform`` computes, in the same order,
 up to the rounding of ``exp``/``log`` (libm's against NumPy's loops: a few
 ulps).  Rows are split across the thread pool when a node has many
@@ -23,7 +24,7 @@ from nbgraph.tensor.c_code.float_kernels import FLOAT_SUFFIX, FloatKernelC
 from nbgraph.tensor.c_code.parallel import min_parallel
 from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 
-__all__ = ["SoftmaxC", "LogSoftmaxC", "SoftmaxGradC", "SoftmaxCrossentropyC",
+__all__ = ["SoftmaxC", "LogSoftmaxC", "LogSumExpC", "SoftmaxGradC", "SoftmaxCrossentropyC",
            "SoftmaxCrossentropyGradC",
            "PickLabelsC", "PickLabelsGradC", "ArgReduceC", "MaxAndArgmaxC"]
 
@@ -117,6 +118,33 @@ class LogSoftmaxC(_RowOpC):
     """The C side of LogSoftmax: ``x - max - log(sum(exp(x - max)))`` per row."""
 
     _task = "log_softmax"
+
+
+class LogSumExpC(_FloatRowsC):
+    """The C side of LogSumExp over one axis (several axes: Python): per row
+    ``m + log(sum(exp(x - m)))`` as the cross-entropy computes it (m the maximum, 0 where
+    it is not finite; the first maximal term out of the sum, log1p of the rest); an empty
+    axis gives -inf."""
+
+    def has_c_code(self, node):
+        return len(self.axis) == 1 and super().has_c_code(node)
+
+    def c_output_rule(self, node):
+        """The input's shape less the axis."""
+        return OutputRule.drop_axes(self.axis)
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        (x,) = node.inputs
+        (axis,) = self.axis
+        what = _what(self)
+        S = _SUFFIX[node.outputs[0].type.dtype]
+        L = ["{"] + _rows_head(x, inputs[0], axis)
+        L.append(_add(self, x, inputs[0], axis, "x", what))
+        L.append(_add(self, node.outputs[0], outputs[0], -1, "the output", what))
+        L.append("if (nbg_r.n == 0) nbg_logsumexp_empty_%s(&nbg_r);" % S)
+        L += _run_rows("nbg_logsumexp_task_%s" % S, min_parallel(ROW_ELEMENT_COST))
+        L.append("}")
+        return "\n".join(L)
 
 
 class SoftmaxGradC(_FloatRowsC):

@@ -136,9 +136,9 @@ static inline void nbg_exp_prefetching_${S}(const ${T} *x, ${T} shift, ${T} *out
 }
 
 /* nb consecutive rows of n >= 1 values at x (contiguous), op as in
-   nbg_softmax_rows: into out (ops 0, 1, 3: nb rows; op 2: nb values).
+   nbg_softmax_rows: into out (ops 0, 1, 3: nb rows; ops 2, 4: nb values).
    lab[r], gz[r]: the rows' labels (ops 2, 3) and gradients (op 3); top: nb
-   indices (ops 1, 2).  w: 2 * nb * n scratch values (not out), v: 4 * nb.
+   indices (ops 1, 2, 4).  w: 2 * nb * n scratch values (not out), v: 4 * nb.
    Short rows are done a block at a time so that the exp (and log1p) loops run
    over the whole block.  pfx, pfo: the next block's x and output, prefetched
    during the exp (NULL: none). */
@@ -211,8 +211,10 @@ static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, 
             const ${T} l = lse[r];
             for (j = 0; j < n; j++) orow[j] = srow[j] - l;
         }
-    } else {
+    } else if (op == 2) {
         for (r = 0; r < nb; r++) out[r] = (lse[r] + m[r]) - x[r * n + lab[r]];
+    } else {
+        for (r = 0; r < nb; r++) out[r] = lse[r] + m[r];
     }
 }
 
@@ -221,22 +223,24 @@ static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, 
 #define NBG_SOFTMAX_BLOCK 1024
 #endif
 
-/* Rows [b, e) of a softmax (op 0), log-softmax (op 1), cross-entropy (op 2) or
-   cross-entropy gradient gz * (softmax(x) - one_hot(label)) (op 3) over an
-   nbg_rows: operands 0 x, 1 out (ops 0, 1) or 1 labels, 2 out (ops 2, 3), 3 gz.
+/* Rows [b, e) of a softmax (op 0), log-softmax (op 1), cross-entropy (op 2),
+   cross-entropy gradient gz * (softmax(x) - one_hot(label)) (op 3) or
+   logsumexp (op 4) over an nbg_rows: operands 0 x, 1 out (ops 0, 1, 4) or
+   1 labels, 2 out (ops 2, 3), 3 gz.  Ops 2 and 4 have one value per row.
    Consecutive rows that are contiguous and adjacent in x and out go through
    nbg_softmax_block a block at a time; any other row is gathered into
    scratch, done alone and scattered back. */
 static inline void nbg_softmax_rows_${S}(nbg_rows *r, int64_t b, int64_t e, const int op) {
     const int64_t n = r->n, item = (int64_t)sizeof(${T});
-    const int o = op >= 2 ? 2 : 1;  /* the output operand */
-    const int64_t ostep = op == 2 ? 0 : r->step[o];
+    const int one = op == 2 || op == 4;            /* one value per row */
+    const int o = op == 2 || op == 3 ? 2 : 1;       /* the output operand */
+    const int64_t ostep = one ? 0 : r->step[o];
     const int64_t per = n >= NBG_SOFTMAX_BLOCK ? 1 : NBG_SOFTMAX_BLOCK / n;
     const int64_t cap = per * n;
     int64_t idx[NBG_MAXDIMS], row, i;
     char *ptr[NBG_ROWS_MAXOPS];
     /* w: the block's scratch (2 cap), xg / og: a gathered row and its result,
-       v: 4 per-row values, vals: op 2's results, gzs, lab, tops: per row */
+       v: 4 per-row values, vals: ops 2 and 4's results, gzs, lab, tops: per row */
     ${T} *w = (${T} *)malloc((size_t)(4 * cap + 6 * per) * sizeof(${T}) +
                              (size_t)(2 * per) * sizeof(int64_t));
     ${T} *v, *vals, *gzs, *xg, *og;
@@ -256,13 +260,13 @@ static inline void nbg_softmax_rows_${S}(nbg_rows *r, int64_t b, int64_t e, cons
     for (row = b; row < e;) {
         /* the block: rows whose x (and out) follow on from the first's */
         const char *x0 = ptr[0], *o0 = ptr[o];
-        const int contiguous = r->step[0] == item && (op == 2 || ostep == item);
+        const int contiguous = r->step[0] == item && (one || ostep == item);
         int64_t nb = 0;
         while (row + nb < e && nb < per) {
             if (nb > 0 && (!contiguous || ptr[0] != x0 + nb * n * item ||
-                           (op != 2 && ptr[o] != o0 + nb * n * item)))
+                           (!one && ptr[o] != o0 + nb * n * item)))
                 break;
-            if (op >= 2) {
+            if (op == 2 || op == 3) {
                 int big = 0;
                 lab[nb] = nbg_label_at(ptr[1], r->label_kind, &big);
                 if (op == 3) gzs[nb] = *(const ${T} *)ptr[3];
@@ -272,27 +276,27 @@ static inline void nbg_softmax_rows_${S}(nbg_rows *r, int64_t b, int64_t e, cons
             if (!contiguous) break;
         }
         if (contiguous) {
-            /* op 2 has one value per row, scattered to their places below; ptr: the
+            /* ops 2, 4: one value per row, scattered to their places below; ptr: the
                next row's, whose first bytes are fetched while this block computes */
             const int more = row + nb < e;
-            nbg_softmax_block_${S}((const ${T} *)x0, op == 2 ? vals : (${T} *)o0, nb, n, op,
+            nbg_softmax_block_${S}((const ${T} *)x0, one ? vals : (${T} *)o0, nb, n, op,
                                    lab, gzs, tops, w, v, more ? ptr[0] : NULL,
-                                   more && op != 2 ? ptr[o] : NULL);
+                                   more && !one ? ptr[o] : NULL);
         } else {
             for (i = 0; i < n; i++) xg[i] = *(const ${T} *)(x0 + i * r->step[0]);
-            nbg_softmax_block_${S}(xg, op == 2 ? vals : og, 1, n, op, lab, gzs, tops, w, v, NULL,
+            nbg_softmax_block_${S}(xg, one ? vals : og, 1, n, op, lab, gzs, tops, w, v, NULL,
                                    NULL);
-            if (op != 2)
+            if (!one)
                 for (i = 0; i < n; i++) *(${T} *)(o0 + i * ostep) = og[i];
         }
-        if (op == 2) {
+        if (one) {
             /* scatter the block's values to the output (rows may not be adjacent there) */
             int64_t q;
             char *p2[NBG_ROWS_MAXOPS];
             int64_t id2[NBG_MAXDIMS];
             nbg_rows_seek(r, row, id2, p2);
             for (q = 0; q < nb; q++) {
-                *(${T} *)p2[2] = vals[q];
+                *(${T} *)p2[o] = vals[q];
                 nbg_rows_next(r, id2, p2);
             }
         }
@@ -346,5 +350,19 @@ static void nbg_xent_task_${S}(void *c, int64_t b, int64_t e) {
 }
 static void nbg_xent_grad_task_${S}(void *c, int64_t b, int64_t e) {
     nbg_softmax_rows_${S}((nbg_rows *)c, b, e, 3);
+}
+static void nbg_logsumexp_task_${S}(void *c, int64_t b, int64_t e) {
+    nbg_softmax_rows_${S}((nbg_rows *)c, b, e, 4);
+}
+/* -inf, the logsumexp of an empty row, into operand 1 (one value per row) of
+   every row of r. */
+static void nbg_logsumexp_empty_${S}(nbg_rows *r) {
+    int64_t idx[NBG_MAXDIMS], row;
+    char *ptr[NBG_ROWS_MAXOPS];
+    nbg_rows_seek(r, 0, idx, ptr);
+    for (row = 0; row < r->rows; row++) {
+        *(${T} *)ptr[1] = -(${T})INFINITY;
+        nbg_rows_next(r, idx, ptr);
+    }
 }
 #endif
