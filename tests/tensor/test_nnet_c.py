@@ -199,9 +199,10 @@ def test_logsumexp_of_special_rows_in_c():
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("n", [33, 64, 100, 1500])
 def test_long_rows_with_a_nan_or_an_infinity(dtype, n):
-    """Rows long enough for the vectorised maximum, with a NaN, +inf or -inf at each of
-    the first 17 places (every vector lane) and near the end: the softmax and the
-    cross-entropy gradient follow perform (a row with a NaN: NaN throughout)."""
+    """Rows long enough for the vectorised maximum and argmax, with a NaN, +inf or -inf
+    at each of the first 17 places (every vector lane) and near the end, some with both a
+    NaN and +inf: the softmax, log-softmax, cross-entropy (and its gradient) and
+    logsumexp follow perform (a row with a NaN: NaN throughout)."""
     places = list(range(17)) + [n - 2, n - 1]
     specials = [np.nan, np.inf, -np.inf]
     x = np.random.default_rng(3).standard_normal((len(places) * len(specials) + 1, n)) * 4
@@ -214,13 +215,17 @@ def test_long_rows_with_a_nan_or_an_infinity(dtype, n):
     gz = np.linspace(-2.0, 2.0, x.shape[0]).astype(dtype)
     xv, yv = nt.tensor(dtype, (None, None), "x"), nt.lvector("y")
     gv = nt.tensor(dtype, (None,), "gz")
-    outs = [nnet.softmax(xv), nnet.SoftmaxCrossentropyGrad()(gv, xv, yv)]
+    outs = [nnet.softmax(xv), nnet.SoftmaxCrossentropyGrad()(gv, xv, yv),
+            nnet.log_softmax(xv), nnet.softmax_crossentropy(xv, yv), nnet.logsumexp(xv, 1)]
     with np.errstate(all="ignore"):
         want = _fn([xv, yv, gv], outs, "py")(x, y, gz)
         got = _fn([xv, yv, gv], outs, "c")(x, y, gz)
     assert np.isnan(want[0]).any(axis=1).sum() >= len(places)
     assert_ulp_close(got[0], want[0], SOFTMAX_ULPS, "softmax")
     _assert_grad_close(got[1], want[1], gz)
+    assert_ulp_close(got[2], want[2], LOG_SOFTMAX_ULPS, "log_softmax")
+    _assert_xent_close(got[3], want[3], x, LOG_SOFTMAX_ULPS)
+    _assert_xent_close(got[4], want[4], x, LOG_SOFTMAX_ULPS)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -103,10 +103,70 @@ static ${T} nbg_rowmax_${S}(const ${T} *restrict a, int64_t n) {
     return best;
 }
 
-/* The index of the first maximum of a[0..n) (n >= 1), or of the first NaN (np.argmax). */
-static int64_t nbg_rowargmax_${S}(const ${T} *a, int64_t n) {
+/* 1 when some lane of t is set. */
+static inline int nbg_si_any_${S}(nbg_si_${S} t) {
+    ${IT} any = 0;
+    int l;
+    for (l = 0; l < NBG_SVL_${S}; l++) any |= t[l];
+    return any != 0;
+}
+
+/* The first i in [0, n) where a[i] == v (NaN: where a[i] is NaN), n when none:
+   four vectors at a time up to the one that holds it, then value by value. */
+static int64_t nbg_rowfind_${S}(const ${T} *restrict a, int64_t n, ${T} v) {
+    const int64_t L = NBG_SVL_${S};
+    int64_t i = 0;
+    if (v != v) {
+        for (; i + 4 * L <= n; i += 4 * L) {
+            const nbg_sv_${S} a0 = nbg_sv_ld_${S}(a + i), a1 = nbg_sv_ld_${S}(a + i + L),
+                a2 = nbg_sv_ld_${S}(a + i + 2 * L), a3 = nbg_sv_ld_${S}(a + i + 3 * L);
+            if (nbg_si_any_${S}((a0 != a0) | (a1 != a1) | (a2 != a2) | (a3 != a3))) break;
+        }
+        for (; i < n; i++)
+            if (a[i] != a[i]) return i;
+    } else {
+        const nbg_sv_${S} zero = {0}, vv = zero + v;
+        for (; i + 4 * L <= n; i += 4 * L) {
+            const nbg_sv_${S} a0 = nbg_sv_ld_${S}(a + i), a1 = nbg_sv_ld_${S}(a + i + L),
+                a2 = nbg_sv_ld_${S}(a + i + 2 * L), a3 = nbg_sv_ld_${S}(a + i + 3 * L);
+            if (nbg_si_any_${S}((a0 == vv) | (a1 == vv) | (a2 == vv) | (a3 == vv))) break;
+        }
+        for (; i < n; i++)
+            if (a[i] == v) return i;
+    }
+    return n;
+}
+
+/* The index of the first maximum of a[0..n) (n >= 1), or of the first NaN (np.argmax).
+   Long rows: the maximum and whether a NaN is there in one vectorised pass (four
+   vectors of compare-select accumulators, NaN noted apart), then the first place
+   of that value (or of a NaN) with nbg_rowfind. */
+static int64_t nbg_rowargmax_${S}(const ${T} *restrict a, int64_t n) {
     int64_t i, k = 0;
     ${T} best = a[0];
+    if (n >= 4 * NBG_SVL_${S}) {
+        const int64_t L = NBG_SVL_${S};
+        nbg_sv_${S} m0 = nbg_sv_ld_${S}(a), m1 = m0, m2 = m0, m3 = m0;
+        nbg_si_${S} nv = m0 != m0;
+        int l, nan;
+        for (i = 0; i + 4 * L <= n; i += 4 * L) {
+            const nbg_sv_${S} a0 = nbg_sv_ld_${S}(a + i), a1 = nbg_sv_ld_${S}(a + i + L),
+                a2 = nbg_sv_ld_${S}(a + i + 2 * L), a3 = nbg_sv_ld_${S}(a + i + 3 * L);
+            m0 = nbg_sv_max_${S}(m0, a0);
+            m1 = nbg_sv_max_${S}(m1, a1);
+            m2 = nbg_sv_max_${S}(m2, a2);
+            m3 = nbg_sv_max_${S}(m3, a3);
+            nv |= (a0 != a0) | (a1 != a1) | (a2 != a2) | (a3 != a3);
+        }
+        m0 = nbg_sv_max_${S}(nbg_sv_max_${S}(m0, m1), nbg_sv_max_${S}(m2, m3));
+        nan = nbg_si_any_${S}(nv);
+        for (l = 0; l < L; l++) best = m0[l] > best ? m0[l] : best;
+        for (; i < n; i++) {
+            best = a[i] > best ? a[i] : best;
+            nan |= a[i] != a[i];
+        }
+        return nbg_rowfind_${S}(a, n, nan ? (${T})NAN : best);
+    }
     if (best != best) return 0;
     for (i = 1; i < n; i++) {
         const ${T} v = a[i];
