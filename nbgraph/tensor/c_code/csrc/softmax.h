@@ -210,7 +210,8 @@ static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, 
     const int64_t size = nb * n;
     ${T} *restrict m = v, *restrict rest = v + nb, *restrict picked = v + 2 * nb,
         *restrict lse = v + 3 * nb;
-    /* shifted values in w, their exps in out (ops 0, 3) or after them in w */
+    /* a block's shifted values in w (not kept for one row), their exps in out
+       (ops 0, 3) or after them in w */
     ${T} *restrict sh = w;
     ${T} *restrict ex = (op == 0 || op == 3) ? out : w + size;
     int64_t r, j;
@@ -227,8 +228,8 @@ static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, 
             m[r] = (mx - mx == 0) ? mx : (${T})0;
         }
     }
-    if (nb == 1 && (op == 0 || op == 3)) {
-        /* a long row: exp(x - m) straight from x (the shifted values are not needed) */
+    if (nb == 1) {
+        /* a long row: exp(x - m) straight from x (the shifted values are not kept) */
         nbg_exp_prefetching_${S}(x, m[0], ex, n, pfx, pfo);
     } else {
         for (r = 0; r < nb; r++) {
@@ -266,10 +267,11 @@ static inline void nbg_softmax_block_${S}(const ${T} *x, ${T} *out, int64_t nb, 
         if (NBG_UNLIKELY(picked[r] != 1)) lse[r] = ${LOG}(picked[r] + rest[r]);
     if (op == 1) {
         for (r = 0; r < nb; r++) {
+            /* (x - m) - lse: the shifted value as the exp loop had it */
             ${T} *restrict orow = out + r * n;
-            const ${T} *restrict srow = sh + r * n;
-            const ${T} l = lse[r];
-            for (j = 0; j < n; j++) orow[j] = srow[j] - l;
+            const ${T} *restrict xr = x + r * n;
+            const ${T} mr = m[r], l = lse[r];
+            for (j = 0; j < n; j++) orow[j] = (xr[j] - mr) - l;
         }
     } else if (op == 2) {
         for (r = 0; r < nb; r++) out[r] = (lse[r] + m[r]) - x[r * n + lab[r]];
