@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import time
 import timeit
 
 import numpy as np
@@ -35,8 +36,9 @@ class Case:
     """
 
     def __init__(self, name, setup, number=None, self_timed=False, peer=None, target=None,
-                 per_numpy=False, repeat=5, jax=None):
+                 per_numpy=False, repeat=5, jax=None, interleave=False):
         self.name = name
+        self.interleave = interleave  # peers timed in turn, repeat by repeat (_interleaved)
         self.repeat = repeat
         self.setup = setup
         self.number = number
@@ -101,16 +103,42 @@ def _target_text(case, t_ours, t_np, t_jax=None, t_pt=None):
     return text + (" ok" if met else " MISS")
 
 
+#: Seconds of rest before each timed block of an interleaved case: BLAS and XLA
+#: worker threads busy-wait after their work (NumPy's OpenBLAS ~0.1 s), and
+#: without a rest they would take a core from whichever peer comes next.
+REST = 0.15
+
+
+def _interleaved(fns, case):
+    """Best seconds per call of each callable (None stays None): ``case.repeat``
+    rounds, each timing every callable in turn (``case.number`` calls after a
+    rest of :data:`REST`), so slow and fast spells of a shared machine fall on
+    every column alike."""
+    best = [None] * len(fns)
+    for _ in range(case.repeat):
+        for i, fn in enumerate(fns):
+            if fn is None:
+                continue
+            time.sleep(REST)
+            t = timeit.timeit(fn, number=case.number) / case.number
+            best[i] = t if best[i] is None else min(best[i], t)
+    return best
+
+
 def run_case(case, linker):
     """Time one case; return its printed row."""
     ours, theirs, ne = case.setup(linker)
     peer = case.peer() if case.peer is not None and pytensor is not None else None
     _wait_for_compilers()
-    t_ours = _time(ours, case)
-    t_np = _time(theirs, case)
-    t_ne = _time(ne, case)
-    t_pt = _time(peer, case)
-    t_jax = _time(case.jax() if case.jax is not None else None, case)
+    if case.interleave:
+        jax_fn = case.jax() if case.jax is not None else None
+        t_ours, t_np, t_ne, t_pt, t_jax = _interleaved([ours, theirs, ne, peer, jax_fn], case)
+    else:
+        t_ours = _time(ours, case)
+        t_np = _time(theirs, case)
+        t_ne = _time(ne, case)
+        t_pt = _time(peer, case)
+        t_jax = _time(case.jax() if case.jax is not None else None, case)
     ratio = "%.2fx" % (t_ours / t_np) if t_np else "-"
     return "%-44s %11s %11s %7s %11s %11s %11s %11s" % (
         case.name, _fmt(t_ours), _fmt(t_np), ratio, _fmt(t_ne), _fmt(t_pt), _fmt(t_jax),

@@ -8,9 +8,13 @@ import numpy as np
 __all__ = ["cases"]
 
 N_SOFTMAX = 1000
-#: Timing repeats (the best is kept) of the softmax and softmax-regression rows: each
+#: Timing repeats (the best is kept) of the softmax and training-step rows: each
 #: repeat is a few ms to 0.4 s, and a shared machine's memory bandwidth comes and goes
 #: over seconds; more repeats spread over more time (every peer gets the same count).
+#: The training steps time their peers interleaved (``Case(interleave=True)``: one
+#: block of calls of each peer in turn, each after a short rest), so a slow spell
+#: of the machine, or the CPU still held by the previous peer's BLAS threads, does
+#: not fall on one column only.
 REPEAT = 9
 BATCH, N_IN, N_HID, N_OUT, LR = 600, 784, 500, 10, 0.1
 
@@ -191,8 +195,8 @@ def cases():
              repeat=REPEAT),
         Case("softmax regression 784->10, SGD step, b600", step_setup(False), number=50,
              peer=lambda: _pytensor_step(False), jax=lambda: _jax_step(False),
-             target={"pytensor": 0.8, "numpy": 1.0}, repeat=REPEAT),
+             target={"pytensor": 0.8, "numpy": 1.0}, repeat=REPEAT, interleave=True),
         Case("MLP 784-500-10 tanh, SGD step, b600", step_setup(True), number=10,
              peer=lambda: _pytensor_step(True), jax=lambda: _jax_step(True),
-             target={"pytensor": 0.8, "numpy": 1.0}),
+             target={"pytensor": 0.8, "numpy": 1.0}, repeat=REPEAT, interleave=True),
     ]

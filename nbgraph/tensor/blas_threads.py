@@ -27,6 +27,12 @@ own results depend on its thread count (float32, complex and some float64
 shapes round differently on one thread and on two), so no thread count is
 "the" NumPy answer; on one machine and thread count, results are repeatable.
 
+Products above the limit are not handed to BLAS's threads either: they are
+split in two row blocks computed on two threads of nbgraph's own, BLAS on one
+thread in each (:mod:`nbgraph.tensor.blas_split`: OpenBLAS's idle workers
+busy-wait ~0.1 s after a product, holding a core the element loops between
+products want).
+
 The limit uses ``threadpoolctl`` when it is installed and finds a BLAS; else
 nothing is limited.  It is shared by the whole process (BLAS has one thread
 count): a product running in another Python thread meanwhile runs on one
@@ -163,6 +169,11 @@ def small_product_dot(x: np.ndarray, y: np.ndarray, _dot: Callable[..., Any] = n
             return _dot(x, y)
         finally:
             _restore()
+    if SMALL_PRODUCT_MACS and macs > SMALL_PRODUCT_MACS and _state["controllers"] and \
+            _dot is np.dot and x.ndim == 2 and y.ndim == 2:
+        out = split_dot(x, y)  # on two threads of ours, not BLAS's (blas_split)
+        if out is not None:
+            return out
     return _dot(x, y)
 
 
@@ -174,3 +185,6 @@ def product_function(node: Any) -> Callable[..., Any]:
             node.outputs[0].type.numpy_dtype.kind in "fc":
         return small_product_dot
     return np.dot
+
+
+from nbgraph.tensor.blas_split import split_dot  # noqa: E402  (it uses one_blas_thread)
