@@ -20,9 +20,10 @@ tile differently), never by more than the rounding of the sums.
 
 It splits the products :func:`~nbgraph.tensor.blas_threads.small_product_dot`
 would hand to all of BLAS's threads (more than ``SMALL_PRODUCT_MACS``
-multiply-adds).  Only the main thread splits (the thread-count limit is process-wide and only
-the main thread sets it); a call from another thread, or while the helper is
-busy (a product inside a product), computes with ``np.dot`` as usual.  After
+multiply-adds).  Only the main thread splits (the thread-count limit is
+process-wide and only the main thread sets it); a call from another thread, or while the helper is
+busy (a product inside a product), computes with ``np.dot`` as usual; with
+``NBGRAPH_NUM_THREADS=1`` or one CPU nothing is split.  After
 ``fork()`` the child starts its own helper on its first split product.
 """
 
@@ -33,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from nbgraph.config import env_num_threads
 from nbgraph.tensor.blas_threads import one_blas_thread
 
 __all__ = ["SPLIT_PRODUCTS", "split_dot", "split_workers"]
@@ -68,6 +70,7 @@ class _Helper:
                     job()
             except BaseException as exc:  # handed to the caller by wait()
                 self._error = exc
+            del job  # the job's arrays are not kept until the next product
             self._done.release()
 
     def submit(self, job: Callable[[], Any]) -> None:
@@ -88,11 +91,16 @@ _helper: list[_Helper] = []
 
 def split_workers() -> int:
     """How many threads a split product uses: 2 when this process may use at least
-    two CPUs, else 1 (no splitting)."""
+    two CPUs and ``NBGRAPH_NUM_THREADS`` (read once, at import) does not ask for
+    one, else 1 (no splitting)."""
+    asked = env_num_threads()
+    if asked == 1:
+        return 1
     try:
-        return 2 if len(os.sched_getaffinity(0)) >= 2 else 1
+        cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
-        return 2 if (os.cpu_count() or 1) >= 2 else 1
+        cpus = os.cpu_count() or 1
+    return 2 if cpus >= 2 else 1
 
 
 _WORKERS = split_workers()

@@ -159,3 +159,12 @@ def test_a_compiled_big_product_is_split(monkeypatch):
         _close(got, xv, wv)
         _close(grad, xv.T, xv @ wv)
     assert (600, 784) in calls and (784, 600) in calls
+
+
+def test_one_thread_asked_means_no_split(monkeypatch):
+    monkeypatch.setenv("NBGRAPH_NUM_THREADS", "1")
+    assert blas_split.split_workers() == 1
+    monkeypatch.setenv("NBGRAPH_NUM_THREADS", "2")
+    assert blas_split.split_workers() == 2
+    monkeypatch.setattr(blas_split, "_WORKERS", 1)
+    assert split_dot(np.ones((4, 5)), np.ones((5, 3))) is None
