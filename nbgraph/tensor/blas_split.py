@@ -22,8 +22,11 @@ It splits the products :func:`~nbgraph.tensor.blas_threads.small_product_dot`
 would hand to all of BLAS's threads (more than ``SMALL_PRODUCT_MACS``
 multiply-adds).  Only the main thread splits (the thread-count limit is
 process-wide and only the main thread sets it); a call from another thread, or while the helper is
-busy (a product inside a product), computes with ``np.dot`` as usual; with
-``NBGRAPH_NUM_THREADS=1`` or one CPU nothing is split.  After
+busy (a product inside a product), computes with ``np.dot`` as usual.  Two
+threads are used when BLAS itself would use several (its thread count,
+``OPENBLAS_NUM_THREADS`` or threadpoolctl's limits, decides, as it did before;
+``NBGRAPH_NUM_THREADS`` does not: it sizes nbgraph's C loops, whose results
+never depend on it, and a product's must not either).  After
 ``fork()`` the child starts its own helper on its first split product.
 """
 
@@ -34,10 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from nbgraph.config import env_num_threads
-from nbgraph.tensor.blas_threads import one_blas_thread
+from nbgraph.tensor.blas_threads import blas_thread_count, one_blas_thread
 
-__all__ = ["SPLIT_PRODUCTS", "split_dot", "split_workers"]
+__all__ = ["SPLIT_PRODUCTS", "split_dot"]
 
 #: Whether products of more than ``blas_threads.SMALL_PRODUCT_MACS`` multiply-adds
 #: (those NumPy's BLAS would run on all its threads) are split here.  Read at every
@@ -89,23 +91,6 @@ class _Helper:
 _helper: list[_Helper] = []
 
 
-def split_workers() -> int:
-    """How many threads a split product uses: 2 when this process may use at least
-    two CPUs and ``NBGRAPH_NUM_THREADS`` (read once, at import) does not ask for
-    one, else 1 (no splitting)."""
-    asked = env_num_threads()
-    if asked == 1:
-        return 1
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cpus = os.cpu_count() or 1
-    return 2 if cpus >= 2 else 1
-
-
-_WORKERS = split_workers()
-
-
 def _get_helper() -> _Helper | None:
     if _helper and _helper[0].pid == os.getpid():
         return None if _helper[0].busy else _helper[0]
@@ -115,12 +100,13 @@ def _get_helper() -> _Helper | None:
 
 def split_dot(x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
     """``np.dot(x, y)`` of two float or complex matrices computed in two row blocks on
-    two threads (module docstring); None when this call is not split (one CPU, not
-    the main thread, the helper busy, fewer than two rows, mismatched shapes):
+    two threads (module docstring); None when this call is not split (BLAS on one
+    thread, not the main thread, the helper busy, fewer than two rows, mismatched
+    shapes):
     the caller then uses ``np.dot``.  The size test is the caller's."""
     m, k = x.shape
-    if _WORKERS < 2 or not SPLIT_PRODUCTS or m < 2 or y.shape[0] != k or \
-            threading.get_ident() != _MAIN:
+    if not SPLIT_PRODUCTS or m < 2 or y.shape[0] != k or threading.get_ident() != _MAIN or \
+            blas_thread_count() < 2:
         return None
     helper = _get_helper()
     if helper is None:

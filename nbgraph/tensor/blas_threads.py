@@ -51,7 +51,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SMALL_PRODUCT_MACS", "one_blas_thread", "product_function", "small_product_dot"]
+__all__ = ["SMALL_PRODUCT_MACS", "blas_thread_count", "one_blas_thread", "product_function",
+           "small_product_dot"]
 
 #: Matrix products with at most this many multiply-adds (``m * k * n``) run on one
 #: BLAS thread.  Read at every product: 0 turns the policy off.
@@ -131,6 +132,16 @@ def _restore() -> None:
             for put, count in _state["saved"]:
                 put(count)
             _state["saved"] = []
+
+
+def blas_thread_count() -> int:
+    """The largest thread count of the BLAS libraries loaded (1 when none is found).
+
+    >>> blas_thread_count() >= 1
+    True
+    """
+    counts = [get() for get, _ in _controllers()]
+    return max([c for c in counts if c is not None], default=1)
 
 
 @contextmanager

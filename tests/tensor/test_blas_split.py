@@ -22,8 +22,6 @@ from nbgraph.tensor.blas_threads import SMALL_PRODUCT_MACS, small_product_dot
 
 threadpoolctl = pytest.importorskip("threadpoolctl")
 
-pytestmark = pytest.mark.skipif(blas_split.split_workers() < 2, reason="one CPU: never split")
-
 
 def _close(got, a, b):
     """``got`` is ``a @ b`` up to the order of the sums: within twice the K-term
@@ -67,7 +65,7 @@ def test_split_products_equal_numpys(two_threads, dtype, m, k, n, layout):
     assert two_threads.get_num_threads() == 2
 
 
-def test_calls_left_to_numpy(monkeypatch):
+def test_calls_left_to_numpy(monkeypatch, two_threads):
     a, b = np.ones((1, 5)), np.ones((5, 3))
     assert split_dot(a, b) is None  # one row
     assert split_dot(np.ones((4, 5)), np.ones((6, 3))) is None  # mismatched: np.dot's error
@@ -81,7 +79,7 @@ def test_calls_left_to_numpy(monkeypatch):
     assert seen == [None]  # only the main thread splits
 
 
-def test_small_product_dot_splits_only_big_products(monkeypatch):
+def test_small_product_dot_splits_only_big_products(monkeypatch, two_threads):
     calls = []
     real = blas_split.split_dot
 
@@ -118,7 +116,7 @@ def test_an_error_in_the_helper_reaches_the_caller_and_the_helper_goes_on():
     assert done == [1]
 
 
-def test_a_busy_helper_is_not_shared(monkeypatch):
+def test_a_busy_helper_is_not_shared(monkeypatch, two_threads):
     a, b = np.ones((4, 5)), np.ones((5, 3))
     assert split_dot(a, b) is not None  # the helper exists now
     monkeypatch.setattr(blas_split._helper[0], "busy", True)
@@ -126,7 +124,7 @@ def test_a_busy_helper_is_not_shared(monkeypatch):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
-def test_a_forked_child_splits_with_a_helper_of_its_own():
+def test_a_forked_child_splits_with_a_helper_of_its_own(two_threads):
     a, b = np.arange(12.0).reshape(4, 3), np.ones((3, 2))
     assert split_dot(a, b) is not None
     pid = os.fork()
@@ -141,7 +139,7 @@ def test_a_forked_child_splits_with_a_helper_of_its_own():
     assert os.WEXITSTATUS(status) == 0
 
 
-def test_a_compiled_big_product_is_split(monkeypatch):
+def test_a_compiled_big_product_is_split(monkeypatch, two_threads):
     calls = []
     real = blas_split.split_dot
 
@@ -161,10 +159,8 @@ def test_a_compiled_big_product_is_split(monkeypatch):
     assert (600, 784) in calls and (784, 600) in calls
 
 
-def test_one_thread_asked_means_no_split(monkeypatch):
-    monkeypatch.setenv("NBGRAPH_NUM_THREADS", "1")
-    assert blas_split.split_workers() == 1
-    monkeypatch.setenv("NBGRAPH_NUM_THREADS", "2")
-    assert blas_split.split_workers() == 2
-    monkeypatch.setattr(blas_split, "_WORKERS", 1)
-    assert split_dot(np.ones((4, 5)), np.ones((5, 3))) is None
+def test_blas_on_one_thread_means_no_split(two_threads):
+    a, b = np.ones((4, 5)), np.ones((5, 3))
+    assert split_dot(a, b) is not None
+    two_threads.set_num_threads(1)
+    assert split_dot(a, b) is None
