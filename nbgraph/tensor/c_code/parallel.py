@@ -20,10 +20,15 @@ while they sleep (waking one costs ~15 us here); else the rows run on the
 calling thread.  Each element is computed by exactly one thread with the
 same code, so results never depend on the thread count.
 
-A big contiguous output (``NBG_STREAM_MIN`` bytes) of a cheap element is
-written with non-temporal stores, tile by tile (the element loop fills a
-256-byte tile in L1, the tile is streamed out), which saves reading the
-output's cache lines before writing them.
+Rows of unit strides run ``_unit``, a function whose operands are restrict
+parameters (GCC ignores restrict on local pointers and would version the loop
+for aliasing: a second, scalar copy of the element code): one loop over the
+element code.  A big contiguous output (``NBG_STREAM_MIN`` bytes) of a cheap
+element (weight <= 2: exact operations, whose results do not depend on the
+vector width) is written with non-temporal stores, which saves reading the
+output's cache lines before writing them: the same loop runs tile by tile
+(``NBG_TILE_BYTES``) into a buffer in L1 that is then streamed out, its
+destination chosen per tile, so the element code is compiled once.
 """
 
 __all__ = ["element_weight", "min_parallel", "parallel_loop", "helper_prefix"]
@@ -39,6 +44,9 @@ MIN_PARALLEL = 131072
 REDUCE_FACTOR = 1
 #: Never split fewer elements than this, however costly each one is.
 MIN_PARALLEL_FLOOR = 2048
+#: Elements of at most this weight (adds, multiplies, comparisons: exact, so
+#: computed alike at any vector width) may write big outputs around the caches.
+STREAM_WEIGHT = 2
 
 
 def element_weight(element):
@@ -79,8 +87,9 @@ def parallel_loop(nd, inputs, arrays, scalar_names, outputs, element, restrict, 
     H += ["%s v%d;" % (x.ctype, k) for k, x in scalars if x.literal is None] or ["char none;"]
     H.append("} %s_ctx;" % P)
     H += _strided_row(P, ops, inputs, scalars, scalar_names, outputs, element)
-    H += _unit_row(P, ops, inputs, scalars, scalar_names, outputs, element,
-                   "restrict " if restrict else "", weight <= 2)
+    H += _unit_loop(P, ops, inputs, scalars, scalar_names, outputs, element,
+                    "restrict " if restrict else "", weight <= STREAM_WEIGHT)
+    H += _unit_row(P, ops)
     sub["helpers"].append("\n".join(H))
     sub["glue"] = True  # the kernel itself only checks and hands rows over (codegen)
     # -- the kernel's part: the runtime's driver runs the rows (csrc/helpers.h)
@@ -136,68 +145,78 @@ def _strided_row(P, ops, inputs, scalars, scalar_names, outputs, element):
     return H + _ROW_TAIL
 
 
-def _unit_row(P, ops, inputs, scalars, scalar_names, outputs, element, rq, stream):
+def _unit_row(P, ops):
     """``<P>_row``, the row function given to ``nbg_run_rows``: unit strides
-    run a vectorisable loop over restrict pointers (with the non-temporal tiles
-    of a cheap element when ``stream``), other strides ``<P>_strided``."""
+    run ``<P>_unit``, other strides ``<P>_strided``."""
     nops = len(ops)
-    H = ["static int %s_row(const void *nbg_vc, char *const *nbg_row, const int64_t *nbg_rs, "
-         "int64_t nbg_len, int nbg_big, char *nbg_err) {" % P,
-         "const %s_ctx *nbg_c = (const %s_ctx *)nbg_vc;" % (P, P),
-         "int nbg_unit = 1, nbg_k;",
-         "for (nbg_k = 0; nbg_k < %d; nbg_k++) nbg_unit &= (nbg_rs[nbg_k] == 1);" % nops,
-         "if (!nbg_unit) return %s_strided(nbg_c, nbg_row, nbg_rs, nbg_len, nbg_err);" % P,
-         "(void)nbg_big;"]
+    args = ", ".join("(%s%s *)nbg_row[%d]" % ("const " if is_in else "", ctype, m)
+                     for m, (_, ctype, _, is_in) in enumerate(ops))
+    return ["static int %s_row(const void *nbg_vc, char *const *nbg_row, const int64_t *nbg_rs, "
+            "int64_t nbg_len, int nbg_big, char *nbg_err) {" % P,
+            "const %s_ctx *nbg_c = (const %s_ctx *)nbg_vc;" % (P, P),
+            "int nbg_unit = 1, nbg_k;",
+            "for (nbg_k = 0; nbg_k < %d; nbg_k++) nbg_unit &= (nbg_rs[nbg_k] == 1);" % nops,
+            "if (!nbg_unit) return %s_strided(nbg_c, nbg_row, nbg_rs, nbg_len, nbg_err);" % P,
+            "return %s_unit(nbg_c, %s, nbg_len, nbg_big, nbg_err);" % (P, args),
+            "}"]
+
+
+def _unit_loop(P, ops, inputs, scalars, scalar_names, outputs, element, rq, stream):
+    """``<P>_unit``: the element loop over one row of unit strides, its operands
+    restrict parameters (unless in place); with ``stream``, a big output
+    (``nbg_big``) is written tile by tile through a buffer and non-temporal
+    stores, by the same loop."""
+    params = ", ".join("%s%s *%s%s" % ("const " if is_in else "", ctype, rq, p)
+                       for _, ctype, p, is_in in ops)
+    H = ["static int %s_unit(const %s_ctx *nbg_c, %s, int64_t nbg_len, int nbg_big, "
+         "char *nbg_err) {" % (P, P, params)]
     H += _row_head(P, scalars)
-    for m, (_, ctype, p, is_in) in enumerate(ops):
-        c = "const " if is_in else ""
-        H.append("%s%s *%s%s = (%s%s *)nbg_row[%d];" % (c, ctype, rq, p, c, ctype, m))
-    H.append("int64_t nbg_i = 0;")
-    if stream:
-        H += _stream_block(inputs, scalar_names, outputs, element, rq)
-    H.append("for (; nbg_i < nbg_len; nbg_i++) {")
-    H.append(element([scalar_names[k] if x.scalar else "nbg_p%d[nbg_i]" % k
-                      for k, x in enumerate(inputs)],
-                     ["nbg_q%d[nbg_i]" % j for j in range(len(outputs))]))
-    H.append("}")
-    return H + _ROW_TAIL
-
-
-def _stream_block(inputs, scalar_names, outputs, element, rq):
-    """The unit-stride loop's non-temporal part: an aligned head, then whole tiles."""
-    sizes = "sizeof(%s)" % outputs[0][1]
-    T = ["if (NBG_STREAM_OK && nbg_big) {",
-         "enum { NBG_T = NBG_TILE_BYTES / (%s) < 32 ? 32 : NBG_TILE_BYTES / (%s) };" % (
-             _max_size(outputs), _max_size(outputs)),
-         "const int64_t nbg_h = (uintptr_t)nbg_q0 %% %s ? -1 : (int64_t)(((64 - "
-         "((uintptr_t)nbg_q0 & 63)) & 63) / %s);" % (sizes, sizes)]
-    ok = ["nbg_h >= 0", "nbg_len >= nbg_h + NBG_T"]
-    ok += ["((uintptr_t)(nbg_q%d + nbg_h) & 15) == 0" % j for j in range(len(outputs))]
-    T.append("if (%s) {" % " && ".join(ok))
-    T.append("for (; nbg_i < nbg_h; nbg_i++) {")
-    T.append(element([scalar_names[k] if x.scalar else "nbg_p%d[nbg_i]" % k
-                      for k, x in enumerate(inputs)],
-                     ["nbg_q%d[nbg_i]" % j for j in range(len(outputs))]))
-    T.append("}")
-    T.append("for (; nbg_i + NBG_T <= nbg_len; nbg_i += NBG_T) {")
+    H.append("(void)nbg_big;")
+    nout = len(outputs)
+    if not stream:
+        H.append("int64_t nbg_i;")
+        H.append("for (nbg_i = 0; nbg_i < nbg_len; nbg_i++) {")
+        H.append(element([scalar_names[k] if x.scalar else "nbg_p%d[nbg_i]" % k
+                          for k, x in enumerate(inputs)],
+                         ["nbg_q%d[nbg_i]" % j for j in range(nout)]))
+        H.append("}")
+        return H + _ROW_TAIL
+    width = _max_size(outputs)
+    H.append("enum { NBG_T = NBG_TILE_BYTES / (%s) < 32 ? 32 : NBG_TILE_BYTES / (%s) };"
+             % (width, width))
+    H += ["%s nbg_b%d[NBG_T] __attribute__((aligned(64)));" % (ctype, j)
+          for j, (_, ctype) in enumerate(outputs)]
+    size0 = "sizeof(%s)" % outputs[0][1]
+    # the head up to output 0's next cache line runs unstreamed, then whole tiles
+    H += ["int64_t nbg_i = 0, nbg_t = nbg_len, nbg_h = 0;",
+          "if (NBG_STREAM_OK && nbg_big) {",
+          "nbg_h = (uintptr_t)nbg_q0 %% %s ? -1 : (int64_t)(((64 - ((uintptr_t)nbg_q0 & 63)) "
+          "& 63) / %s);" % (size0, size0),
+          "nbg_big = %s;" % " && ".join(
+              ["nbg_h >= 0", "nbg_len >= nbg_h + NBG_T"] +
+              ["((uintptr_t)(nbg_q%d + nbg_h) & 15) == 0" % j for j in range(nout)]),
+          "if (nbg_big) nbg_t = NBG_T; else nbg_h = 0;",
+          "} else nbg_big = 0;",
+          "while (nbg_i < nbg_len) {",
+          "const int64_t nbg_m = nbg_i < nbg_h ? nbg_h - nbg_i : "
+          "(nbg_len - nbg_i < nbg_t ? nbg_len - nbg_i : nbg_t);",
+          "const int nbg_s = nbg_big && nbg_i >= nbg_h && nbg_m == nbg_t;"]
     for j, (_, ctype) in enumerate(outputs):
-        T.append("%s nbg_t%d[NBG_T] __attribute__((aligned(64)));" % (ctype, j))
-    for k, x in enumerate(inputs):
-        if not x.scalar:
-            T.append("const %s *%snbg_s%d = nbg_p%d + nbg_i;" % (x.ctype, rq, k, k))
-    T.append("int nbg_j;")
-    T.append("for (nbg_j = 0; nbg_j < NBG_T; nbg_j++) {")
-    T.append(element([scalar_names[k] if x.scalar else "nbg_s%d[nbg_j]" % k
+        H.append("%s *nbg_d%d = nbg_s ? nbg_b%d : nbg_q%d + nbg_i;" % (ctype, j, j, j))
+    H.append("int64_t nbg_j;")
+    H.append("for (nbg_j = 0; nbg_j < nbg_m; nbg_j++) {")
+    H.append(element([scalar_names[k] if x.scalar else "nbg_p%d[nbg_i + nbg_j]" % k
                       for k, x in enumerate(inputs)],
-                     ["nbg_t%d[nbg_j]" % j for j in range(len(outputs))]))
-    T.append("}")
-    for j in range(len(outputs)):
-        T.append("nbg_stream(nbg_q%d + nbg_i, nbg_t%d, sizeof nbg_t%d);" % (j, j, j))
-    T.append("}")
-    T.append("NBG_SFENCE();")
-    T.append("}")
-    T.append("}")
-    return T
+                     ["nbg_d%d[nbg_j]" % j for j in range(nout)]))
+    H.append("}")
+    H.append("if (nbg_s) {")
+    for j in range(nout):
+        H.append("nbg_stream(nbg_q%d + nbg_i, nbg_b%d, sizeof nbg_b%d);" % (j, j, j))
+    H.append("}")
+    H.append("nbg_i += nbg_m;")
+    H.append("}")
+    H.append("if (nbg_big) NBG_SFENCE();")
+    return H + _ROW_TAIL
 
 
 def _max_size(outputs):

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import threading
 
 import numpy as np
@@ -357,6 +358,25 @@ def test_large_outputs_use_streaming_stores_and_stay_exact():
         np.testing.assert_array_equal(f(u, b), u * 0.5 + b)
     heavy = cfun([x], nt.exp(x))
     assert "nbg_stream(" not in codegen.node_kernel(heavy.program.nodes[0]).body
+
+
+def test_streamed_tiles_of_several_outputs_and_dtypes():
+    """Outputs of different item sizes, each with its tile buffer: every element
+    lands where NumPy puts it (the head, the tiles, the short last part)."""
+    S = sys.modules["nbgraph.tensor.scalar"]
+    from nbgraph.tensor.elemwise import Elemwise
+
+    sx, sy = S.float64("x"), S.float32("y")
+    two = Elemwise(S.Composite([sx, sy], [sx * 2.0 + sy, sy * sy]))
+    x, y = nt.dvector("x"), nt.fvector("y")
+    f = cfun([x, y], two(x, y))
+    assert "nbg_stream(" in codegen.node_kernel(f.program.nodes[0]).body
+    n = (16 << 20) // 8 + 4097
+    a, b = values(n + 1, "float64", 24), values(n, "float32", 25)
+    for u in (a[:n], a[1:]):
+        got = f(u, b)
+        np.testing.assert_array_equal(got[0], u * 2.0 + b)
+        np.testing.assert_array_equal(got[1], b * b)
 
 
 def test_the_debug_linker_agrees_on_parallel_loops():
