@@ -19,6 +19,7 @@ from collections import OrderedDict
 from nbgraph.core.c_interface import CLinkerType, c_source, c_template
 from nbgraph.core.graph import Constant
 from nbgraph.linkers.c import compiler as _compiler
+from nbgraph.linkers.c import units
 from nbgraph.linkers.c.compiler import sha256
 from nbgraph.linkers.c.threads import ERRLEN, RUNTIME_VERSION
 
@@ -372,26 +373,33 @@ def module_source(kernels, info, standalone=False):
     table = ", ".join("nbg_k%d" % i for i in range(len(bodies))) or "0"
     frees = ", ".join("(nbg_freefn)%s" % f for f in freefuncs) or "0"
     first, last = _split(bodies)
+    cut = None if first or standalone else units.split_functions(bodies, _cost)
     tail = c_template(__package__, "csrc/module_tail.c", table=table, frees=frees,
                       abi=_compiler.ABI_VERSION, nkernels=len(bodies),
-                      nfreefns=len(freefuncs), attach_parts="nbg_attach_part(r);" if first
-                      else "")
+                      nfreefns=len(freefuncs), attach_parts="nbg_attach_part(r);"
+                      if first or cut else "")
+    if cut is not None:  # one function compiled beside the rest (units.split_functions)
+        moved, rest = cut
+        wanted = {block for k, body in enumerate(bodies) if body not in rest
+                  for block in needs[k]}
+        return _two_units(head, support, [b for b in support if b in wanted], [moved],
+                          rest, tail, declared=[]), kernel_index, freefuncs
     if not first:
         return "\n".join(head + support + bodies + [tail]), kernel_index, freefuncs
     wanted = {block for k in first for block in needs[k]}
     return _two_units(head, support, [b for b in support if b in wanted],
-                      [bodies[k] for k in first], [bodies[k] for k in last],
-                      tail), kernel_index, freefuncs
+                      [_global_kernel(bodies[k]) for k in first], [bodies[k] for k in last],
+                      tail, declared=[_kernel_name(bodies[k]) for k in first]), \
+        kernel_index, freefuncs
 
 
-def _two_units(head, support, own, first, last, tail):
-    """Two translation units: the first one's kernels are hidden globals the
-    second one's table names, and its own copy of nbg_rt is set through
-    nbg_attach_part when the module is bound; it holds only the support code
-    its kernels need (``own``), the second one all of it (the table's free
-    functions)."""
-    declared = [_kernel_name(body) for body in first]
-    unit1 = head + own + [_global_kernel(body) for body in first] + [
+def _two_units(head, support, own, first, last, tail, declared):
+    """Two translation units: the first one's text (``first``: kernels or
+    functions, hidden globals the second one uses, ``declared`` the kernels its
+    table names) has its own copy of nbg_rt, set through nbg_attach_part when
+    the module is bound; it holds only the support code its kernels need
+    (``own``), the second one all of it (the table's free functions)."""
+    unit1 = head + own + first + [
         "void nbg_attach_part(const nbg_runtime *r) { nbg_rt = r; }"]
     unit2 = head + support + [
         "int %s(void **, const int64_t *, char *);" % name for name in declared] + [
@@ -407,13 +415,13 @@ def _split(bodies):
     if len(bodies) < 2 or sum(len(b) for b in bodies) <= SPLIT_CHARS:
         return [], list(range(len(bodies)))
     costs = [_cost(b) for b in bodies]
-    units = ([], [])
+    parts = ([], [])
     held = [0, 0]
     for k in sorted(range(len(bodies)), key=lambda k: (-costs[k], k)):
         u = 0 if held[0] <= held[1] else 1
-        units[u].append(k)
+        parts[u].append(k)
         held[u] += costs[k]
-    return sorted(units[0]), sorted(units[1])
+    return sorted(parts[0]), sorted(parts[1])
 
 
 def _cost(body):

@@ -7,7 +7,7 @@ import pytest
 
 import nbgraph as ng
 import nbgraph.tensor as nt
-from nbgraph.linkers.c import codegen
+from nbgraph.linkers.c import codegen, units
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.linkers.c.cdef import write_ffi_module
 from nbgraph.linkers.c.compiler import probe
@@ -169,6 +169,7 @@ def test_a_big_module_compiles_as_two_translation_units_with_the_same_values(
     xv = np.linspace(-1, 1, 20).reshape(4, 5)
     sources = module_sources
     results = {}
+    monkeypatch.setattr(units, "MIN_MOVED_COST", 10**9)  # (no function moved alone)
     for limit in (10**9, 0):  # one unit, then two
         monkeypatch.setattr(codegen, "SPLIT_CHARS", limit)
         with config.change(cache_dir=str(tmp_path / str(limit))):

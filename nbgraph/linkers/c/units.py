@@ -1,0 +1,204 @@
+"""Splitting a one-unit module by function: its heaviest helper compiled beside it.
+
+A module too small to be split by kernels (:data:`codegen.SPLIT_CHARS
+<nbgraph.linkers.c.codegen.SPLIT_CHARS>`) still spends most of its compile
+time on one function when it holds an elementwise loop: the -O3 row function
+(vectorised loops).  On two cores that function compiles in a translation unit
+of its own while the other unit compiles the rest (:func:`split_functions`).
+Five random 6-op chains (valgrind, compiler instructions): 187-252 million in
+one unit, 113-173 + 143-152 million in two, so the longer unit is 22-35%
+shorter (x * 2.0 + y, whose row has the streaming loop too: 369 -> 304 + 137);
+the compiler does ~30% more work in all (each unit parses the prelude and
+starts GCC's back end, ~60-70 million instructions), and the objects are
+linked by a command of their own.
+
+Moving a function must not change the machine code of any function, so that a
+kernel's results never depend on how its module was cut (libmvec's vector
+functions and libm's scalar ones may round differently): a function is moved
+only when no function calls it (its address is taken, e.g. handed to the
+runtime's row driver, so the compiler can neither inline nor specialise it in
+either place), and every helper it calls is declared ``NBG_NOINLINE`` (each
+stays one function whichever unit it is in).  The moved function and the
+helpers it calls lose ``static`` (modules are built with
+``-fvisibility=hidden``: they stay private to the library); each unit declares
+what it uses from the other.  Functions compiled at -O1 (``NBG_GLUE``,
+``NBG_STRIDED_ROW``) are never moved: they are the cheap rest.
+
+Only plain generated C is cut: top-level functions, declarations, typedefs and
+``#define`` lines; text with a preprocessor conditional or a static variable
+at top level (whose two copies would differ) is left in one unit.
+"""
+
+import re
+
+__all__ = ["top_level", "split_functions", "MIN_MOVED_COST"]
+
+#: A function is moved to a unit of its own only when its estimated compile work
+#: (:func:`nbgraph.linkers.c.codegen._cost`, characters: its length plus 9000 per
+#: loop) is at least this: any -O3 function with a loop (a row of a 6-op chain
+#: weighs 19-48 thousand).
+MIN_MOVED_COST = 10_000
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+#: A function compiled at -O1 inside -O3 modules: cheap to compile, never moved.
+_LIGHT = ("NBG_GLUE", "NBG_STRIDED_ROW", "optimize(")
+
+
+class Item:
+    """One top-level piece of C: ``text``, and for a function definition its
+    ``name`` and ``header`` (the text before its body)."""
+
+    def __init__(self, text, name=None, header=None):
+        self.text = text
+        self.name = name
+        self.header = header
+
+    def prototype(self):
+        """The function's declaration, not static."""
+        return _unstatic(self.header).rstrip() + ";"
+
+    def definition(self):
+        """The function's definition, not static."""
+        return _unstatic(self.header) + self.text[len(self.header):]
+
+
+def _unstatic(header):
+    return re.sub(r"(^|\s)static\s", r"\1", header, count=1)
+
+
+def _skip_literal(text, i):
+    """The index after the string, character literal or comment starting at ``i``
+    (or ``i`` when none starts there)."""
+    c = text[i]
+    if text.startswith("/*", i):
+        end = text.find("*/", i + 2)
+        return len(text) if end < 0 else end + 2
+    if text.startswith("//", i):
+        end = text.find("\n", i)
+        return len(text) if end < 0 else end
+    if c in "\"'":
+        j = i + 1
+        while j < len(text) and text[j] != c:
+            j += 2 if text[j] == "\\" else 1
+        return j + 1
+    return i
+
+
+def top_level(text):
+    """The top-level :class:`Item` s of the C ``text`` in order, or None when it
+    holds something this module does not cut (a preprocessor conditional, a
+    static variable, unbalanced braces)."""
+    items, start, depth, i, function = [], 0, 0, 0, False
+    while i < len(text):
+        j = _skip_literal(text, i)
+        if j != i:
+            i = j
+            continue
+        c = text[i]
+        if c == "#" and depth == 0 and not text[start:i].strip():
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end + 1
+            line = text[i:end]
+            if not line.lstrip("# \t").startswith("define") or line.rstrip().endswith("\\"):
+                return None
+            items.append(Item(text[start:end]))
+            start = i = end
+            continue
+        if c == "{":
+            if depth == 0:
+                function = text[start:i].rstrip().endswith(")")
+                if function:
+                    header_end = i
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth < 0:
+                return None
+            if depth == 0 and function:
+                item = _function(text[start:i + 1], header_end - start)
+                if item is None:
+                    return None
+                items.append(item)
+                start, function = i + 1, False
+        elif c == ";" and depth == 0:
+            piece = text[start:i + 1]
+            if _is_variable(piece):
+                return None
+            items.append(Item(piece))
+            start = i + 1
+        i += 1
+    if depth != 0 or text[start:].strip():
+        return None
+    return items
+
+
+def _function(text, header_end):
+    """The :class:`Item` of a function definition, or None."""
+    header = text[:header_end]
+    close = header.rstrip()
+    level, k = 0, len(close) - 1
+    while k >= 0:  # the parameter list's "("
+        level += {")": 1, "(": -1}.get(close[k], 0)
+        if level == 0:
+            break
+        k -= 1
+    names = _IDENT.findall(close[:k])
+    if k < 0 or not names:
+        return None
+    return Item(text, names[-1], header)
+
+
+def _is_variable(piece):
+    """Whether a top-level declaration defines a static variable (state that two
+    units would each have a copy of)."""
+    words = piece.strip()
+    if words.startswith("typedef") or "(" in words.split("=")[0]:
+        return False  # a type, or a function's prototype
+    return words.startswith("static") or "=" in words
+
+
+def _calls(body, name):
+    """Whether ``body`` calls ``name`` (its name followed by an argument list)."""
+    return re.search(r"\b%s\s*\(" % re.escape(name), body) is not None
+
+
+def split_functions(bodies, cost):
+    """``(moved, rest)`` for the kernel bodies of a one-unit module: ``moved`` the
+    text of the other unit's functions (the helpers it calls declared), ``rest``
+    the bodies with that function declared instead of defined; None when no
+    function is worth moving or may be (see the module docstring).  ``cost``
+    estimates a function's compile work (:func:`~nbgraph.linkers.c.codegen._cost`)."""
+    best = None
+    for k, body in enumerate(bodies):
+        items = top_level(body)
+        if items is None:
+            continue
+        for item in items:
+            if item.name is None or any(mark in item.header for mark in _LIGHT):
+                continue
+            weight = cost(item.text)
+            if weight >= MIN_MOVED_COST and (best is None or weight > best[0]):
+                best = (weight, k, items, item)
+    if best is None:
+        return None
+    _, k, items, moved = best
+    functions = {item.name: item for item in items if item.name is not None}
+    others = [b for j, b in enumerate(bodies) if j != k]
+    if any(_calls(item.text, moved.name) for item in items if item is not moved) \
+            or any(moved.name in b for b in others):
+        return None
+    called = [item for name, item in functions.items()
+              if item is not moved and _calls(moved.text[len(moved.header):], name)]
+    if any("NBG_NOINLINE" not in item.header for item in called):
+        return None
+    shared = [item.text for item in items if item.name is None]
+    unit = shared + [item.prototype() for item in called] + [moved.definition()]
+    rest = []
+    for item in items:
+        if item is moved:
+            rest.append(item.prototype())
+        elif item in called:
+            rest.append(item.definition())
+        else:
+            rest.append(item.text)
+    return "\n".join(unit), bodies[:k] + ["\n".join(rest)] + bodies[k + 1:]

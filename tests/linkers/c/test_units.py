@@ -1,0 +1,97 @@
+"""A one-unit module cut by function (linkers/c/units.py): what is cut, and the same bits."""
+
+import numpy as np
+import pytest
+
+import nbgraph as ng
+import nbgraph.tensor as nt
+from nbgraph.config import config
+from nbgraph.linkers.c import codegen, units
+
+_ROW = """typedef struct { char none; } ctx_t;
+#define TWICE(x) (2 * (x))
+static NBG_NOINLINE int slow(const ctx_t *c, double *p, long n) {
+    long i; for (i = 0; i < n; i++) p[i] = TWICE(p[i]); return 0;
+}
+static int row(const void *c, double *p, long n) {
+    long i; if (n < 0) return slow((const ctx_t *)c, p, n);
+    for (i = 0; i < n; i++) p[i] += 1.0; /* "{" in a comment */ return 0;
+}
+NBG_GLUE
+static int kernel(void **ptrs, const long *dims, char *err) {
+    const char *text = "} ;";
+    return run(row, ptrs, dims, err, text);
+}
+"""
+
+
+def _heavy(text):
+    return 10**6 if "row(" in text.split("{")[0] else 0
+
+
+def test_top_level_items_of_generated_c():
+    items = units.top_level(_ROW)
+    assert [item.name for item in items] == [None, None, "slow", "row", "kernel"]
+    assert "ctx_t;" in items[0].text and items[1].text.lstrip().startswith("#define")
+    assert items[4].header.lstrip().startswith("NBG_GLUE")
+    assert "".join(item.text for item in items) == _ROW.rstrip()
+
+
+@pytest.mark.parametrize("text", [
+    "#if 1\nstatic int f(void) { return 1; }\n#endif\n",  # a conditional
+    "static int state = 0;\nstatic int f(void) { return state++; }\n",  # a static variable
+    "static int f(void) { return 1; }\n}\n",  # unbalanced
+])
+def test_text_it_does_not_cut(text):
+    assert units.top_level(text) is None
+
+
+def test_the_heaviest_function_moves_with_its_helpers_declared():
+    moved, rest = units.split_functions([_ROW], _heavy)
+    assert "int row(const void *c" in moved and "static int row" not in moved
+    assert "NBG_NOINLINE int slow(const ctx_t *c, double *p, long n);" in moved
+    assert "typedef struct { char none; } ctx_t;" in moved and "#define TWICE" in moved
+    assert "int row(const void *c, double *p, long n);" in rest[0]
+    assert "\nNBG_NOINLINE int slow(" in rest[0]  # defined here, not static
+    assert "static int kernel(" in rest[0]
+
+
+def test_a_called_function_or_an_inlinable_helper_is_not_moved():
+    called = _ROW.replace("return run(row,", "row(0, 0, 0); return run(row,")
+    assert units.split_functions([called], _heavy) is None
+    inlinable = _ROW.replace("static NBG_NOINLINE int slow", "static int slow")
+    assert units.split_functions([inlinable], _heavy) is None
+    assert units.split_functions([_ROW], lambda text: 10) is None  # not worth a unit
+
+
+@pytest.mark.parametrize("build", [
+    lambda x, y: nt.tanh(nt.exp(x) * y) - nt.maximum(x, y),
+    lambda x, y: x * 2.0 + y,
+    lambda x, y: nt.sigmoid(nt.sin(x + y)) / nt.log1p(abs(y)),
+])
+def test_a_module_cut_by_function_computes_the_same_bits(build, tmp_path, monkeypatch):
+    sources = []
+    real = codegen.module_source
+
+    def spy(*args, **kwargs):
+        found = real(*args, **kwargs)
+        sources.append(found[0])
+        return found
+    monkeypatch.setattr(codegen, "module_source", spy)
+    rng = np.random.default_rng(3)
+    xv, yv = rng.standard_normal(1001) * 3, rng.standard_normal(1001) * 3
+    xv[::7] = np.nan
+    results = []
+    for limit in (10**9, units.MIN_MOVED_COST):  # one unit, then the row function apart
+        monkeypatch.setattr(units, "MIN_MOVED_COST", limit)
+        with config.change(cache_dir=str(tmp_path / str(limit))):
+            x, y = nt.dvector("x"), nt.dvector("y")
+            f = ng.function([x, y], build(x, y), linker="c")
+            results.append(np.array(f(xv, yv)))
+            results.append(np.array(f(xv[::3], yv[::3])))  # strided rows (the other unit's)
+    assert len(codegen.source_parts(sources[-2])) == 1
+    first, second = codegen.source_parts(sources[-1])
+    assert "_row(" in first and "nbg_table" in second
+    assert "void nbg_attach_part(const nbg_runtime *r) { nbg_rt = r; }" in first
+    for whole, cut in zip(results[:2], results[2:], strict=True):
+        assert whole.tobytes() == cut.tobytes()
