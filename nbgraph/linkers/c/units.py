@@ -40,6 +40,8 @@ __all__ = ["top_level", "split_functions", "MIN_MOVED_COST"]
 MIN_MOVED_COST = 10_000
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+_HIDDEN = '__attribute__((visibility("hidden"))) '
+
 #: A function compiled at -O1 inside -O3 modules: cheap to compile, never moved.
 _LIGHT = ("NBG_GLUE", "NBG_STRIDED_ROW", "optimize(")
 
@@ -54,8 +56,10 @@ class Item:
         self.header = header
 
     def prototype(self):
-        """The function's declaration, not static."""
-        return _unstatic(self.header).rstrip() + ";"
+        """The function's declaration, not static, hidden (-fvisibility=hidden
+        applies to definitions: a declaration says so itself, so the other unit
+        calls it and takes its address directly, not through the GOT)."""
+        return _HIDDEN + _unstatic(self.header).strip() + ";"
 
     def definition(self):
         """The function's definition, not static."""

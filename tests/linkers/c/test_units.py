@@ -49,9 +49,10 @@ def test_text_it_does_not_cut(text):
 def test_the_heaviest_function_moves_with_its_helpers_declared():
     moved, rest = units.split_functions([_ROW], _heavy)
     assert "int row(const void *c" in moved and "static int row" not in moved
-    assert "NBG_NOINLINE int slow(const ctx_t *c, double *p, long n);" in moved
+    hidden = '__attribute__((visibility("hidden"))) '
+    assert hidden + "NBG_NOINLINE int slow(const ctx_t *c, double *p, long n);" in moved
     assert "typedef struct { char none; } ctx_t;" in moved and "#define TWICE" in moved
-    assert "int row(const void *c, double *p, long n);" in rest[0]
+    assert hidden + "int row(const void *c, double *p, long n);" in rest[0]
     assert "\nNBG_NOINLINE int slow(" in rest[0]  # defined here, not static
     assert "static int kernel(" in rest[0]
 
