@@ -37,9 +37,10 @@ ERROR_CODES = {1: ValueError, 2: TypeError, 3: IndexError, 4: MemoryError, 5: Ru
 #: each part repeats the prelude and support code, which costs less than the
 #: compiler's time on the kernels of a big module (a 12-layer MLP's gradient).
 #: The parts are balanced by their kernels' estimated compile work
-#: (:func:`_cost`; counting the support code a part needs too was measured:
-#: the 12-layer MLP's parts, 1659 and 1664 million compiler instructions,
-#: became 1475 and 1848).
+#: (:func:`_cost`), the second part starting with the support code it always
+#: holds, the first gaining what its kernels need (the 12-layer MLP's parts:
+#: 1441 + 1170 million compiler instructions -> 1376 + 1237, valgrind; Dot's
+#: packing function is support code of the second part).
 SPLIT_CHARS = 24_000
 
 #: What one loop of a kernel weighs in :func:`_cost`, in characters of its text.
@@ -372,7 +373,7 @@ def module_source(kernels, info, standalone=False):
              for h in headers if h not in standard]
     table = ", ".join("nbg_k%d" % i for i in range(len(bodies))) or "0"
     frees = ", ".join("(nbg_freefn)%s" % f for f in freefuncs) or "0"
-    first, last = _split(bodies)
+    first, last = _split(bodies, needs, support)
     cut = None if first or standalone else units.split_functions(bodies, _cost)
     tail = c_template(__package__, "csrc/module_tail.c", table=table, frees=frees,
                       abi=_compiler.ABI_VERSION, nkernels=len(bodies),
@@ -407,21 +408,44 @@ def _two_units(head, support, own, first, last, tail, declared):
     return "\n".join(unit1) + PART_MARK + "\n".join(unit2)
 
 
-def _split(bodies):
+def _split(bodies, needs=(), support=()):
     """(positions of the kernels of a first translation unit, of the others), each
     in table order: no first one for a module below :data:`SPLIT_CHARS`, else
     about half the estimated compile work each (:func:`_cost`; the heaviest
-    kernel first, each to the lighter unit; ties by position)."""
+    kernel first, each to the lighter unit; ties by position).  The second unit
+    holds every ``support`` block, the first one those its kernels need
+    (``needs[k]``: kernel ``k``'s blocks), so each unit starts with, and the
+    first one gains, that support code's estimated work too (support-object
+    sections left out: they compile apart)."""
     if len(bodies) < 2 or sum(len(b) for b in bodies) <= SPLIT_CHARS:
         return [], list(range(len(bodies)))
     costs = [_cost(b) for b in bodies]
+    block_cost = {block: _cost(_without_objects(block)) for block in support}
     parts = ([], [])
-    held = [0, 0]
+    held = [0, sum(block_cost.values())]
+    have = set()
     for k in sorted(range(len(bodies)), key=lambda k: (-costs[k], k)):
         u = 0 if held[0] <= held[1] else 1
         parts[u].append(k)
         held[u] += costs[k]
+        if u == 0 and k < len(needs):
+            new = [b for b in needs[k] if b not in have and b in block_cost]
+            held[0] += sum(block_cost[b] for b in new)
+            have.update(new)
     return sorted(parts[0]), sorted(parts[1])
+
+
+def _without_objects(block):
+    """A support block's text without its support-object sections."""
+    from nbgraph.linkers.c import support
+
+    while support.BEGIN in block and support.END in block:
+        start = block.index(support.BEGIN)
+        end = block.find(support.END, start)
+        if end < 0:
+            break
+        block = block[:start] + block[end + len(support.END):]
+    return block
 
 
 def _cost(body):
