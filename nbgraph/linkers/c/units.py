@@ -12,17 +12,21 @@ the compiler does ~30% more work in all (each unit parses the prelude and
 starts GCC's back end, ~60-70 million instructions), and the objects are
 linked by a command of their own.
 
-Moving a function must not change the machine code of any function, so that a
-kernel's results never depend on how its module was cut (libmvec's vector
-functions and libm's scalar ones may round differently): a function is moved
-only when no function calls it (its address is taken, e.g. handed to the
-runtime's row driver, so the compiler can neither inline nor specialise it in
-either place), and every helper it calls is declared ``NBG_NOINLINE`` (each
-stays one function whichever unit it is in).  The moved function and the
-helpers it calls lose ``static`` (modules are built with
+Moving a function must not change a kernel's results whichever way its module
+was cut (libmvec's vector functions and libm's scalar ones may round
+differently, so no loop may be vectorised otherwise than in one unit): a
+function is moved only when no function calls it (its address is taken, e.g.
+handed to the runtime's row driver, so the compiler can neither inline nor
+specialise it in either place), and every function it names is declared
+``NBG_NOINLINE`` and compiled at -O1 (``NBG_STRIDED_ROW``, ``NBG_GLUE``: no
+vectorisation at -O1, so what the compiler's interprocedural passes may do
+differently to such a helper, called from the other unit, e.g. keep a
+parameter it would drop, changes no value).  The moved function and the
+helpers it names lose ``static`` (modules are built with
 ``-fvisibility=hidden``: they stay private to the library); each unit declares
-what it uses from the other.  Functions compiled at -O1 (``NBG_GLUE``,
-``NBG_STRIDED_ROW``) are never moved: they are the cheap rest.
+what it uses from the other.  Functions compiled at -O1 are never moved: they
+are the cheap rest.  A reduction, whose row functions call -O3 helpers and
+hand tasks to the thread pool, stays in one unit.
 
 Only plain generated C is cut: top-level functions, declarations, typedefs and
 ``#define`` lines; text with a preprocessor conditional or a static variable
@@ -168,41 +172,61 @@ def _calls(body, name):
 
 def split_functions(bodies, cost):
     """``(moved, rest)`` for the kernel bodies of a one-unit module: ``moved`` the
-    text of the other unit's functions (the helpers it calls declared), ``rest``
+    text of the other unit's function (the helpers it names declared), ``rest``
     the bodies with that function declared instead of defined; None when no
-    function is worth moving or may be (see the module docstring).  ``cost``
-    estimates a function's compile work (:func:`~nbgraph.linkers.c.codegen._cost`)."""
-    best = None
+    function is worth moving and may be (see the module docstring): the heaviest
+    one that may is moved.  ``cost`` estimates a function's compile work
+    (:func:`~nbgraph.linkers.c.codegen._cost`)."""
+    candidates = []
     for k, body in enumerate(bodies):
         items = top_level(body)
         if items is None:
             continue
-        for item in items:
+        for n, item in enumerate(items):
             if item.name is None or any(mark in item.header for mark in _LIGHT):
                 continue
             weight = cost(item.text)
-            if weight >= MIN_MOVED_COST and (best is None or weight > best[0]):
-                best = (weight, k, items, item)
-    if best is None:
-        return None
-    _, k, items, moved = best
-    functions = {item.name: item for item in items if item.name is not None}
-    others = [b for j, b in enumerate(bodies) if j != k]
-    if any(_calls(item.text, moved.name) for item in items if item is not moved) \
+            if weight >= MIN_MOVED_COST:
+                candidates.append((-weight, k, n, items))
+    for _, k, n, items in sorted(candidates, key=lambda c: c[:3]):
+        named = _movable(items, items[n], [b for j, b in enumerate(bodies) if j != k])
+        if named is not None:
+            moved, rest = _cut(items, items[n], named)
+            return moved, bodies[:k] + [rest] + bodies[k + 1:]
+    return None
+
+
+def _movable(items, moved, others):
+    """The functions of ``items`` that ``moved`` names, when it may be moved (see
+    the module docstring), else None."""
+    if any(_calls(_body(item), moved.name) for item in items if item is not moved) \
             or any(moved.name in b for b in others):
         return None
-    called = [item for name, item in functions.items()
-              if item is not moved and _calls(moved.text[len(moved.header):], name)]
-    if any("NBG_NOINLINE" not in item.header for item in called):
-        return None
+    body = _body(moved)
+    named = [item for item in items  # called, or their address taken
+             if item.name is not None and item is not moved
+             and re.search(r"\b%s\b" % re.escape(item.name), body)]
+    for item in named:  # see the module docstring
+        if "NBG_NOINLINE" not in item.header or not any(m in item.header for m in _LIGHT):
+            return None
+    return named
+
+
+def _body(item):
+    """An item's text after its function header (all of it for other items)."""
+    return item.text[len(item.header or ""):]
+
+
+def _cut(items, moved, named):
+    """(the moved unit's text, the rest of the kernel's text)."""
     shared = [item.text for item in items if item.name is None]
-    unit = shared + [item.prototype() for item in called] + [moved.definition()]
+    unit = shared + [item.prototype() for item in named] + [moved.definition()]
     rest = []
     for item in items:
         if item is moved:
             rest.append(item.prototype())
-        elif item in called:
+        elif item in named:
             rest.append(item.definition())
         else:
             rest.append(item.text)
-    return "\n".join(unit), bodies[:k] + ["\n".join(rest)] + bodies[k + 1:]
+    return "\n".join(unit), "\n".join(rest)

@@ -10,7 +10,7 @@ from nbgraph.linkers.c import codegen, units
 
 _ROW = """typedef struct { char none; } ctx_t;
 #define TWICE(x) (2 * (x))
-static NBG_NOINLINE int slow(const ctx_t *c, double *p, long n) {
+static NBG_NOINLINE NBG_STRIDED_ROW int slow(const ctx_t *c, double *p, long n) {
     long i; for (i = 0; i < n; i++) p[i] = TWICE(p[i]); return 0;
 }
 static int row(const void *c, double *p, long n) {
@@ -50,23 +50,29 @@ def test_the_heaviest_function_moves_with_its_helpers_declared():
     moved, rest = units.split_functions([_ROW], _heavy)
     assert "int row(const void *c" in moved and "static int row" not in moved
     hidden = '__attribute__((visibility("hidden"))) '
-    assert hidden + "NBG_NOINLINE int slow(const ctx_t *c, double *p, long n);" in moved
+    assert hidden + "NBG_NOINLINE NBG_STRIDED_ROW int slow(const ctx_t *c, double *p, long n);" \
+        in moved
     assert "typedef struct { char none; } ctx_t;" in moved and "#define TWICE" in moved
     assert hidden + "int row(const void *c, double *p, long n);" in rest[0]
-    assert "\nNBG_NOINLINE int slow(" in rest[0]  # defined here, not static
+    assert "\nNBG_NOINLINE NBG_STRIDED_ROW int slow(" in rest[0]  # defined here, not static
     assert "static int kernel(" in rest[0]
 
 
 def test_a_called_function_or_an_inlinable_helper_is_not_moved():
     called = _ROW.replace("return run(row,", "row(0, 0, 0); return run(row,")
     assert units.split_functions([called], _heavy) is None
-    inlinable = _ROW.replace("static NBG_NOINLINE int slow", "static int slow")
-    assert units.split_functions([inlinable], _heavy) is None
+    for helper in ("static int slow", "static NBG_NOINLINE int slow",  # inlinable, -O3
+                   "static NBG_STRIDED_ROW int slow"):
+        text = _ROW.replace("static NBG_NOINLINE NBG_STRIDED_ROW int slow", helper)
+        assert units.split_functions([text], _heavy) is None
+        task = text.replace("return slow((const ctx_t *)c, p, n);", "return go(slow, c);")
+        assert units.split_functions([task], _heavy) is None  # an -O3 task, by address
     assert units.split_functions([_ROW], lambda text: 10) is None  # not worth a unit
 
 
 @pytest.mark.parametrize("build", [
     lambda x, y: nt.tanh(nt.exp(x) * y) - nt.maximum(x, y),
+    lambda x, y: (x * y).all() + nt.tanh(x),  # a reduction stays whole, the row moves
     lambda x, y: x * 2.0 + y,
     lambda x, y: nt.sigmoid(nt.sin(x + y)) / nt.log1p(abs(y)),
 ])
@@ -82,6 +88,7 @@ def test_a_module_cut_by_function_computes_the_same_bits(build, tmp_path, monkey
     rng = np.random.default_rng(3)
     xv, yv = rng.standard_normal(1001) * 3, rng.standard_normal(1001) * 3
     xv[::7] = np.nan
+    monkeypatch.setattr(codegen, "SPLIT_CHARS", 10**9)  # (no module split by kernels)
     results = []
     for limit in (10**9, units.MIN_MOVED_COST):  # one unit, then the row function apart
         monkeypatch.setattr(units, "MIN_MOVED_COST", limit)
@@ -92,7 +99,7 @@ def test_a_module_cut_by_function_computes_the_same_bits(build, tmp_path, monkey
             results.append(np.array(f(xv[::3], yv[::3])))  # strided rows (the other unit's)
     assert len(codegen.source_parts(sources[-2])) == 1
     first, second = codegen.source_parts(sources[-1])
-    assert "_row(" in first and "nbg_table" in second
+    assert "nbg_table" in second and "nbg_table" not in first
     assert "void nbg_attach_part(const nbg_runtime *r) { nbg_rt = r; }" in first
     for whole, cut in zip(results[:2], results[2:], strict=True):
         assert whole.tobytes() == cut.tobytes()
