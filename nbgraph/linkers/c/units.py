@@ -182,34 +182,57 @@ def split_functions(bodies, cost):
         items = top_level(body)
         if items is None:
             continue
-        for n, item in enumerate(items):
+        others = [b for j, b in enumerate(bodies) if j != k]
+        for item in items:
             if item.name is None or any(mark in item.header for mark in _LIGHT):
                 continue
-            weight = cost(item.text)
-            if weight >= MIN_MOVED_COST:
-                candidates.append((-weight, k, n, items))
-    for _, k, n, items in sorted(candidates, key=lambda c: c[:3]):
-        named = _movable(items, items[n], [b for j, b in enumerate(bodies) if j != k])
-        if named is not None:
-            moved, rest = _cut(items, items[n], named)
-            return moved, bodies[:k] + [rest] + bodies[k + 1:]
-    return None
+            found = _movable(items, item, others)
+            if found is not None:
+                weight = sum(cost(f.text) for f in found[0])
+                if weight >= MIN_MOVED_COST:
+                    candidates.append((-weight, k, items.index(item), items, found))
+    if not candidates:
+        return None
+    _, k, _, items, (group, named) = min(candidates, key=lambda c: c[:3])
+    moved, rest = _cut(items, group, named)
+    return moved, bodies[:k] + [rest] + bodies[k + 1:]
+
+
+def _light(item):
+    """A helper that may stay in the other unit: never inlined, compiled at -O1."""
+    return "NBG_NOINLINE" in item.header and any(m in item.header for m in _LIGHT)
 
 
 def _movable(items, moved, others):
-    """The functions of ``items`` that ``moved`` names, when it may be moved (see
-    the module docstring), else None."""
+    """``(group, named)`` when ``moved`` may be moved (see the module docstring):
+    ``group`` it and the -O3 helpers only it (transitively) names, which move
+    with it, still static; ``named`` the light helpers the group names, which
+    stay; else None."""
     if any(_calls(_body(item), moved.name) for item in items if item is not moved) \
             or any(moved.name in b for b in others):
         return None
-    body = _body(moved)
-    named = [item for item in items  # called, or their address taken
-             if item.name is not None and item is not moved
-             and re.search(r"\b%s\b" % re.escape(item.name), body)]
-    for item in named:  # see the module docstring
-        if "NBG_NOINLINE" not in item.header or not any(m in item.header for m in _LIGHT):
-            return None
-    return named
+    functions = [item for item in items if item.name is not None]
+    group = [moved]
+    grew = True
+    while grew:
+        grew = False
+        for item in functions:
+            if item in group or _light(item) or not any(_names(g, item) for g in group):
+                continue
+            if any(_names(other, item) for other in items if other not in group) \
+                    or any(item.name in b for b in others):
+                return None  # an -O3 helper used elsewhere too: stays with its callers
+            group.append(item)
+            grew = True
+    named = [item for item in functions if item not in group
+             and any(_names(g, item) for g in group)]
+    return group, named
+
+
+def _names(user, item):
+    """Whether ``user``'s body names the function ``item``."""
+    return item is not user and re.search(r"\b%s\b" % re.escape(item.name),
+                                           _body(user)) is not None
 
 
 def _body(item):
@@ -217,16 +240,20 @@ def _body(item):
     return item.text[len(item.header or ""):]
 
 
-def _cut(items, moved, named):
-    """(the moved unit's text, the rest of the kernel's text)."""
+def _cut(items, group, named):
+    """(the moved unit's text, the rest of the kernel's text): ``group[0]`` is
+    the moved function (no longer static), the others move as they are."""
+    moved = group[0]
     shared = [item.text for item in items if item.name is None]
-    unit = shared + [item.prototype() for item in named] + [moved.definition()]
+    unit = shared + [item.prototype() for item in named] + [
+        item.definition() if item is moved else item.text
+        for item in items if item in group]
     rest = []
     for item in items:
         if item is moved:
             rest.append(item.prototype())
         elif item in named:
             rest.append(item.definition())
-        else:
+        elif item not in group:
             rest.append(item.text)
     return "\n".join(unit), "\n".join(rest)
