@@ -5,10 +5,10 @@ A module too small to be split by kernels (:data:`codegen.SPLIT_CHARS
 time on one function when it holds an elementwise loop: the -O3 row function
 (vectorised loops).  On two cores that function compiles in a translation unit
 of its own while the other unit compiles the rest (:func:`split_functions`).
-Five random 6-op chains (valgrind, compiler instructions): 187-252 million in
-one unit, 113-173 + 143-152 million in two, so the longer unit is 22-35%
-shorter (x * 2.0 + y, whose row has the streaming loop too: 369 -> 304 + 137);
-the compiler does ~30% more work in all (each unit parses the prelude and
+Random 6-op chains (valgrind, compiler instructions): 189-204 million in one
+unit, 115-132 + 143-146 million in two, so the longer unit is 23-30% shorter
+(x * 2.0 + y, whose row has the streaming loop too: 264 -> 198 + 137); the
+compiler does ~30-40% more work in all (each unit parses the prelude and
 starts GCC's back end, ~60-70 million instructions), and the objects are
 linked by a command of their own.
 
@@ -17,7 +17,9 @@ was cut (libmvec's vector functions and libm's scalar ones may round
 differently, so no loop may be vectorised otherwise than in one unit): a
 function is moved only when no function calls it (its address is taken, e.g.
 handed to the runtime's row driver, so the compiler can neither inline nor
-specialise it in either place), and every function it names is declared
+specialise it in either place); the -O3 helpers only it names (e.g. the
+unit-stride loop it calls) move with it, still static, so their callers and
+uses are what they were; every other function it names is declared
 ``NBG_NOINLINE`` and compiled at -O1 (``NBG_STRIDED_ROW``, ``NBG_GLUE``: no
 vectorisation at -O1, so what the compiler's interprocedural passes may do
 differently to such a helper, called from the other unit, e.g. keep a
@@ -25,8 +27,8 @@ parameter it would drop, changes no value).  The moved function and the
 helpers it names lose ``static`` (modules are built with
 ``-fvisibility=hidden``: they stay private to the library); each unit declares
 what it uses from the other.  Functions compiled at -O1 are never moved: they
-are the cheap rest.  A reduction, whose row functions call -O3 helpers and
-hand tasks to the thread pool, stays in one unit.
+are the cheap rest.  An -O3 helper that
+other functions use too keeps the function in place.
 
 Only plain generated C is cut: top-level functions, declarations, typedefs and
 ``#define`` lines; text with a preprocessor conditional or a static variable
