@@ -24,11 +24,11 @@ uses are what they were; every other function it names is declared
 vectorisation at -O1, so what the compiler's interprocedural passes may do
 differently to such a helper, called from the other unit, e.g. keep a
 parameter it would drop, changes no value).  The moved function and the
-helpers it names lose ``static`` (modules are built with
+-O1 helpers it names lose ``static`` (modules are built with
 ``-fvisibility=hidden``: they stay private to the library); each unit declares
 what it uses from the other.  Functions compiled at -O1 are never moved: they
-are the cheap rest.  An -O3 helper that
-other functions use too keeps the function in place.
+are the cheap rest.  An -O3 helper
+that other functions use too keeps the function in place.
 
 Only plain generated C is cut: top-level functions, declarations, typedefs and
 ``#define`` lines; text with a preprocessor conditional or a static variable
