@@ -28,6 +28,9 @@ threads are used when BLAS itself would use several (its thread count,
 ``NBGRAPH_NUM_THREADS`` does not: it sizes nbgraph's C loops, whose results
 never depend on it, and a product's must not either).  After
 ``fork()`` the child starts its own helper on its first split product.
+
+Splitting is off unless :data:`SPLIT_PRODUCTS` is set: it pays only while
+other work competes for the cores (figures at :data:`SPLIT_PRODUCTS`).
 """
 
 import os
@@ -43,8 +46,11 @@ __all__ = ["SPLIT_PRODUCTS", "split_dot"]
 
 #: Whether products of more than ``blas_threads.SMALL_PRODUCT_MACS`` multiply-adds
 #: (those NumPy's BLAS would run on all its threads) are split here.  Read at every
-#: product.
-SPLIT_PRODUCTS = True
+#: product.  Off by default: on an idle 2-core machine the MLP SGD step of the bench
+#: was 14.1-14.3 ms split against 12.4-13.2 ms left to BLAS (the helper wakes slower
+#: than OpenBLAS's spinning worker); on a loaded one splitting was 15-40% faster.
+#: Set it True where other work competes for the cores.
+SPLIT_PRODUCTS = False
 
 _MAIN = threading.main_thread().ident
 

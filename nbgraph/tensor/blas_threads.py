@@ -27,11 +27,11 @@ own results depend on its thread count (float32, complex and some float64
 shapes round differently on one thread and on two), so no thread count is
 "the" NumPy answer; on one machine and thread count, results are repeatable.
 
-Products above the limit are not handed to BLAS's threads either: they are
-split in two row blocks computed on two threads of nbgraph's own, BLAS on one
-thread in each (:mod:`nbgraph.tensor.blas_split`: OpenBLAS's idle workers
-busy-wait ~0.1 s after a product, holding a core the element loops between
-products want).
+Products above the limit go to BLAS's threads, or, when
+``blas_split.SPLIT_PRODUCTS`` is set (off by default), are split in two row
+blocks computed on two threads of nbgraph's own, BLAS on one thread in each
+(:mod:`nbgraph.tensor.blas_split`: OpenBLAS's idle workers busy-wait ~0.1 s
+after a product, holding a core the element loops between products want).
 
 The limit uses ``threadpoolctl`` when it is installed and finds a BLAS; else
 nothing is limited.  It is shared by the whole process (BLAS has one thread

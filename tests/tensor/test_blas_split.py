@@ -35,8 +35,10 @@ def _close(got, a, b):
 
 
 @pytest.fixture
-def two_threads():
-    """Every BLAS library on two threads for the test (the counts restored after)."""
+def two_threads(monkeypatch):
+    """Every BLAS library on two threads for the test (the counts restored after),
+    splitting switched on (it is off by default)."""
+    monkeypatch.setattr(blas_split, "SPLIT_PRODUCTS", True)
     libs = threadpoolctl.ThreadpoolController().select(user_api="blas")
     if not libs.lib_controllers:
         pytest.skip("no BLAS library found by threadpoolctl")
