@@ -105,21 +105,24 @@ def _target_text(case, t_ours, t_np, t_jax=None, t_pt=None):
 
 #: Seconds of rest before each timed block of an interleaved case: BLAS and XLA
 #: worker threads busy-wait after their work (NumPy's OpenBLAS ~0.1 s), and
-#: without a rest they would take a core from whichever peer comes next.
+#: without a rest they would take a core from whichever peer comes next.  One
+#: untimed call after the rest then wakes the peer's own threads and caches, so
+#: the block times its steady state, as a block of ``best_time`` does.
 REST = 0.15
 
 
 def _interleaved(fns, case):
     """Best seconds per call of each callable (None stays None): ``case.repeat``
     rounds, each timing every callable in turn (``case.number`` calls after a
-    rest of :data:`REST`), so slow and fast spells of a shared machine fall on
-    every column alike."""
+    rest of :data:`REST` and one untimed call), so slow and fast spells of a
+    shared machine fall on every column alike."""
     best = [None] * len(fns)
     for _ in range(case.repeat):
         for i, fn in enumerate(fns):
             if fn is None:
                 continue
             time.sleep(REST)
+            fn()
             t = timeit.timeit(fn, number=case.number) / case.number
             best[i] = t if best[i] is None else min(best[i], t)
     return best
