@@ -36,6 +36,7 @@ at top level (whose two copies would differ) is left in one unit.
 """
 
 import re
+import threading
 
 __all__ = ["top_level", "split_functions", "MIN_MOVED_COST"]
 
@@ -172,6 +173,16 @@ def _calls(body, name):
     return re.search(r"\b%s\s*\(" % re.escape(name), body) is not None
 
 
+#: Recent answers of :func:`split_functions` (by bodies, cost and
+#: :data:`MIN_MOVED_COST`): the module text is
+#: made for every new graph, cache hits included (its digest is the cache key),
+#: and cutting the text costs ~4 ms a module, paid again for each new constant
+#: value of the same structure without this memo.
+_RECENT: dict = {}
+_RECENT_LOCK = threading.Lock()
+RECENT_SIZE = 64
+
+
 def split_functions(bodies, cost):
     """``(moved, rest)`` for the kernel bodies of a one-unit module: ``moved`` the
     text of the other unit's function (the helpers it names declared), ``rest``
@@ -179,6 +190,20 @@ def split_functions(bodies, cost):
     function is worth moving and may be (see the module docstring): the heaviest
     one that may is moved.  ``cost`` estimates a function's compile work
     (:func:`~nbgraph.linkers.c.codegen._cost`)."""
+    key = (tuple(bodies), cost, MIN_MOVED_COST)
+    with _RECENT_LOCK:
+        known = key in _RECENT
+        found = _RECENT.get(key)
+    if not known:
+        found = _split_functions(bodies, cost)
+        with _RECENT_LOCK:
+            _RECENT[key] = found
+            while len(_RECENT) > RECENT_SIZE:  # (oldest first: insertion order)
+                del _RECENT[next(iter(_RECENT))]
+    return None if found is None else (found[0], list(found[1]))
+
+
+def _split_functions(bodies, cost):
     candidates = []
     for k, body in enumerate(bodies):
         items = top_level(body)

@@ -58,6 +58,19 @@ def test_the_heaviest_function_moves_with_its_helpers_declared():
     assert "static int kernel(" in rest[0]
 
 
+def test_a_cut_is_remembered_and_its_answer_not_shared(monkeypatch):
+    calls = []
+    real = units._split_functions
+    monkeypatch.setattr(units, "_split_functions", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(units, "_RECENT", {})
+    first = units.split_functions([_ROW], _heavy)
+    first[1].append("changed by a caller")
+    again = units.split_functions([str(_ROW)], _heavy)  # (equal text, as a new graph makes)
+    assert calls == [1] and again[0] == first[0] and again[1] == [first[1][0]]
+    monkeypatch.setattr(units, "MIN_MOVED_COST", 10**9)  # (part of the key)
+    assert units.split_functions([_ROW], _heavy) is None and calls == [1, 1]
+
+
 def test_a_called_function_or_an_o3_helper_used_elsewhere_is_not_moved():
     called = _ROW.replace("return run(row,", "row(0, 0, 0); return run(row,")
     assert units.split_functions([called], _heavy) is None
