@@ -1,9 +1,10 @@
 """Elementwise loops split across the thread pool (see :mod:`nbgraph.linkers.c.threads`).
 
-The loop becomes three functions emitted before the kernel (through
+The loop becomes two row functions emitted before the kernel (through
 ``sub["helpers"]``, named after ``sub["kernel"]``) and a context struct of
-its scalar values: ``_row`` hands a row of unit strides to ``_unit`` (below)
-and rows of other strides to ``_strided`` (a plain loop, compiled at -O1, ``NBG_STRIDED_ROW``:
+its scalar values: ``_row`` runs the element code over one row of unit
+strides (a vectorisable loop over restrict pointers) and hands rows of other
+strides to ``_strided`` (a plain loop, compiled at -O1, ``NBG_STRIDED_ROW``:
 vectorising it costs compile time and such rows gain little from it, and -O1
 costs the compiler half of what -O3 without vectorisation does, for the same
 scalar code's results).  The kernel itself only checks its operands and calls

@@ -167,12 +167,6 @@ def reduce_rows(inputs, arrays, scalar_names, act, kind, acc_dtype, element, ide
           "}", "} while (nbg_iter_next(nbg_it));"] + fail
     H.append(_TASKS % {"P": P, "nops": nops, "act": act})
     sub["helpers"].append("\n".join(H))
-    # the kernel itself checks, chooses the mode and merges the units' partial
-    # results in order: glue, compiled at -O1 (codegen's NBG_GLUE; the same
-    # results: in-order scalar adds, no contraction), its element loops are
-    # the helpers above (-O3).  A 12-layer MLP module's unit holding
-    # sum(h**2): 1234M -> 1037M compiler instructions.
-    sub["glue"] = True
 
     L = ["%s_ctx nbg_c;" % P, "int nbg_mode = 0;",
          "nbg_c.fails.failed = 0; nbg_c.fails.status = 0; nbg_c.fails.err = nbg_err;",

@@ -99,23 +99,10 @@ def test_an_elementwise_kernel_is_glue_and_its_strided_row_is_compiled_at_o1():
     assert "NBG_GLUE\nstatic int NBG_KERNEL_NAME(void **nbg_ptrs" in ks.body
     assert re.search(r"static NBG_NOINLINE NBG_STRIDED_ROW int \w+_strided\(", ks.body)
     assert re.search(r"^static int \w+_row\(", ks.body, re.M)
-    # the unit-stride loop's operands are restrict parameters (no aliasing versions)
-    assert re.search(r"^static int \w+_unit\(const \w+_ctx \*nbg_c, const double \*restrict "
-                     r"nbg_p0, ", ks.body, re.M)
     scalar = codegen.node_kernel((nt.dscalar("a") + nt.dscalar("b")).owner)
     assert "NBG_GLUE" not in scalar.body  # 0-d: the element is computed in the kernel
     head = codegen.prelude(None)
     assert '#define NBG_GLUE __attribute__((optimize("O1")))' in head
-
-
-def test_a_reduction_kernel_is_glue_and_its_loops_are_helpers():
-    """A reduction's kernel checks, picks the mode and merges partial results in
-    order (NBG_GLUE); the element loops are its helper functions."""
-    x = nt.dmatrix("x")
-    ks = codegen.node_kernel(((x - 1.0) ** 2).sum(axis=1).owner)
-    assert "NBG_GLUE\nstatic int NBG_KERNEL_NAME(void **nbg_ptrs" in ks.body
-    kernel = ks.body[ks.body.index("NBG_GLUE\nstatic int NBG_KERNEL_NAME"):]
-    assert "_seg(" in ks.body and "_seg(" not in kernel
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
