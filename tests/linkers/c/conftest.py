@@ -17,6 +17,7 @@ import nbgraph.tensor as nt
 from nbgraph.core.graph import Apply
 from nbgraph.core.c_interface import CLinkerOp
 from nbgraph.core.op import Op
+from nbgraph.linkers.c import codegen
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -128,3 +129,17 @@ def meet_inside_kernels(functions, timeout=60.0):
 def rendezvous():
     """``(RendezvousOp, meet_inside_kernels)``: the load-independent GIL check."""
     return RendezvousOp, meet_inside_kernels
+
+
+@pytest.fixture
+def module_sources(monkeypatch):
+    """The source text of every module generated during the test, in order."""
+    sources = []
+    real = codegen.module_source
+
+    def spy(*args, **kwargs):
+        found = real(*args, **kwargs)
+        sources.append(found[0])
+        return found
+    monkeypatch.setattr(codegen, "module_source", spy)
+    return sources

@@ -122,20 +122,6 @@ def test_strided_and_broadcast_rows_give_the_contiguous_values_for_exact_ops(dty
             np.testing.assert_array_equal(f(*args), want)
 
 
-@pytest.fixture
-def module_sources(monkeypatch):
-    """The source text of every module generated during the test, in order."""
-    sources = []
-    real = codegen.module_source
-
-    def spy(*args, **kwargs):
-        found = real(*args, **kwargs)
-        sources.append(found[0])
-        return found
-    monkeypatch.setattr(codegen, "module_source", spy)
-    return sources
-
-
 def _layers(n):
     x = nt.dmatrix("x")
     h, params = x, []

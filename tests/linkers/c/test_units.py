@@ -90,15 +90,9 @@ def test_a_called_function_or_an_o3_helper_used_elsewhere_is_not_moved():
     lambda x, y: x * 2.0 + y,
     lambda x, y: nt.sigmoid(nt.sin(x + y)) / nt.log1p(abs(y)),
 ])
-def test_a_module_cut_by_function_computes_the_same_bits(build, tmp_path, monkeypatch):
-    sources = []
-    real = codegen.module_source
-
-    def spy(*args, **kwargs):
-        found = real(*args, **kwargs)
-        sources.append(found[0])
-        return found
-    monkeypatch.setattr(codegen, "module_source", spy)
+def test_a_module_cut_by_function_computes_the_same_bits(build, tmp_path, monkeypatch,
+                                                        module_sources):
+    sources = module_sources
     rng = np.random.default_rng(3)
     xv, yv = rng.standard_normal(1001) * 3, rng.standard_normal(1001) * 3
     xv[::7] = np.nan
