@@ -2,180 +2,244 @@
 #define NBG_DOTSK_${S}
 /* Skinny products: C (M x N) = A (M x K) . B (K x N) with few output columns
    (N <= NBG_${S}_SKN: 96 bytes of a row, 12 doubles or 24 floats) and A of
-   the compute type with unit stride along one axis.  B is packed once into
-   K rows of W = nv vectors (zero padded); the columns run in passes of at
-   most three vectors (one pass on AVX).  No panel of A is packed (a general
-   product packs all of A for a few columns):
-   * rows (A's rows contiguous): 4 rows of C in 4 x nv vector accumulators,
-     A's rows streamed once, the packed B read from cache;
-   * columns (A's columns contiguous: A = X.T, the gradient X.T . G): per 4
-     rows of X and B, each output row's nv accumulators in a padded block of
-     at most NBG_DOT_SK_CROWS rows (in L1/L2) take 4 multiply-adds.
-   Both split the output rows in blocks across the pool; every output element
-   is summed over k in the same order whichever block or thread computes it,
-   so results never depend on the blocking or the thread count.  Plain vector
-   extensions, no CPU-specific intrinsics beyond dot_core.h's guarded macros.
-   Compile cost (this is in every cache directory's first float Dot module):
-   only the two inner loops are instantiated per nv, spelled out with named
-   accumulators (NBG_<S>_V1..V3 list the vectors), which GCC compiles in
-   about a third less work than loops over arrays; the glue and the rare
-   tails (last rows, K % 4) are compiled once for every nv, at -O1. */
+   the compute type with unit stride along one axis.  B is packed once (K x N
+   values); A is never packed, only streamed.  The columns run in passes of
+   at most NBG_DOT_SK_NC, of balanced widths (10 = 5 + 5), each pass a
+   register tile whose nc columns are a compile-time count:
+   * rows (A's rows contiguous, X . W): vectors run along k.  B is packed
+     transposed (row j of the pack is column j of B), and a tile of
+     NBG_DOT_SK_R rows of A x nc columns keeps one accumulator vector per
+     output element: per VL values of k, R loads of A and nc of B feed R * nc
+     multiply-adds, with no padding whatever N is.  Each element's lanes are
+     then added in lane order and the k % VL last products after them;
+   * columns (A's columns contiguous: A = X.T, the gradient X.T . G): vectors
+     run along the output rows, which are contiguous in each row of X.  A tile
+     of NBG_DOT_SK_IV vectors of output rows x nc columns: per p, IV loads of
+     X's row p and nc broadcasts of B[p, :] feed IV * nc multiply-adds, so
+     every output element is one multiply-add chain over p in order (the
+     same as a scalar loop's).
+   Both split the output rows in blocks across the pool.  An element's sum
+   depends only on its row and column: never on the blocking, the tile it
+   falls in (the edge rows run the same operations one at a time, in the glue)
+   or the thread count; it depends on the vector width in the rows case (its
+   lanes), as any vectorised sum does.
+   Tile sizes: NBG_DOT_SK_R x NBG_DOT_SK_NC accumulators plus R + 1 vectors
+   fit 32 vector registers (AVX-512VL) with R = IV = 4, and 16 with 2.  GCC
+   would otherwise fold each load of B into every multiply-add that uses it
+   (R memory operands instead of one load: the loop turns load-bound, 300
+   instead of 170 us for 600x784 . 784x10 on one Zen 4 core); NBG_SK_PIN
+   keeps the loaded vector in a register.  Plain vector extensions, no
+   CPU-specific intrinsics beyond dot_core.h's guarded macros. */
 #define NBG_${S}_SKN ((int64_t)(96 / sizeof(${CT})))
-#define NBG_${S}_SKV 3
 #ifndef NBG_DOT_SK_ROWS
 #define NBG_DOT_SK_ROWS 64      /* rows of a block (rows case) */
-#define NBG_DOT_SK_CROWS 256    /* at most, columns case (its accumulators in L1/L2) */
 #define NBG_DOT_SK_MINK 16
+#define NBG_DOT_SK_NC 5         /* columns of a pass, at most */
+#if defined(__AVX512VL__) || defined(__AVX512F__)
+#define NBG_DOT_SK_R 4          /* rows of A per tile (rows case) */
+#define NBG_DOT_SK_IV 4         /* vectors of output rows per tile (columns case) */
+#else
+#define NBG_DOT_SK_R 2
+#define NBG_DOT_SK_IV 2
+#endif
 /* Split across the pool from this many multiply-adds (M K N): below it BLAS
    runs on one thread too (nbgraph.tensor.blas_threads.SMALL_PRODUCT_MACS), and
    splitting a product of a few hundred microseconds while BLAS's own workers
    still spin from the previous product loses more than it gains. */
 #define NBG_DOT_SK_PAR (1 << 22)
-/* Glue and tails: one copy for every nv, compiled at -O1 (not on the hot path). */
+/* Glue and tails: one copy for every nc, compiled at -O1 (not on the hot path). */
 #define NBG_SK_GLUE static NBG_NOINLINE NBG_DOT_GLUE
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define NBG_SK_PIN(v) __asm__("" : "+v"(v))
+#else
+#define NBG_SK_PIN(v) ((void)0)
+#endif
 #endif
 typedef struct {
     const ${CT} *a;
-    int64_t M, K, lda;          /* A's element stride between rows (rows) or columns */
-    const ${CT} *bp;            /* K x W packed B of this pass */
-    int64_t W, nv, cols;        /* padded width, vectors, real columns of the pass */
+    int64_t M, K, lda;  /* rows: A[i, k] = a[i * lda + k]; columns: A[i, p] = a[i + p * lda] */
+    const ${CT} *bp;    /* rows: B transposed, N x K; columns: B, K x N */
+    int64_t N;
     ${CT} *c;
-    int64_t cs0, cs1;           /* C's element strides, C already offset to the pass */
-    int64_t rows;               /* output rows of a block */
-    int nomem;
+    int64_t cs0, cs1;   /* C's element strides */
+    int64_t rows;       /* output rows of a block */
 } nbg_${S}_skc;
-/* Rows [i, i + R) of C from t (R x c->W): every case ends here. */
-NBG_SK_GLUE void nbg_${S}_sk_out(const nbg_${S}_skc *c, int64_t i, int64_t R, const ${CT} *t) {
-    int64_t r, q;
+/* Columns [j0, j0 + nc) of the pass q of np over N columns. */
+static inline int64_t nbg_${S}_sk_pass(int64_t N, int64_t np, int64_t q) { return q * N / np; }
+/* Rows case, rows [i, i + R) x columns [j0, j0 + nc) of C from t (their
+   accumulator vectors, R x nc x VL): the lanes in order, then the last K % VL
+   products. */
+NBG_SK_GLUE void nbg_${S}_skr_out(const nbg_${S}_skc *c, int64_t i, int64_t R, int64_t j0,
+                                  int64_t nc, const ${CT} *t) {
+    const int64_t VL = NBG_${S}_VL, K = c->K, kv = K / VL * VL;
+    int64_t r, j, l, k;
     for (r = 0; r < R; r++) {
-        ${CT} *crow = c->c + (i + r) * c->cs0;
-        for (q = 0; q < c->cols; q++) crow[q * c->cs1] = t[r * c->W + q];
-    }
-}
-/* Row i of a row-contiguous A times the packed B, any nv: the last rows (fewer
-   than 4) of a product.  The same sums in the same order as the 4-row tile. */
-NBG_SK_GLUE void nbg_${S}_skr_row(const nbg_${S}_skc *c, int64_t i) {
-    const int64_t VL = NBG_${S}_VL, W = c->W, nv = c->nv;
-    const ${CT} *a = c->a + i * c->lda;
-    nbg_${S}_v acc[NBG_${S}_SKV];
-    ${CT} t[NBG_${S}_SKV * NBG_${S}_VL];
-    int64_t p, v;
-    for (v = 0; v < nv; v++) acc[v] = (nbg_${S}_v){0};
-    for (p = 0; p < c->K; p++) {
-        const nbg_${S}_v x = NBG_${S}_BCAST(a + p);
-        for (v = 0; v < nv; v++)
-            acc[v] = NBG_${S}_MAC(acc[v], x, nbg_${S}_ld(c->bp + p * W + v * VL));
-    }
-    for (v = 0; v < nv; v++) nbg_${S}_st(t + v * VL, acc[v]);
-    nbg_${S}_sk_out(c, i, 1, t);
-}
-/* The columns case after its 4-deep steps: acc (n x c->W) += A[i0 + i, p] *
-   B[p, :] for the last K % 4 values of p (any nv), then acc into C. */
-NBG_SK_GLUE void nbg_${S}_skc_rest(const nbg_${S}_skc *c, int64_t i0, int64_t n, int64_t p,
-                                   ${CT} *acc) {
-    const int64_t VL = NBG_${S}_VL, W = c->W, nv = c->nv;
-    int64_t i, v;
-    for (; p < c->K; p++) {
-        const ${CT} *x0 = c->a + i0 + p * c->lda;
-        for (i = 0; i < n; i++) {
-            const nbg_${S}_v a0 = NBG_${S}_BCAST(x0 + i);
-            for (v = 0; v < nv; v++)
-                nbg_${S}_st(acc + i * W + v * VL,
-                            NBG_${S}_MAC(nbg_${S}_ld(acc + i * W + v * VL), a0,
-                                         nbg_${S}_ld(c->bp + p * W + v * VL)));
+        const ${CT} *a = c->a + (i + r) * c->lda;
+        for (j = 0; j < nc; j++) {
+            const ${CT} *u = t + (r * nc + j) * VL, *bt = c->bp + (j0 + j) * K;
+            ${CT} s = u[0];
+            for (l = 1; l < VL; l++) s = NBG_${S}_ADD(s, u[l]);
+            for (k = kv; k < K; k++) s = NBG_${S}_SMAC(s, a[k], bt[k]);
+            c->c[(i + r) * c->cs0 + (j0 + j) * c->cs1] = s;
         }
     }
-    nbg_${S}_sk_out(c, i0, n, acc);
 }
-/* m(r, v) for the nv vectors v of a row r. */
-#define NBG_${S}_V1(m, r) m(r, 0)
-#define NBG_${S}_V2(m, r) m(r, 0) m(r, 1)
-#define NBG_${S}_V3(m, r) m(r, 0) m(r, 1) m(r, 2)
-/* Rows case: accumulator r,v (C row i + r, vector v), B's vector v at k = p,
-   row r's multiply-adds, and its store into t. */
-#define NBG_${S}_SKZ(r, v) nbg_${S}_v acc##r##v = {0};
-#define NBG_${S}_SKB(r, v) const nbg_${S}_v b##v = nbg_${S}_ld(bp + v * VL);
-#define NBG_${S}_SKM(r, v) acc##r##v = NBG_${S}_MAC(acc##r##v, x##r, b##v);
-#define NBG_${S}_SKS(r, v) nbg_${S}_st(t + r * W + v * VL, acc##r##v);
-#define NBG_${S}_SKX(NV, m) NBG_${S}_V##NV(m, 0) NBG_${S}_V##NV(m, 1) \
-    NBG_${S}_V##NV(m, 2) NBG_${S}_V##NV(m, 3)
-/* Rows [b * c->rows, e * c->rows) of C (rows case), 4 at a time, for one nv. */
-#define NBG_${S}_SKR(NV)                                                              \
-    static void nbg_${S}_skr##NV(void *vc, int64_t b, int64_t e) {                    \
-        const nbg_${S}_skc *c = (const nbg_${S}_skc *)vc;                             \
-        const int64_t i1 = e * c->rows < c->M ? e * c->rows : c->M;                  \
-        const int64_t VL = NBG_${S}_VL, W = NV * NBG_${S}_VL, K = c->K, lda = c->lda; \
-        ${CT} t[4 * NV * NBG_${S}_VL];                                                \
-        int64_t i, p;                                                                 \
-        for (i = b * c->rows; i + 4 <= i1; i += 4) {                                  \
-            const ${CT} *a = c->a + i * lda, *bp = c->bp;                             \
-            NBG_${S}_SKX(NV, NBG_${S}_SKZ)                                            \
-            for (p = 0; p < K; p++, bp += W) {                                        \
-                NBG_${S}_V##NV(NBG_${S}_SKB, _)                                       \
-                const nbg_${S}_v x0 = NBG_${S}_BCAST(a + p);                          \
-                const nbg_${S}_v x1 = NBG_${S}_BCAST(a + lda + p);                    \
-                const nbg_${S}_v x2 = NBG_${S}_BCAST(a + 2 * lda + p);                \
-                const nbg_${S}_v x3 = NBG_${S}_BCAST(a + 3 * lda + p);                \
-                NBG_${S}_SKX(NV, NBG_${S}_SKM)                                        \
+/* Rows case, one row i (the last rows of a block): the tile's operations. */
+NBG_SK_GLUE void nbg_${S}_skr_row(const nbg_${S}_skc *c, int64_t i, int64_t j0, int64_t nc) {
+    const int64_t VL = NBG_${S}_VL, K = c->K, kv = K / VL * VL;
+    const ${CT} *a = c->a + i * c->lda;
+    ${CT} t[NBG_DOT_SK_NC * NBG_${S}_VL];
+    int64_t j, k;
+    for (j = 0; j < nc; j++) {
+        const ${CT} *bt = c->bp + (j0 + j) * K;
+        nbg_${S}_v acc = {0};
+        for (k = 0; k < kv; k += VL)
+            acc = NBG_${S}_MAC(acc, nbg_${S}_ld(a + k), nbg_${S}_ld(bt + k));
+        nbg_${S}_st(t + j * VL, acc);
+    }
+    nbg_${S}_skr_out(c, i, 1, j0, nc, t);
+}
+/* Rows case tile: rows [i, i + R) x columns [j0, j0 + NC). */
+#define NBG_${S}_SKR(NC)                                                              \
+    static void nbg_${S}_skr##NC(const nbg_${S}_skc *c, int64_t i, int64_t j0) {      \
+        const int64_t VL = NBG_${S}_VL, K = c->K, lda = c->lda, kv = K / VL * VL;    \
+        const ${CT} *a = c->a + i * lda, *bt = c->bp + j0 * K;                        \
+        nbg_${S}_v acc[NBG_DOT_SK_R][NC], x[NBG_DOT_SK_R];                            \
+        ${CT} t[NBG_DOT_SK_R * NC * NBG_${S}_VL];                                     \
+        int64_t k;                                                                    \
+        int r, j;                                                                     \
+        for (r = 0; r < NBG_DOT_SK_R; r++)                                            \
+            for (j = 0; j < NC; j++) acc[r][j] = (nbg_${S}_v){0};                     \
+        k = 0;                                                                        \
+        do {  /* kv >= VL (K >= NBG_DOT_SK_MINK) */                                   \
+            for (r = 0; r < NBG_DOT_SK_R; r++) {                                      \
+                x[r] = nbg_${S}_ld(a + r * lda + k);                                  \
+                NBG_SK_PIN(x[r]);                                                     \
             }                                                                         \
-            NBG_${S}_SKX(NV, NBG_${S}_SKS)                                            \
-            nbg_${S}_sk_out(c, i, 4, t);                                              \
-        }                                                                             \
-        for (; i < i1; i++) nbg_${S}_skr_row(c, i);                                   \
+            for (j = 0; j < NC; j++) {                                                \
+                nbg_${S}_v b = nbg_${S}_ld(bt + j * K + k);                           \
+                NBG_SK_PIN(b);                                                        \
+                for (r = 0; r < NBG_DOT_SK_R; r++)                                    \
+                    acc[r][j] = NBG_${S}_MAC(acc[r][j], x[r], b);                     \
+            }                                                                         \
+            k += VL;                                                                  \
+        } while (k < kv);                                                             \
+        for (r = 0; r < NBG_DOT_SK_R; r++)                                            \
+            for (j = 0; j < NC; j++) nbg_${S}_st(t + (r * NC + j) * VL, acc[r][j]);   \
+        nbg_${S}_skr_out(c, i, NBG_DOT_SK_R, j0, NC, t);                              \
     }
 NBG_${S}_SKR(1)
 NBG_${S}_SKR(2)
 NBG_${S}_SKR(3)
-/* Columns case: B's vector v at k = p..p+3, and output row q's vector v
-   taking its four multiply-adds. */
-#define NBG_${S}_SKCB(r, v) const nbg_${S}_v b0##v = nbg_${S}_ld(bp + v * VL),       \
-    b1##v = nbg_${S}_ld(bp + W + v * VL), b2##v = nbg_${S}_ld(bp + 2 * W + v * VL),    \
-    b3##v = nbg_${S}_ld(bp + 3 * W + v * VL);
-#define NBG_${S}_SKCM(r, v) {                                                         \
-        nbg_${S}_v s = nbg_${S}_ld(q + v * VL);                                       \
-        s = NBG_${S}_MAC(s, a0, b0##v);                                               \
-        s = NBG_${S}_MAC(s, a1, b1##v);                                               \
-        s = NBG_${S}_MAC(s, a2, b2##v);                                               \
-        s = NBG_${S}_MAC(s, a3, b3##v);                                               \
-        nbg_${S}_st(q + v * VL, s);                                                   \
+NBG_${S}_SKR(4)
+NBG_${S}_SKR(5)
+/* Rows case: the blocks [b, e) of c->rows rows, every pass of each R rows. */
+static void nbg_${S}_sk_rows(void *vc, int64_t b, int64_t e) {
+    static void (*const tile[NBG_DOT_SK_NC])(const nbg_${S}_skc *, int64_t, int64_t) =
+        {nbg_${S}_skr1, nbg_${S}_skr2, nbg_${S}_skr3, nbg_${S}_skr4, nbg_${S}_skr5};
+    const nbg_${S}_skc *c = (const nbg_${S}_skc *)vc;
+    const int64_t i1 = e * c->rows < c->M ? e * c->rows : c->M;
+    const int64_t np = (c->N + NBG_DOT_SK_NC - 1) / NBG_DOT_SK_NC;
+    int64_t i, q, r;
+    for (i = b * c->rows; i < i1; i += NBG_DOT_SK_R)
+        for (q = 0; q < np; q++) {
+            const int64_t j0 = nbg_${S}_sk_pass(c->N, np, q);
+            const int64_t nc = nbg_${S}_sk_pass(c->N, np, q + 1) - j0;
+            if (i + NBG_DOT_SK_R <= i1) tile[nc - 1](c, i, j0);
+            else for (r = i; r < i1; r++) nbg_${S}_skr_row(c, r, j0, nc);
+        }
+}
+/* Columns case, rows [i, i + n) x columns [j0, j0 + nc) of C from t: the
+   accumulator vector of rows [i + v VL, i + (v + 1) VL) and column j0 + j at
+   t + (v nc + j) VL (not the tile's own layout, which GCC would turn into a
+   copy of the accumulators' array, kept in memory through the loop). */
+NBG_SK_GLUE void nbg_${S}_skc_out(const nbg_${S}_skc *c, int64_t i, int64_t n, int64_t j0,
+                                  int64_t nc, const ${CT} *t) {
+    const int64_t VL = NBG_${S}_VL;
+    int64_t r, j;
+    for (j = 0; j < nc; j++)
+        for (r = 0; r < n; r++)
+            c->c[(i + r) * c->cs0 + (j0 + j) * c->cs1] = t[((r / VL) * nc + j) * VL + r % VL];
+}
+/* Columns case, the rows [i, i1) after the last whole tile: a vector of rows at
+   a time, then one row at a time; the tile's multiply-adds, in its order. */
+NBG_SK_GLUE void nbg_${S}_skc_edge(const nbg_${S}_skc *c, int64_t i, int64_t i1, int64_t j0,
+                                   int64_t nc) {
+    const int64_t VL = NBG_${S}_VL, K = c->K, lda = c->lda, N = c->N;
+    ${CT} t[NBG_DOT_SK_NC * NBG_${S}_VL];
+    int64_t j, p;
+    for (; i + VL <= i1; i += VL) {
+        for (j = 0; j < nc; j++) {
+            nbg_${S}_v acc = {0};
+            for (p = 0; p < K; p++)
+                acc = NBG_${S}_MAC(acc, nbg_${S}_ld(c->a + i + p * lda),
+                                   NBG_${S}_BCAST(c->bp + p * N + j0 + j));
+            nbg_${S}_st(t + j * VL, acc);
+        }
+        nbg_${S}_skc_out(c, i, VL, j0, nc, t);
     }
-/* Blocks [b, e) of c->rows output rows (columns case: A[i, p] = a[i + p * lda]),
-   for one nv: acc (rows x W, zeroed, on the heap) += A[i, p] * B[p, :], 4 p
-   at a time, then nbg_${S}_skc_rest. */
-#define NBG_${S}_SKC(NV)                                                              \
-    static void nbg_${S}_skc##NV(void *vc, int64_t b, int64_t e) {                    \
-        nbg_${S}_skc *c = (nbg_${S}_skc *)vc;                                         \
-        const int64_t VL = NBG_${S}_VL, W = NV * NBG_${S}_VL, K = c->K, lda = c->lda; \
-        ${CT} *acc = (${CT} *)malloc(c->rows * W * sizeof(${CT}));                    \
-        if (!acc) {                                                                   \
-            __atomic_store_n(&c->nomem, 1, __ATOMIC_RELAXED);                         \
-            return;                                                                   \
-        }                                                                             \
-        for (; b < e; b++) {                                                          \
-            const int64_t i0 = b * c->rows;                                           \
-            const int64_t n = c->M - i0 < c->rows ? c->M - i0 : c->rows;              \
-            int64_t i, p;                                                             \
-            memset(acc, 0, n * W * sizeof(${CT}));                                    \
-            for (p = 0; p + 4 <= K; p += 4) {                                         \
-                const ${CT} *x0 = c->a + i0 + p * lda, *x1 = x0 + lda;                \
-                const ${CT} *x2 = x1 + lda, *x3 = x2 + lda, *bp = c->bp + p * W;      \
-                NBG_${S}_V##NV(NBG_${S}_SKCB, _)                                      \
-                for (i = 0; i < n; i++) {                                             \
-                    const nbg_${S}_v a0 = NBG_${S}_BCAST(x0 + i);                     \
-                    const nbg_${S}_v a1 = NBG_${S}_BCAST(x1 + i);                     \
-                    const nbg_${S}_v a2 = NBG_${S}_BCAST(x2 + i);                     \
-                    const nbg_${S}_v a3 = NBG_${S}_BCAST(x3 + i);                     \
-                    ${CT} *q = acc + i * W;                                           \
-                    NBG_${S}_V##NV(NBG_${S}_SKCM, _)                                  \
-                }                                                                     \
+    for (; i < i1; i++) {
+        for (j = 0; j < nc; j++) {
+            ${CT} s = 0;
+            for (p = 0; p < K; p++) s = NBG_${S}_SMAC(s, c->a[i + p * lda], c->bp[p * N + j0 + j]);
+            t[j * VL] = s;
+        }
+        nbg_${S}_skc_out(c, i, 1, j0, nc, t);
+    }
+}
+/* Columns case tile: rows [i, i + IV * VL) x columns [j0, j0 + NC). */
+#define NBG_${S}_SKC(NC)                                                              \
+    static void nbg_${S}_skc##NC(const nbg_${S}_skc *c, int64_t i, int64_t j0) {      \
+        const int64_t VL = NBG_${S}_VL, K = c->K, lda = c->lda, N = c->N;             \
+        const ${CT} *a = c->a + i, *bp = c->bp + j0;                                  \
+        nbg_${S}_v acc[NC][NBG_DOT_SK_IV], x[NBG_DOT_SK_IV];                          \
+        ${CT} t[NBG_DOT_SK_IV * NC * NBG_${S}_VL];                                    \
+        int64_t p;                                                                    \
+        int v, j;                                                                     \
+        for (j = 0; j < NC; j++)                                                      \
+            for (v = 0; v < NBG_DOT_SK_IV; v++) acc[j][v] = (nbg_${S}_v){0};          \
+        p = 0;                                                                        \
+        do {  /* K >= NBG_DOT_SK_MINK: with a for loop, GCC keeps acc in memory */    \
+            for (v = 0; v < NBG_DOT_SK_IV; v++) {                                     \
+                x[v] = nbg_${S}_ld(a + v * VL);                                       \
+                NBG_SK_PIN(x[v]);                                                     \
             }                                                                         \
-            nbg_${S}_skc_rest(c, i0, n, p, acc);                                      \
-        }                                                                             \
-        free(acc);                                                                    \
+            for (j = 0; j < NC; j++) {                                                \
+                nbg_${S}_v g = NBG_${S}_BCAST(bp + j);                                \
+                NBG_SK_PIN(g);                                                        \
+                for (v = 0; v < NBG_DOT_SK_IV; v++)                                   \
+                    acc[j][v] = NBG_${S}_MAC(acc[j][v], x[v], g);                     \
+            }                                                                         \
+            a += lda;                                                                 \
+            bp += N;                                                                  \
+        } while (++p < K);                                                            \
+        for (j = 0; j < NC; j++)                                                      \
+            for (v = 0; v < NBG_DOT_SK_IV; v++)                                       \
+                nbg_${S}_st(t + (v * NC + j) * VL, acc[j][v]);                        \
+        nbg_${S}_skc_out(c, i, NBG_DOT_SK_IV * VL, j0, NC, t);                        \
     }
 NBG_${S}_SKC(1)
 NBG_${S}_SKC(2)
 NBG_${S}_SKC(3)
+NBG_${S}_SKC(4)
+NBG_${S}_SKC(5)
+/* Columns case: the blocks [b, e) of c->rows output rows, every pass of each tile. */
+static void nbg_${S}_sk_cols(void *vc, int64_t b, int64_t e) {
+    static void (*const tile[NBG_DOT_SK_NC])(const nbg_${S}_skc *, int64_t, int64_t) =
+        {nbg_${S}_skc1, nbg_${S}_skc2, nbg_${S}_skc3, nbg_${S}_skc4, nbg_${S}_skc5};
+    const nbg_${S}_skc *c = (const nbg_${S}_skc *)vc;
+    const int64_t T = NBG_DOT_SK_IV * NBG_${S}_VL;
+    const int64_t i1 = e * c->rows < c->M ? e * c->rows : c->M;
+    const int64_t np = (c->N + NBG_DOT_SK_NC - 1) / NBG_DOT_SK_NC;
+    int64_t i, q;
+    for (i = b * c->rows; i < i1; i += T)
+        for (q = 0; q < np; q++) {
+            const int64_t j0 = nbg_${S}_sk_pass(c->N, np, q);
+            const int64_t nc = nbg_${S}_sk_pass(c->N, np, q + 1) - j0;
+            if (i + T <= i1) tile[nc - 1](c, i, j0);
+            else nbg_${S}_skc_edge(c, i, i1, j0, nc);
+        }
+}
 /* 1 when C = A . B runs as a skinny product: A of the compute type (native),
    M, N > 0, N <= NBG_${S}_SKN, K >= NBG_DOT_SK_MINK, A with unit stride along
    a dimension, strides multiples of the item size.  The Python side
@@ -193,15 +257,12 @@ NBG_SK_GLUE int nbg_${S}_skmm(const char *A, int64_t M, int64_t K, int64_t as0,
                                      const char *B, int64_t N, int64_t bs0, int64_t bs1,
                                      nbg_${S}_pack pb, ${CT} *C, int64_t cs0, int64_t cs1,
                                      char *err) {
-    const int64_t VL = NBG_${S}_VL, item = sizeof(${CT});
+    const int64_t item = sizeof(${CT});
     const int rows = as1 == item;
-    static void (*const rowf[3])(void *, int64_t, int64_t) =
-        {nbg_${S}_skr1, nbg_${S}_skr2, nbg_${S}_skr3};
-    static void (*const colf[3])(void *, int64_t, int64_t) =
-        {nbg_${S}_skc1, nbg_${S}_skc2, nbg_${S}_skc3};
+    void (*const fn)(void *, int64_t, int64_t) = rows ? nbg_${S}_sk_rows : nbg_${S}_sk_cols;
     nbg_${S}_skc c;
     ${CT} *bp;
-    int64_t j0, nb;
+    int64_t nb;
     int par;
     if (!nbg_${S}_is_skinny(native, M, K, N, as0, as1))
         return nbg_${S}_mm(A, M, K, as0, as1, pa, B, N, bs0, bs1, pb, C, cs0, cs1, err);
@@ -211,33 +272,22 @@ NBG_SK_GLUE int nbg_${S}_skmm(const char *A, int64_t M, int64_t K, int64_t as0,
         nbg_errorf(err, "dot: the output's strides are not multiples of its item size");
         return NBG_VALUE_ERROR;
     }
-    bp = (${CT} *)malloc(K * NBG_${S}_SKV * VL * item);
+    bp = (${CT} *)malloc(K * N * item);
     if (!bp) return nbg_dot_nomem(err);
-    c.a = (const ${CT} *)A; c.M = M; c.K = K; c.bp = bp;
+    if (rows) pb(bp, B, N, K, bs1, bs0, K, 1);  /* B transposed: N x K */
+    else pb(bp, B, K, N, bs0, bs1, N, 1);
+    c.a = (const ${CT} *)A; c.M = M; c.K = K; c.bp = bp; c.N = N; c.c = C;
     c.lda = (rows ? as0 : as1) / item;
     par = nbg_dot_worth(M * K * N, NBG_DOT_SK_PAR);
     if (rows) c.rows = NBG_DOT_SK_ROWS;
-    else {  /* as few blocks as the threads need, of at most NBG_DOT_SK_CROWS rows */
+    else {  /* as few blocks as the threads need, whole tiles */
+        const int64_t T = NBG_DOT_SK_IV * NBG_${S}_VL;
         nb = par ? nbg_dot_threads() : 1;
-        c.rows = (M + nb - 1) / nb;
-        if (c.rows > NBG_DOT_SK_CROWS) c.rows = NBG_DOT_SK_CROWS;
+        c.rows = ((M + nb - 1) / nb + T - 1) / T * T;
     }
     nb = (M + c.rows - 1) / c.rows;
-    c.nomem = 0;
-    for (j0 = 0; j0 < N; j0 += NBG_${S}_SKV * VL) {
-        c.cols = N - j0 < NBG_${S}_SKV * VL ? N - j0 : NBG_${S}_SKV * VL;
-        c.nv = (c.cols + VL - 1) / VL;
-        c.W = c.nv * VL;
-        c.c = C + j0 * c.cs1;
-        if (c.cols < c.W) memset(bp, 0, K * c.W * item);
-        pb(bp, B + j0 * bs1, K, c.cols, bs0, bs1, c.W, 1);
-        {
-            void (*const fn)(void *, int64_t, int64_t) = (rows ? rowf : colf)[c.nv - 1];
-            if (nb > 1 && par) nbg_dot_parallel(fn, &c, nb);
-            else fn(&c, 0, nb);
-        }
-        if (c.nomem) { free(bp); return nbg_dot_nomem(err); }
-    }
+    if (nb > 1 && par) nbg_dot_parallel(fn, &c, nb);
+    else fn(&c, 0, nb);
     free(bp);
     return 0;
 }
