@@ -51,8 +51,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SMALL_PRODUCT_MACS", "blas_thread_count", "one_blas_thread", "product_function",
-           "small_product_dot"]
+__all__ = ["OPENBLAS_SPLITS_ABOVE", "SMALL_PRODUCT_MACS", "blas_thread_count",
+           "one_blas_thread", "product_function", "small_product_dot"]
 
 #: Matrix products with at most this many multiply-adds (``m * k * n``) run on one
 #: BLAS thread.  Read at every product: 0 turns the policy off.
@@ -60,7 +60,8 @@ SMALL_PRODUCT_MACS = 1 << 22
 
 #: OpenBLAS runs products of at most this many multiply-adds on one thread by itself
 #: (65536 times its GEMM_MULTITHREAD_THRESHOLD, 4): no need to limit those.
-_OPENBLAS_SPLITS_ABOVE = 65536 * 4
+#: (Also the C's rule: :mod:`nbgraph.tensor.c_code.dot`.)
+OPENBLAS_SPLITS_ABOVE = _OPENBLAS_SPLITS_ABOVE = 65536 * 4
 
 _lock = threading.Lock()
 _MAIN = threading.main_thread().ident

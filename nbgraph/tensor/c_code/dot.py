@@ -22,6 +22,13 @@ contiguous buffer first (as NumPy copies before calling BLAS).
   X is streamed once, unpacked, with the columns in registers.  Under the
   C-VM, where BLAS runs float matrix products, ``c_call_choice`` picks it
   per call (:mod:`nbgraph.tensor.blas_skinny`).
+* other float matrix products of two operands of the output dtype, each
+  with a unit stride along one axis, call the process's BLAS (NumPy's
+  OpenBLAS, found among the loaded libraries: ``csrc/dot_blas.h``) with its
+  transpose flags, on one BLAS thread up to
+  :data:`~nbgraph.tensor.blas_threads.SMALL_PRODUCT_MACS` multiply-adds as
+  the C-VM does; without such a BLAS (or with :data:`C_BLAS` off) they run
+  the packed kernel.
 
 Big loops are split across the thread pool (``nbg_parallel``) in *fixed*
 row blocks that depend on the sizes only; the axpy loop's per-block partial
@@ -39,10 +46,15 @@ codes (shape mismatch, out of memory) that become exceptions naming the node.
 import numpy as np
 
 from nbgraph.core.c_interface import CLinkerOp, c_template
+from nbgraph.tensor import blas_threads
 from nbgraph.tensor.blas_skinny import skinny_choice
 from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 
-__all__ = ["DotC", "float_matrix_support"]
+__all__ = ["C_BLAS", "DotC", "float_matrix_support"]
+
+#: Whether float matrix products in C call the process's BLAS when one is loaded
+#: (read when a module's C is generated; False keeps the packed kernel).
+C_BLAS = True
 
 #: Output dtype -> (suffix, compute C type, kind: f float, i integer, b bool).
 _COMPUTE = {
@@ -182,6 +194,10 @@ class DotC(CLinkerOp):
         if matrix and kind == "f":  # the skinny products (dot_skinny.h) call nbg_<S>_mm
             body += "\n" + _c("dot_skinny.h", S=suffix, CT=ctype)
             api += "\n" + _c("dot_skinny_api.h", S=suffix, CT=ctype)
+            body += "\n" + _c("dot_blas.h", S=suffix, CT=ctype, BLAS=int(bool(C_BLAS)),
+                              SMALL=int(blas_threads.SMALL_PRODUCT_MACS),
+                              SPLITS=blas_threads.OPENBLAS_SPLITS_ABOVE)
+            api += "\n" + _c("dot_blas_api.h", S=suffix, CT=ctype)
         parts = [SUPPORT_OBJECT % (body.rstrip("\n"), api.strip("\n"))]
         for dtype in dict.fromkeys(v.type.dtype for v in node.inputs):
             parts.append(_pack(dtype, suffix, ctype))
@@ -214,9 +230,9 @@ class DotC(CLinkerOp):
         args = {"S": suffix, "CT": ctype, "a": a, "b": b, "o": o, "pa": pa, "pb": pb,
                 "na": na, "nb": nb}
         if x.type.ndim == 2 and y.type.ndim == 2 and _compute(node)[2] == "f":
-            call = ("nbg_%(S)s_skmm((const char *)%(a)s, %(a)s_dims[0], %(a)s_dims[1], "
+            call = ("nbg_%(S)s_gemm((const char *)%(a)s, %(a)s_dims[0], %(a)s_dims[1], "
                     "%(a)s_strides[0], %(a)s_strides[1], %(na)d, %(pa)s, (const char *)%(b)s, "
-                    "%(b)s_dims[1], %(b)s_strides[0], %(b)s_strides[1], %(pb)s, "
+                    "%(b)s_dims[1], %(b)s_strides[0], %(b)s_strides[1], %(nb)d, %(pb)s, "
                     "(%(CT)s *)%(o)s, %(o)s_strides[0], "
                     "%(o)s_strides[1], nbg_err)")
         elif x.type.ndim == 2 and y.type.ndim == 2:
@@ -243,4 +259,4 @@ class DotC(CLinkerOp):
 
 
     def c_code_cache_version(self):
-        return (2,)
+        return (3, bool(C_BLAS))
