@@ -53,7 +53,8 @@ from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 __all__ = ["C_BLAS", "DotC", "float_matrix_support"]
 
 #: Whether float matrix products in C call the process's BLAS when one is loaded
-#: (read when a module's C is generated; False keeps the packed kernel).
+#: (False keeps the packed kernel).  Read when a Dot node's C is generated: kernels
+#: are memoised by structure in a process, and the function cache does not see it.
 C_BLAS = True
 
 #: Output dtype -> (suffix, compute C type, kind: f float, i integer, b bool).
