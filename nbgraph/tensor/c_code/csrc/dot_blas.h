@@ -8,8 +8,17 @@
    stays while the pointers live) and calls it where the layout allows.  Only
    symbol sets whose integer width is certain are accepted; with none found
    (another NumPy build, another platform, NBG_DOT_USE_BLAS 0) the own kernels
-   run.  A library whose path names numpy is preferred (SciPy's wheels load a
-   copy of the same library). */
+   run.  32-bit-integer names are not taken (a plain cblas_dgemm does not say
+   its width; 64-bit NumPy wheels ship the 64-bit one).  A library whose path
+   names numpy is preferred (SciPy's wheels load a copy of the same library).
+   All of it is glue around one call per product, compiled unoptimised: the
+   float Dot support object took 1255M compiler instructions with it at -O1,
+   1194M at -O0, 1115M without it (cachegrind, GCC 12). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NBG_BLAS_GLUE __attribute__((noinline, noclone, optimize("O0")))
+#else
+#define NBG_BLAS_GLUE NBG_NOINLINE
+#endif
 #define NBG_DOT_USE_BLAS ${BLAS}
 #define NBG_BLAS_SMALL ((int64_t)${SMALL})
 #define NBG_BLAS_SPLITS ((int64_t)${SPLITS})
@@ -34,29 +43,26 @@ extern int getpid(void);
 #define NBG_BLAS_N 111
 #define NBG_BLAS_T 112
 typedef struct {
-    void *gemm[2];           /* dgemm, sgemm */
-    int ilp64;               /* their integers are int64_t (else int) */
+    void *gemm[2];           /* dgemm, sgemm (64-bit integers) */
     int (*get)(void);        /* its thread count, or NULL */
     void (*set)(int);
     int numpy;               /* found in NumPy's own library */
 } nbg_blas_fns;
-static const char *const nbg_blas_names[3][5] = {
+static const char *const nbg_blas_names[2][4] = {
     {"scipy_cblas_dgemm64_", "scipy_cblas_sgemm64_", "scipy_openblas_get_num_threads64_",
-     "scipy_openblas_set_num_threads64_", "1"},
+     "scipy_openblas_set_num_threads64_"},
     {"cblas_dgemm64_", "cblas_sgemm64_", "openblas_get_num_threads64_",
-     "openblas_set_num_threads64_", "1"},
-    {"scipy_cblas_dgemm", "scipy_cblas_sgemm", "scipy_openblas_get_num_threads",
-     "scipy_openblas_set_num_threads", "0"},
+     "openblas_set_num_threads64_"},
 };
 static nbg_blas_fns nbg_blas_found;
 static int nbg_blas_state;   /* 0 not looked for yet, 1 found, 2 none */
 #if NBG_BLAS_ON
-static int nbg_blas_names_numpy(const char *s) {
+static NBG_BLAS_GLUE int nbg_blas_names_numpy(const char *s) {
     for (; *s; s++)
         if (s[0] == 'n' && s[1] == 'u' && s[2] == 'm' && s[3] == 'p' && s[4] == 'y') return 1;
     return 0;
 }
-static int nbg_blas_visit(struct nbg_dl_info *info, size_t size, void *data) {
+static NBG_BLAS_GLUE int nbg_blas_visit(struct nbg_dl_info *info, size_t size, void *data) {
     nbg_blas_fns *best = (nbg_blas_fns *)data;
     void *h;
     int set, numpy;
@@ -66,12 +72,11 @@ static int nbg_blas_visit(struct nbg_dl_info *info, size_t size, void *data) {
     if (best->gemm[0] && (best->numpy || !numpy)) return 0;
     h = dlopen(info->name, RTLD_LAZY | RTLD_NOLOAD);
     if (!h) return 0;
-    for (set = 0; set < 3; set++) {
+    for (set = 0; set < 2; set++) {
         void *d = dlsym(h, nbg_blas_names[set][0]), *s = dlsym(h, nbg_blas_names[set][1]);
         void *get = dlsym(h, nbg_blas_names[set][2]), *put = dlsym(h, nbg_blas_names[set][3]);
         if (!d || !s) continue;
         best->gemm[0] = d; best->gemm[1] = s;
-        best->ilp64 = nbg_blas_names[set][4][0] == '1';
         best->get = get && put ? (int (*)(void))get : NULL;
         best->set = get && put ? (void (*)(int))put : NULL;
         best->numpy = numpy;
@@ -82,11 +87,11 @@ static int nbg_blas_visit(struct nbg_dl_info *info, size_t size, void *data) {
 }
 #endif
 /* The BLAS found (looked for once; a race only repeats the same search). */
-static const nbg_blas_fns *nbg_blas(void) {
+static NBG_BLAS_GLUE const nbg_blas_fns *nbg_blas(void) {
     int state = __atomic_load_n(&nbg_blas_state, __ATOMIC_ACQUIRE);
     if (!state) {
 #if NBG_BLAS_ON
-        nbg_blas_fns f = {{NULL, NULL}, 0, NULL, NULL, 0};
+        nbg_blas_fns f = {{NULL, NULL}, NULL, NULL, 0};
         dl_iterate_phdr(nbg_blas_visit, &f);
         nbg_blas_found = f;
         state = f.gemm[0] ? 1 : 2;
@@ -100,8 +105,8 @@ static const nbg_blas_fns *nbg_blas(void) {
 /* An operand of r x c elements (byte strides s0, s1) as CBLAS row-major
    storage: 0 as it is, 1 transposed (stored c x r), -1 neither (a stride that
    is not a unit one or a leading dimension); *ld its leading dimension. */
-static int nbg_blas_layout(int64_t r, int64_t c, int64_t s0, int64_t s1, int64_t item,
-                           int64_t *ld) {
+static NBG_BLAS_GLUE int nbg_blas_layout(int64_t r, int64_t c, int64_t s0, int64_t s1,
+                                         int64_t item, int64_t *ld) {
     const int64_t rr = r > 1 ? r : 1, cc = c > 1 ? c : 1;
     if ((c <= 1 || s1 == item) && (r <= 1 || (s0 % item == 0 && s0 / item >= cc))) {
         *ld = r <= 1 ? cc : s0 / item;
@@ -117,7 +122,7 @@ static int nbg_blas_layout(int64_t r, int64_t c, int64_t s0, int64_t s1, int64_t
    (nbgraph.tensor.blas_threads: OpenBLAS splits products above SPLITS
    multiply-adds; up to SMALL they run on one thread, and only the process's
    main thread changes the count, as the C-VM does). */
-static int nbg_blas_one_thread(const nbg_blas_fns *f, int64_t macs) {
+static NBG_BLAS_GLUE int nbg_blas_one_thread(const nbg_blas_fns *f, int64_t macs) {
 #if NBG_BLAS_ON
     static __thread int main_thread;  /* 0 unknown, 1 yes, 2 no */
     if (!f->set || macs <= NBG_BLAS_SPLITS || macs > NBG_BLAS_SMALL) return 0;
@@ -133,12 +138,9 @@ static int nbg_blas_one_thread(const nbg_blas_fns *f, int64_t macs) {
 #define NBG_DOT_BLAS_${S}
 typedef void (*nbg_${S}_gemm64)(int, int, int, int64_t, int64_t, int64_t, ${CT}, const ${CT} *,
                                 int64_t, const ${CT} *, int64_t, ${CT}, ${CT} *, int64_t);
-typedef void (*nbg_${S}_gemm32)(int, int, int, int, int, int, ${CT}, const ${CT} *, int,
-                                const ${CT} *, int, ${CT}, ${CT} *, int);
 /* C = A . B with the BLAS (0), or 1 when there is none or the layout does
-   not suit it: strides that are not unit along one axis, or 32-bit BLAS
-   integers too small. */
-static NBG_NOINLINE int nbg_${S}_blas_mm(const char *A, int64_t M, int64_t K, int64_t as0,
+   not suit it (a matrix without a unit stride along one axis). */
+static NBG_BLAS_GLUE int nbg_${S}_blas_mm(const char *A, int64_t M, int64_t K, int64_t as0,
                                          int64_t as1, const char *B, int64_t N, int64_t bs0,
                                          int64_t bs1, ${CT} *C, int64_t cs0, int64_t cs1) {
     const int64_t item = sizeof(${CT});
@@ -159,30 +161,21 @@ static NBG_NOINLINE int nbg_${S}_blas_mm(const char *A, int64_t M, int64_t K, in
     ta = nbg_blas_layout(M, K, as0, as1, item, &lda);
     tb = nbg_blas_layout(K, N, bs0, bs1, item, &ldb);
     if (ta < 0 || tb < 0) return 1;
-    if (!f->ilp64 && (M > 2147483647 || N > 2147483647 || K > 2147483647 ||
-                      lda > 2147483647 || ldb > 2147483647 || ldc > 2147483647))
-        return 1;
     one = nbg_blas_one_thread(f, M * K * N);
     if (one) {
         count = f->get();
         if (count > 1) f->set(1);
     }
-    if (f->ilp64)
-        ((nbg_${S}_gemm64)gemm)(NBG_BLAS_ROW, ta ? NBG_BLAS_T : NBG_BLAS_N,
-                                tb ? NBG_BLAS_T : NBG_BLAS_N, M, N, K, 1, (const ${CT} *)A,
-                                lda, (const ${CT} *)B, ldb, 0, C, ldc);
-    else
-        ((nbg_${S}_gemm32)gemm)(NBG_BLAS_ROW, ta ? NBG_BLAS_T : NBG_BLAS_N,
-                                tb ? NBG_BLAS_T : NBG_BLAS_N, (int)M, (int)N, (int)K, 1,
-                                (const ${CT} *)A, (int)lda, (const ${CT} *)B, (int)ldb, 0, C,
-                                (int)ldc);
+    ((nbg_${S}_gemm64)gemm)(NBG_BLAS_ROW, ta ? NBG_BLAS_T : NBG_BLAS_N,
+                            tb ? NBG_BLAS_T : NBG_BLAS_N, M, N, K, 1, (const ${CT} *)A, lda,
+                            (const ${CT} *)B, ldb, 0, C, ldc);
     if (one && count > 1) f->set(count);
     return 0;
 }
 /* C (M x N) = A . B for float matrices: the skinny kernel where it applies
    (dot_skinny.h), else the BLAS when both operands are of the compute type
    and their layout suits it, else the packed kernel (dot_mm.h). */
-static NBG_NOINLINE int nbg_${S}_gemm(const char *A, int64_t M, int64_t K, int64_t as0,
+static NBG_BLAS_GLUE int nbg_${S}_gemm(const char *A, int64_t M, int64_t K, int64_t as0,
                                       int64_t as1, int na, nbg_${S}_pack pa, const char *B,
                                       int64_t N, int64_t bs0, int64_t bs1, int nb,
                                       nbg_${S}_pack pb, ${CT} *C, int64_t cs0, int64_t cs1,
