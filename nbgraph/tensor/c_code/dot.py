@@ -75,8 +75,12 @@ _COMPUTE = {
 #: scalars, BCAST a vector of the scalar at p, from ``dot_macros_*.h``),
 #: ``dot_mv.h`` (the matrix-vector loops), ``dot_mm.h`` (the matrix product:
 #: panels of B 256 deep are packed once per panel and blocks of 48 rows of A
-#: by each task, a 6 x (two vectors) register tile) and ``dot_pack.h``
-#: (converting a strided block of an input of dtype ``${IN}``).
+#: by each task, a 6 x (two vectors) register tile), ``dot_pack.h``
+#: (converting a strided block of an input of dtype ``${IN}``) and, for float
+#: matrix products, ``dot_skinny.h`` and ``dot_blas.h`` (the BLAS call and the
+#: choice among skinny kernel, BLAS and packed kernel: ``nbg_${S}_gemm``; its
+#: ``${BLAS}`` is :data:`C_BLAS`, ``${SMALL}`` and ``${SPLITS}`` the limits of
+#: :mod:`nbgraph.tensor.blas_threads`).
 _PKG = __package__
 
 #: A block of support code the C linker may compile once per machine into an

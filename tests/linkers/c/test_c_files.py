@@ -90,3 +90,18 @@ def test_each_dot_header_compiles_after_the_prelude(tmp_path, dtype, matrix):
     text = (codegen.prelude(None) + c_source(TENSOR, "csrc/dot_common.h")
             + dot._core(suffix, ctype, kind, matrix) + dot._pack(dtype, suffix, ctype))
     _compile(tmp_path, text, "dot_%s_%d" % (dtype, matrix))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("blas", [True, False])
+def test_the_float_matrix_product_support_compiles_alone(tmp_path, monkeypatch, dtype, blas):
+    # dot_mm.h, dot_skinny.h and dot_blas.h (with and without the BLAS), warnings as errors
+    import nbgraph.tensor as nt
+    from nbgraph.tensor.c_code import dot
+
+    monkeypatch.setattr(dot, "C_BLAS", blas)
+    x, y = nt.matrix(dtype=dtype), nt.matrix(dtype=dtype)
+    node = nt.dot(x, y).owner
+    text = codegen.prelude(None) + node.op.c_support_code(node)
+    _compile(tmp_path, text, "dot_float_%s_%d" % (dtype, blas),
+             ["-Wall", "-Werror", "-Wno-unused-function"])
