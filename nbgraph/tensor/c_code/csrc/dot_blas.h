@@ -3,9 +3,10 @@
 /* The process's BLAS for float matrix products (nbgraph.tensor.c_code.dot).
    NumPy's wheels load OpenBLAS as libscipy_openblas64_-<hash>.so, exporting
    CBLAS with 64-bit integers under renamed symbols; a module finds it, once,
-   among the objects already loaded (dl_iterate_phdr, then dlopen with
-   RTLD_NOLOAD: nothing is ever loaded and the handle is kept, so the library
-   stays while the pointers live) and calls it where the layout allows.  Only
+   among the objects already loaded whose path names a BLAS (dl_iterate_phdr,
+   then dlopen with RTLD_NOLOAD: nothing is ever loaded and the handle is
+   kept, so the library stays while the pointers live) and calls it where the
+   layout allows.  Only
    symbol sets whose integer width is certain are accepted; with none found
    (another NumPy build, another platform, NBG_DOT_USE_BLAS 0) the own kernels
    run.  32-bit-integer names are not taken (a plain cblas_dgemm does not say
@@ -48,7 +49,7 @@ typedef struct {
     void (*set)(int);
     int numpy;               /* found in NumPy's own library */
 } nbg_blas_fns;
-static const char *const nbg_blas_names[2][4] = {
+static const char *const nbg_blas_names_of[2][4] = {
     {"scipy_cblas_dgemm64_", "scipy_cblas_sgemm64_", "scipy_openblas_get_num_threads64_",
      "scipy_openblas_set_num_threads64_"},
     {"cblas_dgemm64_", "cblas_sgemm64_", "openblas_get_num_threads64_",
@@ -57,30 +58,47 @@ static const char *const nbg_blas_names[2][4] = {
 static nbg_blas_fns nbg_blas_found;
 static int nbg_blas_state;   /* 0 not looked for yet, 1 found, 2 none */
 #if NBG_BLAS_ON
-static NBG_BLAS_GLUE int nbg_blas_names_numpy(const char *s) {
-    for (; *s; s++)
-        if (s[0] == 'n' && s[1] == 'u' && s[2] == 'm' && s[3] == 'p' && s[4] == 'y') return 1;
+/* Up to 8 paths of loaded objects that name a BLAS, copied: dlopen is called
+   after dl_iterate_phdr returns, never inside it (it holds the loader's list
+   lock, which a dlopen in another thread may hold while it waits for ours). */
+typedef struct {
+    char *path[8];
+    int n;
+} nbg_blas_paths;
+static NBG_BLAS_GLUE int nbg_blas_names(const char *s, const char *word) {
+    size_t n = strlen(word);
+    for (; *s; s++) {
+        size_t i = 0;
+        while (i < n && s[i] == word[i]) i++;
+        if (i == n) return 1;
+    }
     return 0;
 }
 static NBG_BLAS_GLUE int nbg_blas_visit(struct nbg_dl_info *info, size_t size, void *data) {
-    nbg_blas_fns *best = (nbg_blas_fns *)data;
-    void *h;
-    int set, numpy;
+    nbg_blas_paths *l = (nbg_blas_paths *)data;
+    size_t n;
     (void)size;
-    if (!info->name || !info->name[0]) return 0;
-    numpy = nbg_blas_names_numpy(info->name);
-    if (best->gemm[0] && (best->numpy || !numpy)) return 0;
-    h = dlopen(info->name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!info->name || !nbg_blas_names(info->name, "blas")) return 0;
+    n = strlen(info->name) + 1;
+    l->path[l->n] = (char *)malloc(n);
+    if (l->path[l->n]) memcpy(l->path[l->n++], info->name, n);
+    return l->n == 8;
+}
+/* The symbols of one of `path`'s sets into *f (1), or 0. */
+static NBG_BLAS_GLUE int nbg_blas_open(const char *path, nbg_blas_fns *f) {
+    void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    int set;
     if (!h) return 0;
     for (set = 0; set < 2; set++) {
-        void *d = dlsym(h, nbg_blas_names[set][0]), *s = dlsym(h, nbg_blas_names[set][1]);
-        void *get = dlsym(h, nbg_blas_names[set][2]), *put = dlsym(h, nbg_blas_names[set][3]);
+        void *d = dlsym(h, nbg_blas_names_of[set][0]), *s = dlsym(h, nbg_blas_names_of[set][1]);
+        void *get = dlsym(h, nbg_blas_names_of[set][2]);
+        void *put = dlsym(h, nbg_blas_names_of[set][3]);
         if (!d || !s) continue;
-        best->gemm[0] = d; best->gemm[1] = s;
-        best->get = get && put ? (int (*)(void))get : NULL;
-        best->set = get && put ? (void (*)(int))put : NULL;
-        best->numpy = numpy;
-        return best->numpy;  /* NumPy's: stop looking (the handle stays open) */
+        f->gemm[0] = d; f->gemm[1] = s;
+        f->get = get && put ? (int (*)(void))get : NULL;
+        f->set = get && put ? (void (*)(int))put : NULL;
+        f->numpy = nbg_blas_names(path, "numpy");
+        return 1;  /* the handle stays open: the library stays while we hold its symbols */
     }
     dlclose(h);
     return 0;
@@ -91,8 +109,15 @@ static NBG_BLAS_GLUE const nbg_blas_fns *nbg_blas(void) {
     int state = __atomic_load_n(&nbg_blas_state, __ATOMIC_ACQUIRE);
     if (!state) {
 #if NBG_BLAS_ON
-        nbg_blas_fns f = {{NULL, NULL}, NULL, NULL, 0};
-        dl_iterate_phdr(nbg_blas_visit, &f);
+        nbg_blas_fns f = {{NULL, NULL}, NULL, NULL, 0}, g;
+        nbg_blas_paths l;
+        int k;
+        l.n = 0;
+        dl_iterate_phdr(nbg_blas_visit, &l);
+        for (k = 0; k < l.n; k++) {
+            if (!f.numpy && nbg_blas_open(l.path[k], &g) && (!f.gemm[0] || g.numpy)) f = g;
+            free(l.path[k]);
+        }
         nbg_blas_found = f;
         state = f.gemm[0] ? 1 : 2;
 #else
