@@ -44,7 +44,7 @@
 #define NBG_DOT_SK_NC 5         /* columns of a pass, at most */
 #define NBG_DOT_SK_CROWS 256    /* output rows of a group (columns case), a multiple of every tile */
 #define NBG_DOT_SK_PC 16        /* rows of X a group's tiles take in turn (columns case) */
-#if defined(__AVX512VL__) || defined(__AVX512F__)
+#if defined(__AVX512VL__)  /* ymm16-31 for 256-bit vectors */
 #define NBG_DOT_SK_R 4          /* rows of A per tile (rows case) */
 #define NBG_DOT_SK_IV 4         /* vectors of output rows per tile (columns case) */
 #else
