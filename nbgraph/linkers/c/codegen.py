@@ -25,7 +25,8 @@ from nbgraph.linkers.c.threads import ERRLEN, RUNTIME_VERSION
 
 __all__ = ["prelude", "as_standalone", "node_kernel", "module_source", "KernelSource",
            "ERROR_CODES", "operand_layout", "c_supported", "source_parts", "SPLIT_CHARS",
-           "PART_MARK", "MATH_H", "MATH_DECLARATIONS", "math_used", "math_block"]
+           "PART_MARK", "MATH_H", "MATH_DECLARATIONS", "math_used", "math_block",
+           "STD_HEADERS"]
 
 #: Return codes of kernels and the Python exceptions they become.
 ERROR_CODES = {1: ValueError, 2: TypeError, 3: IndexError, 4: MemoryError, 5: RuntimeError,
@@ -139,17 +140,31 @@ _NAMES = []
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+def _names(name):
+    """The identifiers listed in the file ``csrc/<name>`` (a frozenset)."""
+    text = c_source(__package__, "csrc/" + name)
+    return frozenset(word for line in text.splitlines() if not line.startswith("#")
+                     for word in line.split())
+
+
 def _math_names():
-    """Every identifier of glibc's <math.h> (``csrc/math_names.txt``)."""
+    """Every identifier of glibc's <math.h> (``csrc/math_names.txt``), and those
+    of <stdint.h> and <stddef.h> the module head does not define itself
+    (``csrc/std_names.txt``)."""
     if not _NAMES:
-        text = c_source(__package__, "csrc/math_names.txt")
-        _NAMES.append(frozenset(word for line in text.splitlines()
-                                if not line.startswith("#") for word in line.split()))
-    return _NAMES[0]
+        _NAMES.append(_names("std_names.txt"))
+        _NAMES.append(_names("math_names.txt") | _NAMES[0])
+    return _NAMES[1]
+
+
+#: What the module head says when a module uses names of <stdint.h> or
+#: <stddef.h> beyond the types it defines (``csrc/module_head.h``).
+STD_HEADERS = "#define NBG_STD_HEADERS 1"
 
 
 def math_used(text):
-    """The identifiers of <math.h> that the C ``text`` uses (a frozenset)."""
+    """The identifiers of <math.h> that the C ``text`` uses (a frozenset), with
+    those of <stdint.h> and <stddef.h> the module head does not define."""
     return _math_names().intersection(_WORD.findall(text))
 
 
@@ -157,8 +172,13 @@ def math_block(used):
     """The module head's access to math functions for a module using the math.h
     names ``used``: declarations of the ones :data:`MATH_DECLARATIONS` and the
     macros cover (compiled as calls to GCC's built-ins, as with the header),
-    else ``#include <math.h>``."""
+    else ``#include <math.h>``; preceded by :data:`STD_HEADERS` when ``used``
+    holds names of <stdint.h> or <stddef.h> (:func:`math_used`)."""
     used = set(used)
+    _math_names()
+    std = used & _NAMES[0]
+    if std:
+        return STD_HEADERS + "\n" + math_block(used - std)
     if not used <= _DECLARED:
         return MATH_H
     lines = ["/* math.h's functions and macros this module uses (the header is not parsed) */",
@@ -401,7 +421,7 @@ def _two_units(head, support, own, first, last, tail, declared):
     the module is bound; it holds only the support code its kernels need
     (``own``), the second one all of it (the table's free functions)."""
     unit1 = head + own + first + [
-        "void nbg_attach_part(const nbg_runtime *r) { nbg_rt = r; }"]
+        "NBG_LOAD_TIME void nbg_attach_part(const nbg_runtime *r) { nbg_rt = r; }"]
     unit2 = head + support + [
         "int %s(void **, const int64_t *, char *);" % name for name in declared] + [
         "void nbg_attach_part(const nbg_runtime *r);"] + last + [tail]

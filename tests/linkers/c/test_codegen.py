@@ -1,6 +1,7 @@
 """Generated modules: compiler flags, vector math, NaN/inf semantics, module layout."""
 
 import re
+import subprocess
 
 import numpy as np
 import pytest
@@ -196,6 +197,31 @@ def test_a_module_using_more_of_math_h_includes_it():
     assert codegen.math_block({"math.h"}) == codegen.MATH_H
     assert codegen.math_block(set()).startswith("/* math.h")
 
+
+
+def test_the_head_parses_stdint_and_stddef_only_for_names_it_does_not_define(tmp_path):
+    """The fixed-width types, size_t, ptrdiff_t, NULL and offsetof come from the
+    compiler's macros; another name of the two headers brings them in, and a
+    header included later may declare the same types again."""
+    assert codegen.math_used("int64_t a; size_t n; uint8_t *p = NULL; offsetof(s, m)") == set()
+    used = codegen.math_used("int64_t a = INT64_MAX; exp(a);")
+    assert used == {"INT64_MAX", "exp"}
+    block = codegen.math_block(used)
+    assert block.startswith(codegen.STD_HEADERS + "\n") and "double exp(double);" in block
+    assert codegen.STD_HEADERS not in codegen.math_block({"exp"})
+    info = probe(get_cache())
+    body = ("typedef struct { int a; double b; } pair;\n"
+            "int64_t f(const uint8_t *p, size_t n) { return p == NULL ? (int64_t)n : "
+            "(int64_t)offsetof(pair, b) + (intptr_t)(ptrdiff_t)p[0]; }\n")
+    cases = [(set(), ""), ({"INT64_MIN"}, "int64_t g(void) { return INT64_MIN; }\n"),
+             (set(), "#include <stdint.h>\n#include <stdlib.h>\n")]
+    for used, more in cases:
+        src = tmp_path / "head.c"
+        src.write_text(codegen.prelude(info, math=codegen.math_block(used)) + more + body)
+        flags = ["-Wall", "-Werror", "-fsyntax-only", str(src)]
+        proc = subprocess.run(info.argv + info.flags + flags, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
 
 def test_the_two_units_balance_estimated_compile_work_not_text():
     """A kernel's loops weigh most (codegen.LOOP_CHARS): one loop-heavy kernel

@@ -7,8 +7,10 @@
 #if !defined(NBG_ERRLEN) || !defined(NBG_RT_VERSION)
 #error "define NBG_ERRLEN and NBG_RT_VERSION before this header"
 #endif
+#ifndef NBG_STD_TYPES  /* (a module's head defines the types itself) */
 #include <stdint.h>
 #include <stddef.h>
+#endif
 #define NBG_EXPORT __attribute__((visibility("default")))
 #define NBG_NOINLINE __attribute__((noinline))
 #define NBG_VALUE_ERROR 1

@@ -32,6 +32,14 @@ static const nbg_runtime *nbg_rt;
 #define nbg_check_ones (nbg_rt->check_ones)
 #define nbg_run_rows (nbg_rt->run_rows)
 #endif
+/* A function run once, when the module is loaded (its table and binding):
+   compiled without optimisation, for each optimised function costs the
+   compiler ~1-3 million instructions more, whatever its size. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define NBG_LOAD_TIME __attribute__((optimize("O0")))
+#else
+#define NBG_LOAD_TIME
+#endif
 /* A function whose loops are not worth vectorising (compile time). */
 #if defined(__GNUC__) && !defined(__clang__)
 #define NBG_SCALAR_ONLY __attribute__((optimize("no-tree-vectorize")))
