@@ -85,14 +85,20 @@ def prelude(info, standalone=False, math=None):
 #: (291) cost ~0.1 us more per call.  The level changes no result: no
 #: contraction (-ffp-contract=off), no vectorisation of these functions.
 _GLUE = """/* NBG_GLUE: kernels that only check operands and hand rows to the runtime;
-   NBG_STRIDED_ROW: the scalar loop of an elementwise row of other strides than 1
-   (see nbgraph/linkers/c/codegen.py) */
+   NBG_STRIDED_ROW: the scalar loop of an elementwise row of other strides than 1;
+   NBG_TILE_DRIVER: the loop handing an elementwise row's tiles to its element
+   loop, which is NBG_ONE_COPY (neither inlined nor specialised by the compiler)
+   (see nbgraph/linkers/c/codegen.py, nbgraph/tensor/c_code/parallel.py) */
 #if defined(__GNUC__) && !defined(__clang__)
 #define NBG_GLUE __attribute__((optimize("O1")))
 #define NBG_STRIDED_ROW __attribute__((optimize("O1")))
+#define NBG_TILE_DRIVER __attribute__((noinline, optimize("O1")))
+#define NBG_ONE_COPY __attribute__((noinline, noclone))
 #else
 #define NBG_GLUE
 #define NBG_STRIDED_ROW
+#define NBG_TILE_DRIVER __attribute__((noinline))
+#define NBG_ONE_COPY __attribute__((noinline))
 #endif
 """
 

@@ -234,7 +234,8 @@ def _movable(items, moved, others):
     """``(group, named)`` when ``moved`` may be moved (see the module docstring):
     ``group`` it and the -O3 helpers only it (transitively) names, which move
     with it, still static; ``named`` the light helpers the group names, which
-    stay; else None."""
+    stay; else None (a helper of the group named by a function outside it,
+    whatever the order of the text)."""
     if any(_calls(_body(item), moved.name) for item in items if item is not moved) \
             or any(moved.name in b for b in others):
         return None
@@ -246,11 +247,12 @@ def _movable(items, moved, others):
         for item in functions:
             if item in group or _light(item) or not any(_names(g, item) for g in group):
                 continue
-            if any(_names(other, item) for other in items if other not in group) \
-                    or any(item.name in b for b in others):
-                return None  # an -O3 helper used elsewhere too: stays with its callers
             group.append(item)
             grew = True
+    for item in group[1:]:
+        if any(_names(other, item) for other in items if other not in group) \
+                or any(item.name in b for b in others):
+            return None  # an -O3 helper used elsewhere too: stays with its callers
     named = [item for item in functions if item not in group
              and any(_names(g, item) for g in group)]
     return group, named

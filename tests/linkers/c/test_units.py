@@ -84,6 +84,25 @@ def test_a_called_function_or_an_o3_helper_used_elsewhere_is_not_moved():
     assert units.split_functions([_ROW], lambda text: 10) is None  # not worth a unit
 
 
+def test_a_helper_named_by_two_moving_functions_moves_with_them_in_any_order():
+    """The row names ``tiles`` and ``loop``, ``tiles`` names ``loop`` too (an
+    elementwise row with its tile driver): all three move, whichever comes first."""
+    loop = "static NBG_ONE_COPY int loop(double *p, long n) { long i; " \
+        "for (i = 0; i < n; i++) p[i] += 1.0; return 0; }\n"
+    tiles = "static NBG_TILE_DRIVER int tiles(double *p, long n) { " \
+        "return loop(p, n / 2) + loop(p + n / 2, n - n / 2); }\n"
+    row = _ROW.replace("for (i = 0; i < n; i++) p[i] += 1.0;",
+                       "if (n > 99) return tiles(p, n); return loop(p, n);")
+    head, rest = row.split("static int row(")
+    for helpers in (loop + tiles, tiles + loop):  # (only the order of the text counts)
+        moved, kept = units.split_functions([head + helpers + "static int row(" + rest], _heavy)
+        assert "int tiles(" in moved and "int loop(double *p" in moved, helpers
+        assert "tiles" not in kept[0] and "loop" not in kept[0]
+    shared = head + loop + tiles + "static int row(" + rest.replace(
+        "return run(row,", "loop(0, 0); return run(row,")
+    assert units.split_functions([shared], _heavy) is None  # the kernel calls loop too
+
+
 @pytest.mark.parametrize("build", [
     lambda x, y: nt.tanh(nt.exp(x) * y) - nt.maximum(x, y),
     lambda x, y: (x * y).all() + nt.tanh(x),  # a reduction stays whole, the row moves
