@@ -12,6 +12,11 @@
    run.  32-bit-integer names are not taken (a plain cblas_dgemm does not say
    its width; 64-bit NumPy wheels ship the 64-bit one).  A library whose path
    names numpy is preferred (SciPy's wheels load a copy of the same library).
+   Products above NBG_BLAS_SMALL multiply-adds are split in row blocks across
+   nbgraph's own pool, BLAS on one thread in each, never on BLAS's threads:
+   OpenBLAS's idle workers busy-wait after a product, on the cores the pool's
+   loops want next (LeNet's step, quiet 2-core machine: 17-21 ms with the
+   packed kernel, 25-26 ms with BLAS on its two threads, 17-19 ms on one).
    All of it is glue around one call per product, compiled unoptimised: the
    float Dot support object took 1255M compiler instructions with it at -O1,
    1194M at -O0, 1115M without it (cachegrind, GCC 12). */
@@ -23,6 +28,7 @@
 #define NBG_DOT_USE_BLAS ${BLAS}
 #define NBG_BLAS_SMALL ((int64_t)${SMALL})
 #define NBG_BLAS_SPLITS ((int64_t)${SPLITS})
+#define NBG_BLAS_MINROWS 16
 #if defined(__linux__) && NBG_DOT_USE_BLAS
 #include <dlfcn.h>
 #include <sys/syscall.h>
@@ -147,22 +153,45 @@ static NBG_BLAS_GLUE int nbg_blas_layout(int64_t r, int64_t c, int64_t s0, int64
    (nbgraph.tensor.blas_threads: OpenBLAS splits products above SPLITS
    multiply-adds; up to SMALL they run on one thread, and only the process's
    main thread changes the count, as the C-VM does). */
-static NBG_BLAS_GLUE int nbg_blas_one_thread(const nbg_blas_fns *f, int64_t macs) {
+static NBG_BLAS_GLUE int nbg_blas_main_thread(void) {
 #if NBG_BLAS_ON
     static __thread int main_thread;  /* 0 unknown, 1 yes, 2 no */
-    if (!f->set || macs <= NBG_BLAS_SPLITS || macs > NBG_BLAS_SMALL) return 0;
     if (!main_thread) main_thread = syscall(SYS_gettid) == getpid() ? 1 : 2;
     return main_thread == 1;
 #else
-    (void)f; (void)macs;
     return 0;
 #endif
+}
+static NBG_BLAS_GLUE int nbg_blas_one_thread(const nbg_blas_fns *f, int64_t macs) {
+    if (!f->set || macs <= NBG_BLAS_SPLITS || macs > NBG_BLAS_SMALL) return 0;
+    return nbg_blas_main_thread();
 }
 #endif
 #ifndef NBG_DOT_BLAS_${S}
 #define NBG_DOT_BLAS_${S}
 typedef void (*nbg_${S}_gemm64)(int, int, int, int64_t, int64_t, int64_t, ${CT}, const ${CT} *,
                                 int64_t, const ${CT} *, int64_t, ${CT}, ${CT} *, int64_t);
+typedef struct {
+    nbg_${S}_gemm64 gemm;
+    int ta, tb, nb;
+    int64_t M, N, K, lda, ldb, ldc;
+    const char *A, *B;
+    ${CT} *C;
+} nbg_${S}_blas_job;
+/* Row blocks [b0, b1) of nb equal ones (multiples of NBG_BLAS_MINROWS rows). */
+static NBG_BLAS_GLUE void nbg_${S}_blas_task(void *ctx, int64_t b0, int64_t b1) {
+    const nbg_${S}_blas_job *j = (const nbg_${S}_blas_job *)ctx;
+    const int64_t item = sizeof(${CT});
+    int64_t rows = (j->M + j->nb - 1) / j->nb, i0, i1;
+    rows = (rows + NBG_BLAS_MINROWS - 1) / NBG_BLAS_MINROWS * NBG_BLAS_MINROWS;
+    i0 = b0 * rows;
+    i1 = b1 * rows < j->M ? b1 * rows : j->M;
+    if (i0 >= i1) return;
+    j->gemm(NBG_BLAS_ROW, j->ta ? NBG_BLAS_T : NBG_BLAS_N, j->tb ? NBG_BLAS_T : NBG_BLAS_N,
+            i1 - i0, j->N, j->K, 1,
+            (const ${CT} *)(j->A + (j->ta ? i0 : i0 * j->lda) * item), j->lda,
+            (const ${CT} *)j->B, j->ldb, 0, j->C + i0 * j->ldc, j->ldc);
+}
 /* C = A . B with the BLAS (0), or 1 when there is none or the layout does
    not suit it (a matrix without a unit stride along one axis). */
 static NBG_BLAS_GLUE int nbg_${S}_blas_mm(const char *A, int64_t M, int64_t K, int64_t as0,
@@ -190,6 +219,19 @@ static NBG_BLAS_GLUE int nbg_${S}_blas_mm(const char *A, int64_t M, int64_t K, i
     if (one) {
         count = f->get();
         if (count > 1) f->set(1);
+    }
+    if (!one && f->set && M >= 2 * NBG_BLAS_MINROWS && nbg_dot_threads() > 1 &&
+        nbg_dot_worth(M * K * N, NBG_BLAS_SMALL) && nbg_blas_main_thread()) {
+        /* row blocks on nbgraph's pool, BLAS on one thread in each (see the top) */
+        nbg_${S}_blas_job j;
+        count = f->get();
+        if (count > 1) f->set(1);
+        j.gemm = (nbg_${S}_gemm64)gemm; j.ta = ta; j.tb = tb; j.M = M; j.N = N; j.K = K;
+        j.A = A; j.lda = lda; j.B = B; j.ldb = ldb; j.C = C; j.ldc = ldc;
+        j.nb = nbg_dot_threads();
+        nbg_dot_parallel(nbg_${S}_blas_task, &j, j.nb);
+        if (count > 1) f->set(count);
+        return 0;
     }
     ((nbg_${S}_gemm64)gemm)(NBG_BLAS_ROW, ta ? NBG_BLAS_T : NBG_BLAS_N,
                             tb ? NBG_BLAS_T : NBG_BLAS_N, M, N, K, 1, (const ${CT} *)A, lda,
