@@ -12,7 +12,7 @@
    run.  32-bit-integer names are not taken (a plain cblas_dgemm does not say
    its width; 64-bit NumPy wheels ship the 64-bit one).  A library whose path
    names numpy is preferred (SciPy's wheels load a copy of the same library).
-   Products above NBG_BLAS_SMALL multiply-adds are split in row blocks across
+   Products above NBG_BLAS_SMALL multiply-adds are split in two row blocks across
    nbgraph's own pool, BLAS on one thread in each, never on BLAS's threads:
    OpenBLAS's idle workers busy-wait after a product, on the cores the pool's
    loops want next (LeNet's step, quiet 2-core machine: 17-21 ms with the
@@ -29,6 +29,9 @@
 #define NBG_BLAS_SMALL ((int64_t)${SMALL})
 #define NBG_BLAS_SPLITS ((int64_t)${SPLITS})
 #define NBG_BLAS_MINROWS 16
+/* Row blocks of a big product: fixed, so results never depend on the thread
+   count (two: this 2-core machine's pool; more blocks pack B more often). */
+#define NBG_BLAS_BLOCKS 2
 #if defined(__linux__) && NBG_DOT_USE_BLAS
 #include <dlfcn.h>
 #include <sys/syscall.h>
@@ -178,19 +181,23 @@ typedef struct {
     const char *A, *B;
     ${CT} *C;
 } nbg_${S}_blas_job;
-/* Row blocks [b0, b1) of nb equal ones (multiples of NBG_BLAS_MINROWS rows). */
+/* Row blocks [b0, b1) of nb equal ones (multiples of NBG_BLAS_MINROWS rows), one
+   BLAS call each whichever thread runs them (OpenBLAS's bits depend on the rows
+   of a call). */
 static NBG_BLAS_GLUE void nbg_${S}_blas_task(void *ctx, int64_t b0, int64_t b1) {
     const nbg_${S}_blas_job *j = (const nbg_${S}_blas_job *)ctx;
     const int64_t item = sizeof(${CT});
-    int64_t rows = (j->M + j->nb - 1) / j->nb, i0, i1;
+    int64_t rows = (j->M + j->nb - 1) / j->nb, i0, i1, b;
     rows = (rows + NBG_BLAS_MINROWS - 1) / NBG_BLAS_MINROWS * NBG_BLAS_MINROWS;
-    i0 = b0 * rows;
-    i1 = b1 * rows < j->M ? b1 * rows : j->M;
-    if (i0 >= i1) return;
-    j->gemm(NBG_BLAS_ROW, j->ta ? NBG_BLAS_T : NBG_BLAS_N, j->tb ? NBG_BLAS_T : NBG_BLAS_N,
-            i1 - i0, j->N, j->K, 1,
-            (const ${CT} *)(j->A + (j->ta ? i0 : i0 * j->lda) * item), j->lda,
-            (const ${CT} *)j->B, j->ldb, 0, j->C + i0 * j->ldc, j->ldc);
+    for (b = b0; b < b1; b++) {
+        i0 = b * rows;
+        i1 = i0 + rows < j->M ? i0 + rows : j->M;
+        if (i0 >= i1) continue;
+        j->gemm(NBG_BLAS_ROW, j->ta ? NBG_BLAS_T : NBG_BLAS_N,
+                j->tb ? NBG_BLAS_T : NBG_BLAS_N, i1 - i0, j->N, j->K, 1,
+                (const ${CT} *)(j->A + (j->ta ? i0 : i0 * j->lda) * item), j->lda,
+                (const ${CT} *)j->B, j->ldb, 0, j->C + i0 * j->ldc, j->ldc);
+    }
 }
 /* C = A . B with the BLAS (0), or 1 when there is none or the layout does
    not suit it (a matrix without a unit stride along one axis). */
@@ -220,15 +227,16 @@ static NBG_BLAS_GLUE int nbg_${S}_blas_mm(const char *A, int64_t M, int64_t K, i
         count = f->get();
         if (count > 1) f->set(1);
     }
-    if (!one && f->set && M >= 2 * NBG_BLAS_MINROWS && nbg_dot_threads() > 1 &&
-        nbg_dot_worth(M * K * N, NBG_BLAS_SMALL) && nbg_blas_main_thread()) {
-        /* row blocks on nbgraph's pool, BLAS on one thread in each (see the top) */
+    if (!one && f->set && M >= 2 * NBG_BLAS_MINROWS && M * K * N > NBG_BLAS_SMALL &&
+        nbg_blas_main_thread()) {
+        /* NBG_BLAS_BLOCKS row blocks on nbgraph's pool (serially with one thread:
+           the same blocks, so the same bits), BLAS on one thread in each */
         nbg_${S}_blas_job j;
         count = f->get();
         if (count > 1) f->set(1);
         j.gemm = (nbg_${S}_gemm64)gemm; j.ta = ta; j.tb = tb; j.M = M; j.N = N; j.K = K;
         j.A = A; j.lda = lda; j.B = B; j.ldb = ldb; j.C = C; j.ldc = ldc;
-        j.nb = nbg_dot_threads();
+        j.nb = NBG_BLAS_BLOCKS;
         nbg_dot_parallel(nbg_${S}_blas_task, &j, j.nb);
         if (count > 1) f->set(count);
         return 0;
