@@ -61,7 +61,7 @@ SMALL_PRODUCT_MACS = 1 << 22
 #: OpenBLAS runs products of at most this many multiply-adds on one thread by itself
 #: (65536 times its GEMM_MULTITHREAD_THRESHOLD, 4): no need to limit those.
 #: (Also the C's rule: :mod:`nbgraph.tensor.c_code.dot`.)
-OPENBLAS_SPLITS_ABOVE = _OPENBLAS_SPLITS_ABOVE = 65536 * 4
+OPENBLAS_SPLITS_ABOVE = 65536 * 4
 
 _lock = threading.Lock()
 _MAIN = threading.main_thread().ident
@@ -104,7 +104,7 @@ def _controllers() -> list[tuple[Callable[[], int | None], Callable[[int], Any]]
         # products BLAS runs on one thread anyway need no limit; with no BLAS found,
         # none gets one (an empty range)
         openblas = libs and all(lib.internal_api == "openblas" for lib in libs)
-        _state["splits_above"] = (_OPENBLAS_SPLITS_ABOVE if openblas else 0) if libs \
+        _state["splits_above"] = (OPENBLAS_SPLITS_ABOVE if openblas else 0) if libs \
             else SMALL_PRODUCT_MACS
     return found
 

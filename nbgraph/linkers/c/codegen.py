@@ -12,6 +12,7 @@ and renamed with it.
 """
 
 
+import functools
 import re
 import threading
 from collections import OrderedDict
@@ -142,10 +143,10 @@ _MATH_MACROS = {
 
 _DECLARED = frozenset(list(MATH_DECLARATIONS) + [f + "f" for f in MATH_DECLARATIONS]
                       + [m.split("(")[0] for m in _MATH_MACROS])
-_NAMES = []
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+@functools.cache
 def _names(name):
     """The identifiers listed in the file ``csrc/<name>`` (a frozenset)."""
     text = c_source(__package__, "csrc/" + name)
@@ -153,14 +154,12 @@ def _names(name):
                      for word in line.split())
 
 
+@functools.cache
 def _math_names():
     """Every identifier of glibc's <math.h> (``csrc/math_names.txt``), and those
     of <stdint.h> and <stddef.h> the module head does not define itself
     (``csrc/std_names.txt``)."""
-    if not _NAMES:
-        _NAMES.append(_names("std_names.txt"))
-        _NAMES.append(_names("math_names.txt") | _NAMES[0])
-    return _NAMES[1]
+    return _names("math_names.txt") | _names("std_names.txt")
 
 
 #: What the module head says when a module uses names of <stdint.h> or
@@ -181,8 +180,7 @@ def math_block(used):
     else ``#include <math.h>``; preceded by :data:`STD_HEADERS` when ``used``
     holds names of <stdint.h> or <stddef.h> (:func:`math_used`)."""
     used = set(used)
-    _math_names()
-    std = used & _NAMES[0]
+    std = used & _names("std_names.txt")
     if std:
         return STD_HEADERS + "\n" + math_block(used - std)
     if not used <= _DECLARED:
