@@ -105,3 +105,16 @@ def test_the_float_matrix_product_support_compiles_alone(tmp_path, monkeypatch, 
     text = codegen.prelude(None) + node.op.c_support_code(node)
     _compile(tmp_path, text, "dot_float_%s_%d" % (dtype, blas),
              ["-Wall", "-Werror", "-Wno-unused-function"])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "bool"])
+@pytest.mark.parametrize("ndim", [1, 2])
+def test_dot_support_names_nothing_of_math_h(dtype, ndim):
+    # a variable named like a libm function (j0, y1, gamma) made every module
+    # with a Dot, and its support object, parse <math.h> (~43M compiler
+    # instructions each; codegen.math_used reads the whole text)
+    import nbgraph.tensor as nt
+
+    x, y = nt.matrix(dtype=dtype), nt.tensor(dtype=dtype, shape=(None,) * ndim)
+    node = nt.dot(x, y).owner
+    assert codegen.math_used(node.op.c_support_code(node)) == frozenset()

@@ -73,46 +73,46 @@ typedef struct {
     int64_t cs0, cs1;   /* C's element strides */
     int64_t rows;       /* output rows of a block */
 } nbg_${S}_skc;
-/* Columns [j0, j0 + nc) of the pass q of np over N columns. */
+/* Columns [jb, jb + nc) of the pass q of np over N columns. */
 static inline int64_t nbg_${S}_sk_pass(int64_t N, int64_t np, int64_t q) { return q * N / np; }
-/* Rows case, rows [i, i + R) x columns [j0, j0 + nc) of C from t (their
+/* Rows case, rows [i, i + R) x columns [jb, jb + nc) of C from t (their
    accumulator vectors, R x nc x VL): the lanes in order, then the last K % VL
    products. */
-NBG_SK_GLUE void nbg_${S}_skr_out(const nbg_${S}_skc *c, int64_t i, int64_t R, int64_t j0,
+NBG_SK_GLUE void nbg_${S}_skr_out(const nbg_${S}_skc *c, int64_t i, int64_t R, int64_t jb,
                                   int64_t nc, const ${CT} *t) {
     const int64_t VL = NBG_${S}_VL, K = c->K, kv = K / VL * VL;
     int64_t r, j, l, k;
     for (r = 0; r < R; r++) {
         const ${CT} *a = c->a + (i + r) * c->lda;
         for (j = 0; j < nc; j++) {
-            const ${CT} *u = t + (r * nc + j) * VL, *bt = c->bp + (j0 + j) * K;
+            const ${CT} *u = t + (r * nc + j) * VL, *bt = c->bp + (jb + j) * K;
             ${CT} s = u[0];
             for (l = 1; l < VL; l++) s = NBG_${S}_ADD(s, u[l]);
             for (k = kv; k < K; k++) s = NBG_${S}_SMAC(s, a[k], bt[k]);
-            c->c[(i + r) * c->cs0 + (j0 + j) * c->cs1] = s;
+            c->c[(i + r) * c->cs0 + (jb + j) * c->cs1] = s;
         }
     }
 }
 /* Rows case, one row i (the last rows of a block): the tile's operations. */
-NBG_SK_GLUE void nbg_${S}_skr_row(const nbg_${S}_skc *c, int64_t i, int64_t j0, int64_t nc) {
+NBG_SK_GLUE void nbg_${S}_skr_row(const nbg_${S}_skc *c, int64_t i, int64_t jb, int64_t nc) {
     const int64_t VL = NBG_${S}_VL, K = c->K, kv = K / VL * VL;
     const ${CT} *a = c->a + i * c->lda;
     ${CT} t[NBG_DOT_SK_NC * NBG_${S}_VL];
     int64_t j, k;
     for (j = 0; j < nc; j++) {
-        const ${CT} *bt = c->bp + (j0 + j) * K;
+        const ${CT} *bt = c->bp + (jb + j) * K;
         nbg_${S}_v acc = {0};
         for (k = 0; k < kv; k += VL)
             acc = NBG_${S}_MAC(acc, nbg_${S}_ld(a + k), nbg_${S}_ld(bt + k));
         nbg_${S}_st(t + j * VL, acc);
     }
-    nbg_${S}_skr_out(c, i, 1, j0, nc, t);
+    nbg_${S}_skr_out(c, i, 1, jb, nc, t);
 }
-/* Rows case tile: rows [i, i + R) x columns [j0, j0 + NC). */
+/* Rows case tile: rows [i, i + R) x columns [jb, jb + NC). */
 #define NBG_${S}_SKR(NC)                                                              \
-    static void nbg_${S}_skr##NC(const nbg_${S}_skc *c, int64_t i, int64_t j0) {      \
+    static void nbg_${S}_skr##NC(const nbg_${S}_skc *c, int64_t i, int64_t jb) {      \
         const int64_t VL = NBG_${S}_VL, K = c->K, lda = c->lda, kv = K / VL * VL;    \
-        const ${CT} *a = c->a + i * lda, *bt = c->bp + j0 * K;                        \
+        const ${CT} *a = c->a + i * lda, *bt = c->bp + jb * K;                        \
         nbg_${S}_v acc[NBG_DOT_SK_R][NC], x[NBG_DOT_SK_R];                            \
         ${CT} t[NBG_DOT_SK_R * NC * NBG_${S}_VL];                                     \
         int64_t k;                                                                    \
@@ -135,7 +135,7 @@ NBG_SK_GLUE void nbg_${S}_skr_row(const nbg_${S}_skc *c, int64_t i, int64_t j0, 
         } while (k < kv);                                                             \
         for (r = 0; r < NBG_DOT_SK_R; r++)                                            \
             for (j = 0; j < NC; j++) nbg_${S}_st(t + (r * NC + j) * VL, acc[r][j]);   \
-        nbg_${S}_skr_out(c, i, NBG_DOT_SK_R, j0, NC, t);                              \
+        nbg_${S}_skr_out(c, i, NBG_DOT_SK_R, jb, NC, t);                              \
     }
 NBG_${S}_SKR(1)
 NBG_${S}_SKR(2)
@@ -152,27 +152,27 @@ static void nbg_${S}_sk_rows(void *vc, int64_t b, int64_t e) {
     int64_t i, q, r;
     for (i = b * c->rows; i < i1; i += NBG_DOT_SK_R)
         for (q = 0; q < np; q++) {
-            const int64_t j0 = nbg_${S}_sk_pass(c->N, np, q);
-            const int64_t nc = nbg_${S}_sk_pass(c->N, np, q + 1) - j0;
-            if (i + NBG_DOT_SK_R <= i1) tile[nc - 1](c, i, j0);
-            else for (r = i; r < i1; r++) nbg_${S}_skr_row(c, r, j0, nc);
+            const int64_t jb = nbg_${S}_sk_pass(c->N, np, q);
+            const int64_t nc = nbg_${S}_sk_pass(c->N, np, q + 1) - jb;
+            if (i + NBG_DOT_SK_R <= i1) tile[nc - 1](c, i, jb);
+            else for (r = i; r < i1; r++) nbg_${S}_skr_row(c, r, jb, nc);
         }
 }
-/* Columns case, rows [i, i + n) x columns [j0, j0 + nc) of C from t: the
-   accumulator vector of rows [i + v VL, i + (v + 1) VL) and column j0 + j at
+/* Columns case, rows [i, i + n) x columns [jb, jb + nc) of C from t: the
+   accumulator vector of rows [i + v VL, i + (v + 1) VL) and column jb + j at
    t + (v nc + j) VL (not the tile's own layout, which GCC would turn into a
    copy of the accumulators' array, kept in memory through the loop). */
-NBG_SK_GLUE void nbg_${S}_skc_out(const nbg_${S}_skc *c, int64_t i, int64_t n, int64_t j0,
+NBG_SK_GLUE void nbg_${S}_skc_out(const nbg_${S}_skc *c, int64_t i, int64_t n, int64_t jb,
                                   int64_t nc, const ${CT} *t) {
     const int64_t VL = NBG_${S}_VL;
     int64_t r, j;
     for (j = 0; j < nc; j++)
         for (r = 0; r < n; r++)
-            c->c[(i + r) * c->cs0 + (j0 + j) * c->cs1] = t[((r / VL) * nc + j) * VL + r % VL];
+            c->c[(i + r) * c->cs0 + (jb + j) * c->cs1] = t[((r / VL) * nc + j) * VL + r % VL];
 }
 /* Columns case, the rows [i, i1) after the last whole tile: a vector of rows at
    a time, then one row at a time; the tile's multiply-adds, in its order. */
-NBG_SK_GLUE void nbg_${S}_skc_edge(const nbg_${S}_skc *c, int64_t i, int64_t i1, int64_t j0,
+NBG_SK_GLUE void nbg_${S}_skc_edge(const nbg_${S}_skc *c, int64_t i, int64_t i1, int64_t jb,
                                    int64_t nc) {
     const int64_t VL = NBG_${S}_VL, K = c->K, lda = c->lda, N = c->N;
     ${CT} t[NBG_DOT_SK_NC * NBG_${S}_VL];
@@ -182,30 +182,30 @@ NBG_SK_GLUE void nbg_${S}_skc_edge(const nbg_${S}_skc *c, int64_t i, int64_t i1,
             nbg_${S}_v acc = {0};
             for (p = 0; p < K; p++)
                 acc = NBG_${S}_MAC(acc, nbg_${S}_ld(c->a + i + p * lda),
-                                   NBG_${S}_BCAST(c->bp + p * N + j0 + j));
+                                   NBG_${S}_BCAST(c->bp + p * N + jb + j));
             nbg_${S}_st(t + j * VL, acc);
         }
-        nbg_${S}_skc_out(c, i, VL, j0, nc, t);
+        nbg_${S}_skc_out(c, i, VL, jb, nc, t);
     }
     for (; i < i1; i++) {
         for (j = 0; j < nc; j++) {
             ${CT} s = 0;
-            for (p = 0; p < K; p++) s = NBG_${S}_SMAC(s, c->a[i + p * lda], c->bp[p * N + j0 + j]);
+            for (p = 0; p < K; p++) s = NBG_${S}_SMAC(s, c->a[i + p * lda], c->bp[p * N + jb + j]);
             t[j * VL] = s;
         }
-        nbg_${S}_skc_out(c, i, 1, j0, nc, t);
+        nbg_${S}_skc_out(c, i, 1, jb, nc, t);
     }
 }
-/* Columns case: the tiles of rows [i, it) (IV * VL each) x columns [j0, j0 +
+/* Columns case: the tiles of rows [i, it) (IV * VL each) x columns [jb, jb +
    NC), the multiply-adds of p in [p0, p1) (p1 > p0), onto their accumulators
    in t (nbg_${S}_skc_out's layout, a tile's N * IV * VL values apart; zeros
    when p0 is 0). */
 #define NBG_${S}_SKC(NC)                                                              \
     static void nbg_${S}_skc##NC(const nbg_${S}_skc *c, int64_t i, int64_t it,        \
-                                 int64_t j0, int64_t p0, int64_t p1, ${CT} *t) {      \
+                                 int64_t jb, int64_t p0, int64_t p1, ${CT} *t) {      \
         const int64_t VL = NBG_${S}_VL, lda = c->lda, N = c->N;                       \
         for (; i < it; i += NBG_DOT_SK_IV * VL, t += N * NBG_DOT_SK_IV * VL) {        \
-            const ${CT} *a = c->a + i + p0 * lda, *bp = c->bp + j0 + p0 * N;          \
+            const ${CT} *a = c->a + i + p0 * lda, *bp = c->bp + jb + p0 * N;          \
             nbg_${S}_v acc[NC][NBG_DOT_SK_IV], x[NBG_DOT_SK_IV];                      \
             int64_t p = p0;                                                           \
             int v, j;                                                                 \
@@ -257,17 +257,17 @@ static void nbg_${S}_sk_cols(void *vc, int64_t b, int64_t e) {
         for (p0 = 0; p0 < K && it > i0; p0 = p1) {
             p1 = p0 + NBG_DOT_SK_PC < K ? p0 + NBG_DOT_SK_PC : K;
             for (q = 0; q < np; q++) {
-                const int64_t j0 = nbg_${S}_sk_pass(N, np, q);
-                const int64_t nc = nbg_${S}_sk_pass(N, np, q + 1) - j0;
-                tile[nc - 1](c, i0, it, j0, p0, p1, buf + j0 * T);
+                const int64_t jb = nbg_${S}_sk_pass(N, np, q);
+                const int64_t nc = nbg_${S}_sk_pass(N, np, q + 1) - jb;
+                tile[nc - 1](c, i0, it, jb, p0, p1, buf + jb * T);
             }
         }
         for (q = 0; q < np; q++) {
-            const int64_t j0 = nbg_${S}_sk_pass(N, np, q);
-            const int64_t nc = nbg_${S}_sk_pass(N, np, q + 1) - j0;
+            const int64_t jb = nbg_${S}_sk_pass(N, np, q);
+            const int64_t nc = nbg_${S}_sk_pass(N, np, q + 1) - jb;
             for (i = i0; i < it; i += T)
-                nbg_${S}_skc_out(c, i, T, j0, nc, buf + (i - i0) * N + j0 * T);
-            if (it < ie) nbg_${S}_skc_edge(c, it, ie, j0, nc);
+                nbg_${S}_skc_out(c, i, T, jb, nc, buf + (i - i0) * N + jb * T);
+            if (it < ie) nbg_${S}_skc_edge(c, it, ie, jb, nc);
         }
     }
 }
