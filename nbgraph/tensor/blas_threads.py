@@ -44,6 +44,8 @@ run as BLAS decides.
 
 import ctypes
 import itertools
+import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -51,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OPENBLAS_SPLITS_ABOVE", "SMALL_PRODUCT_MACS", "blas_thread_count",
+__all__ = ["OPENBLAS_SPLITS_ABOVE", "SMALL_PRODUCT_MACS", "blas_thread_count", "c_blas_found",
            "one_blas_thread", "product_function", "small_product_dot"]
 
 #: Matrix products with at most this many multiply-adds (``m * k * n``) run on one
@@ -65,7 +67,12 @@ OPENBLAS_SPLITS_ABOVE = 65536 * 4
 
 _lock = threading.Lock()
 _MAIN = threading.main_thread().ident
-_state: dict[str, Any] = {"controllers": None, "splits_above": None, "depth": 0, "saved": []}
+_state: dict[str, Any] = {"controllers": None, "splits_above": None, "depth": 0, "saved": [],
+                          "c_blas": None}
+
+#: The symbol sets Dot's C accepts (``csrc/dot_blas.h``): CBLAS with 64-bit integers.
+_CBLAS_SETS = (("scipy_cblas_dgemm64_", "scipy_cblas_sgemm64_"),
+               ("cblas_dgemm64_", "cblas_sgemm64_"))
 
 
 def _raw_openblas(lib: Any) -> tuple[Callable[[], int], Callable[[int], None]] | None:
@@ -133,6 +140,39 @@ def _restore() -> None:
             for put, count in _state["saved"]:
                 put(count)
             _state["saved"] = []
+
+
+def _loaded_cblas() -> bool:
+    """Whether an object loaded in this process, its path naming a BLAS, exports one of
+    :data:`_CBLAS_SETS`: the search ``csrc/dot_blas.h`` makes (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            paths = {fields[5].strip() for fields in (line.split(None, 5) for line in maps)
+                     if len(fields) == 6 and "blas" in fields[5]}
+    except OSError:
+        return False
+    for path in sorted(paths):
+        try:  # loaded already: RTLD_NOLOAD only looks it up
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        except OSError:
+            continue
+        if any(all(hasattr(lib, name) for name in names) for names in _CBLAS_SETS):
+            return True
+    return False
+
+
+def c_blas_found() -> bool:
+    """Whether Dot's C finds a BLAS to call in this process (looked for once, ~0.5 ms).
+
+    >>> isinstance(c_blas_found(), bool)
+    True
+    """
+    found = _state["c_blas"]
+    if found is None:
+        found = _state["c_blas"] = _loaded_cblas()
+    return found
 
 
 def blas_thread_count() -> int:

@@ -106,12 +106,14 @@ def test_sizes_match_numpy(use_blas, dtype, shape):
         assert not f(a, b).any()  # an empty sum is zero, whatever the output held
 
 
-def test_mixed_dtypes_take_the_packed_kernel(use_blas):
+def test_mixed_dtypes_are_converted_or_take_the_packed_kernel(use_blas):
     rng = np.random.default_rng(2)
     f = _fn("float64", xtype="float32")
     a = rng.standard_normal((40, 60)).astype("float32")
     b = rng.standard_normal((60, 30))
     _check(f, a, b)
+    _check(f, a[::2, ::3], b[::3])
+    _check(f, np.asfortranarray(a), b[:, ::-2])
 
 
 def test_the_switch_is_in_the_generated_c(monkeypatch):
@@ -120,7 +122,36 @@ def test_the_switch_is_in_the_generated_c(monkeypatch):
     assert "#define NBG_DOT_USE_BLAS 1" in node.op.c_support_code(node)
     monkeypatch.setattr(dot_c, "C_BLAS", False)
     assert "#define NBG_DOT_USE_BLAS 0" in node.op.c_support_code(node)
-    assert node.op.c_code_cache_version() == (3, False)
+    assert node.op.c_code_cache_version() == (4, False, False)
+
+
+def test_the_packed_kernel_is_left_out_where_the_blas_is_found(monkeypatch):
+    x, w = nt.dmatrix(), nt.dmatrix()
+    node = Dot()(x, w).owner
+    for found in (True, False):
+        monkeypatch.setattr(blas_threads, "c_blas_found", lambda found=found: found)
+        text = node.op.c_support_code(node)
+        assert ("NBG_DOTMM_f64" in text) != found
+        assert ("#define NBG_DOT_PACKED_f64 %d" % (not found)) in text
+        assert node.op.c_code_cache_version() == (4, True, found)
+    int_node = Dot()(nt.lmatrix(), nt.lmatrix()).owner  # integer products keep their kernel
+    assert "NBG_DOTMM_u64" in int_node.op.c_support_code(int_node)
+
+
+def test_without_the_packed_kernel_or_a_blas_the_sums_are_plain_loops(monkeypatch):
+    # a module made where the BLAS was found, run where none is (the C's search
+    # off): every layout, dtype mix and size still matches NumPy
+    _switch(monkeypatch, False)
+    monkeypatch.setattr(dot_c, "_blas_found", lambda: True)
+    x, w = nt.dmatrix(), nt.dmatrix()
+    assert "NBG_DOTMM_f64" not in Dot()(x, w).owner.op.c_support_code(Dot()(x, w).owner)
+    rng = np.random.default_rng(6)
+    f, g = _fn(), _fn("float64", xtype="float32")
+    a, b = _operands(rng, "float64", 70, 90, 50)
+    for x_, y_ in [(a, b), (np.asfortranarray(a), b[:, ::-1]), (a[::2, ::3], b[::3]),
+                   (a[:, :0], b[:0]), (a[:0], b), (a[:1], b[:, :1])]:
+        _check(f, x_, y_)
+    _check(g, a.astype("float32")[::-1], b)
 
 
 @pytest.mark.skipif(not _numpy_cblas(), reason="NumPy's BLAS has no ILP64 CBLAS symbols")

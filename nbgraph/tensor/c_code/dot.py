@@ -28,7 +28,12 @@ contiguous buffer first (as NumPy copies before calling BLAS).
   transpose flags, on one BLAS thread up to
   :data:`~nbgraph.tensor.blas_threads.SMALL_PRODUCT_MACS` multiply-adds as
   the C-VM does; without such a BLAS (or with :data:`C_BLAS` off) they run
-  the packed kernel.
+  the packed kernel.  Where this process has the BLAS
+  (:func:`~nbgraph.tensor.blas_threads.c_blas_found`) the packed kernel is
+  not compiled into the float support code (a third of its compile work):
+  an operand of another dtype, or without a unit stride, is converted into a
+  contiguous buffer for the BLAS instead, as NumPy does (and a module run
+  where no BLAS is found after all sums in plain loops).
 
 Big loops are split across the thread pool (``nbg_parallel``) in *fixed*
 row blocks that depend on the sizes only; the axpy loop's per-block partial
@@ -99,7 +104,9 @@ def _compute(node):
     return _COMPUTE[node.outputs[0].type.dtype]
 
 
-def _core(suffix, ctype, kind, matrix):
+def _core(suffix, ctype, kind, matrix, packed=True):
+    """The vector type and arithmetic of one compute type, then the matrix-vector
+    loops, or the packed matrix product (``packed``), or neither."""
     wide = "uint64_t" if ctype == "uint64_t" else "uint32_t"
     keys = {"S": suffix, "CT": ctype, "WT": wide}
     if kind == "f":
@@ -112,8 +119,10 @@ def _core(suffix, ctype, kind, matrix):
                     else "__builtin_ia32_vbroadcastss256", **keys)
     else:
         macros = _c("dot_macros_int.h" if kind == "i" else "dot_macros_bool.h", **keys)
-    return _c("dot_core.h", MACROS=macros.rstrip("\n"), **keys) + \
-        _c("dot_mm.h" if matrix else "dot_mv.h", **keys)
+    core = _c("dot_core.h", MACROS=macros.rstrip("\n"), **keys)
+    if not matrix:
+        return core + _c("dot_mv.h", **keys)
+    return core + _c("dot_mm.h", **keys) if packed else core
 
 
 def float_matrix_support(dtype):
@@ -122,6 +131,12 @@ def float_matrix_support(dtype):
     that pack their own panels (the convolutions)."""
     suffix, ctype, kind = _COMPUTE[dtype]
     return _c("dot_common.h") + "\n" + _core(suffix, ctype, kind, True)
+
+
+def _blas_found():
+    """Whether float matrix products call the BLAS (:data:`C_BLAS` on and the
+    process's BLAS found), so the packed kernel is left out of their support code."""
+    return bool(C_BLAS) and blas_threads.c_blas_found()
 
 
 def _pack(in_dtype, suffix, ctype):
@@ -194,15 +209,17 @@ class DotC(CLinkerOp):
             return _c("dot_common.h")
         suffix, ctype, kind = _compute(node)
         matrix = all(v.type.ndim == 2 for v in node.inputs)
-        body = _c("dot_common.h") + "\n" + _core(suffix, ctype, kind, matrix)
-        api = _c("dot_mm_api.h" if matrix else "dot_mv_api.h", S=suffix, CT=ctype)
-        if matrix and kind == "f":  # the skinny products (dot_skinny.h) call nbg_<S>_mm
+        packed = not (matrix and kind == "f" and _blas_found())
+        body = _c("dot_common.h") + "\n" + _core(suffix, ctype, kind, matrix, packed)
+        api = _c("dot_pack_api.h", S=suffix, CT=ctype)
+        if packed or not matrix:
+            api += _c("dot_mm_api.h" if matrix else "dot_mv_api.h", S=suffix, CT=ctype)
+        if matrix and kind == "f":
             body += "\n" + _c("dot_skinny.h", S=suffix, CT=ctype)
-            api += "\n" + _c("dot_skinny_api.h", S=suffix, CT=ctype)
             body += "\n" + _c("dot_blas.h", S=suffix, CT=ctype, BLAS=int(bool(C_BLAS)),
-                              SMALL=int(blas_threads.SMALL_PRODUCT_MACS),
+                              PACKED=int(packed), SMALL=int(blas_threads.SMALL_PRODUCT_MACS),
                               SPLITS=blas_threads.OPENBLAS_SPLITS_ABOVE)
-            api += "\n" + _c("dot_blas_api.h", S=suffix, CT=ctype)
+            api += _c("dot_blas_api.h", S=suffix, CT=ctype)
         parts = [SUPPORT_OBJECT % (body.rstrip("\n"), api.strip("\n"))]
         for dtype in dict.fromkeys(v.type.dtype for v in node.inputs):
             parts.append(_pack(dtype, suffix, ctype))
@@ -264,4 +281,4 @@ class DotC(CLinkerOp):
 
 
     def c_code_cache_version(self):
-        return (3, bool(C_BLAS))
+        return (4, bool(C_BLAS), _blas_found())

@@ -172,6 +172,8 @@ static NBG_BLAS_GLUE int nbg_blas_one_thread(const nbg_blas_fns *f, int64_t macs
 #endif
 #ifndef NBG_DOT_BLAS_${S}
 #define NBG_DOT_BLAS_${S}
+/* 1 when the packed kernel (dot_mm.h) is compiled with this part. */
+#define NBG_DOT_PACKED_${S} ${PACKED}
 typedef void (*nbg_${S}_gemm64)(int, int, int, int64_t, int64_t, int64_t, ${CT}, const ${CT} *,
                                 int64_t, const ${CT} *, int64_t, ${CT}, ${CT} *, int64_t);
 typedef struct {
@@ -247,17 +249,94 @@ static NBG_BLAS_GLUE int nbg_${S}_blas_mm(const char *A, int64_t M, int64_t K, i
     if (one && count > 1) f->set(count);
     return 0;
 }
+#if !NBG_DOT_PACKED_${S}
+/* C = A . B when the packed kernel is not compiled (the module was made where
+   the BLAS was found): an operand of another dtype, or without a unit stride
+   along an axis, is converted into a contiguous buffer of the compute type
+   first (as NumPy copies before calling BLAS), and C's rows go through a
+   buffer when its layout does not suit the BLAS.  Where no BLAS is found at
+   run time after all (a module made in another process), plain loops in k
+   order: slow, still right. */
+static NBG_BLAS_GLUE int nbg_${S}_copy_mm(const char *A, int64_t M, int64_t K, int64_t as0,
+                                         int64_t as1, int na, nbg_${S}_pack pa,
+                                         const char *B, int64_t N, int64_t bs0, int64_t bs1,
+                                         int nb, nbg_${S}_pack pb, ${CT} *C, int64_t cs0,
+                                         int64_t cs1, char *err) {
+    const int64_t item = sizeof(${CT});
+    const int64_t e0 = nbg_dot_estride(M, cs0, item), e1 = nbg_dot_estride(N, cs1, item);
+    ${CT} *a = NULL, *b = NULL, *t = NULL;
+    int64_t i, j, k, ld;
+    if (e0 < 0 || e1 < 0) {
+        nbg_errorf(err, "dot: the output's strides are not multiples of its item size");
+        return NBG_VALUE_ERROR;
+    }
+    if (M == 0 || N == 0) return 0;
+    if (K == 0) {
+        for (i = 0; i < M; i++)
+            for (j = 0; j < N; j++) C[i * e0 + j * e1] = 0;
+        return 0;
+    }
+    if (!na || nbg_blas_layout(M, K, as0, as1, item, &ld) < 0) {
+        a = (${CT} *)malloc(M * K * item);
+        if (!a) return nbg_dot_nomem(err);
+        pa(a, A, M, K, as0, as1, K, 1);
+        A = (const char *)a; as0 = K * item; as1 = item;
+    }
+    if (!nb || nbg_blas_layout(K, N, bs0, bs1, item, &ld) < 0) {
+        b = (${CT} *)malloc(K * N * item);
+        if (!b) {
+            free(a);
+            return nbg_dot_nomem(err);
+        }
+        pb(b, B, K, N, bs0, bs1, N, 1);
+        B = (const char *)b; bs0 = N * item; bs1 = item;
+    }
+    if (nbg_${S}_blas_mm(A, M, K, as0, as1, B, N, bs0, bs1, C, cs0, cs1) == 0) {
+        free(a); free(b);
+        return 0;
+    }
+    if (nbg_blas()) {  /* C's layout: through a buffer */
+        t = (${CT} *)malloc(M * N * item);
+        if (!t) {
+            free(a); free(b);
+            return nbg_dot_nomem(err);
+        }
+        nbg_${S}_blas_mm(A, M, K, as0, as1, B, N, bs0, bs1, t, N * item, item);
+        for (i = 0; i < M; i++)
+            for (j = 0; j < N; j++) C[i * e0 + j * e1] = t[i * N + j];
+        free(t);
+    } else {
+        for (i = 0; i < M; i++)
+            for (j = 0; j < N; j++) {
+                ${CT} s = 0;
+                for (k = 0; k < K; k++)
+                    s = NBG_${S}_SMAC(s, *(const ${CT} *)(A + i * as0 + k * as1),
+                                      *(const ${CT} *)(B + k * bs0 + j * bs1));
+                C[i * e0 + j * e1] = s;
+            }
+    }
+    free(a); free(b);
+    return 0;
+}
+#endif
 /* C (M x N) = A . B for float matrices: the skinny kernel where it applies
    (dot_skinny.h), else the BLAS when both operands are of the compute type
-   and their layout suits it, else the packed kernel (dot_mm.h). */
+   and their layout suits it, else the packed kernel (dot_mm.h) or, where it
+   is not compiled, nbg_${S}_copy_mm. */
 static NBG_BLAS_GLUE int nbg_${S}_gemm(const char *A, int64_t M, int64_t K, int64_t as0,
                                       int64_t as1, int na, nbg_${S}_pack pa, const char *B,
                                       int64_t N, int64_t bs0, int64_t bs1, int nb,
                                       nbg_${S}_pack pb, ${CT} *C, int64_t cs0, int64_t cs1,
                                       char *err) {
-    if (na && nb && M > 0 && N > 0 && K > 0 && !nbg_${S}_is_skinny(na, M, K, N, as0, as1) &&
+    if (nbg_${S}_is_skinny(na, M, K, N, as0, as1))
+        return nbg_${S}_skmm(A, M, K, as0, as1, B, N, bs0, bs1, pb, C, cs0, cs1, err);
+    if (na && nb && M > 0 && N > 0 && K > 0 &&
         nbg_${S}_blas_mm(A, M, K, as0, as1, B, N, bs0, bs1, C, cs0, cs1) == 0)
         return 0;
-    return nbg_${S}_skmm(A, M, K, as0, as1, na, pa, B, N, bs0, bs1, pb, C, cs0, cs1, err);
+#if NBG_DOT_PACKED_${S}
+    return nbg_${S}_mm(A, M, K, as0, as1, pa, B, N, bs0, bs1, pb, C, cs0, cs1, err);
+#else
+    return nbg_${S}_copy_mm(A, M, K, as0, as1, na, pa, B, N, bs0, bs1, nb, pb, C, cs0, cs1, err);
+#endif
 }
 #endif

@@ -282,12 +282,12 @@ static inline int nbg_${S}_is_skinny(int native, int64_t M, int64_t K, int64_t N
     if (as0 % item || as1 % item) return 0;
     return as1 == item || (as0 == item && M > 1);
 }
-/* C (M x N, byte strides cs0, cs1) = A . B as a skinny product, else nbg_${S}_mm. */
+/* C (M x N, byte strides cs0, cs1) = A . B as a skinny product (the caller,
+   nbg_${S}_gemm, checked nbg_${S}_is_skinny). */
 NBG_SK_GLUE int nbg_${S}_skmm(const char *A, int64_t M, int64_t K, int64_t as0,
-                                     int64_t as1, int native, nbg_${S}_pack pa,
-                                     const char *B, int64_t N, int64_t bs0, int64_t bs1,
-                                     nbg_${S}_pack pb, ${CT} *C, int64_t cs0, int64_t cs1,
-                                     char *err) {
+                              int64_t as1, const char *B, int64_t N, int64_t bs0,
+                              int64_t bs1, nbg_${S}_pack pb, ${CT} *C, int64_t cs0,
+                              int64_t cs1, char *err) {
     const int64_t item = sizeof(${CT});
     const int rows = as1 == item;
     void (*const fn)(void *, int64_t, int64_t) = rows ? nbg_${S}_sk_rows : nbg_${S}_sk_cols;
@@ -295,8 +295,6 @@ NBG_SK_GLUE int nbg_${S}_skmm(const char *A, int64_t M, int64_t K, int64_t as0,
     ${CT} *bp;
     int64_t nb;
     int par;
-    if (!nbg_${S}_is_skinny(native, M, K, N, as0, as1))
-        return nbg_${S}_mm(A, M, K, as0, as1, pa, B, N, bs0, bs1, pb, C, cs0, cs1, err);
     c.cs0 = nbg_dot_estride(M, cs0, item);
     c.cs1 = nbg_dot_estride(N, cs1, item);
     if (c.cs0 < 0 || c.cs1 < 0) {
