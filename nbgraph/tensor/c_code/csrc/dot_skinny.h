@@ -56,7 +56,8 @@
    splitting a product of a few hundred microseconds while BLAS's own workers
    still spin from the previous product loses more than it gains. */
 #define NBG_DOT_SK_PAR (1 << 22)
-/* Glue and tails: one copy for every nc, compiled at -O1 (not on the hot path). */
+/* Drivers, glue and tails: one copy for every nc, compiled at -O1 (not on the
+   hot path: a driver runs once per tile call, a tile hundreds of cycles). */
 #define NBG_SK_GLUE static NBG_NOINLINE NBG_DOT_GLUE
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define NBG_SK_PIN(v) __asm__("" : "+v"(v))
@@ -143,7 +144,7 @@ NBG_${S}_SKR(3)
 NBG_${S}_SKR(4)
 NBG_${S}_SKR(5)
 /* Rows case: the blocks [b, e) of c->rows rows, every pass of each R rows. */
-static void nbg_${S}_sk_rows(void *vc, int64_t b, int64_t e) {
+NBG_SK_GLUE void nbg_${S}_sk_rows(void *vc, int64_t b, int64_t e) {
     static void (*const tile[NBG_DOT_SK_NC])(const nbg_${S}_skc *, int64_t, int64_t) =
         {nbg_${S}_skr1, nbg_${S}_skr2, nbg_${S}_skr3, nbg_${S}_skr4, nbg_${S}_skr5};
     const nbg_${S}_skc *c = (const nbg_${S}_skc *)vc;
@@ -241,7 +242,7 @@ NBG_${S}_SKC(5)
    NBG_DOT_SK_CROWS rows: each NBG_DOT_SK_PC rows of X (p) run through every
    pass and tile of a group (the group's accumulators wait in buf), then the
    edge rows; every element's chain runs over p in order. */
-static void nbg_${S}_sk_cols(void *vc, int64_t b, int64_t e) {
+NBG_SK_GLUE void nbg_${S}_sk_cols(void *vc, int64_t b, int64_t e) {
     static void (*const tile[NBG_DOT_SK_NC])(const nbg_${S}_skc *, int64_t, int64_t, int64_t,
                                              int64_t, int64_t, ${CT} *) =
         {nbg_${S}_skc1, nbg_${S}_skc2, nbg_${S}_skc3, nbg_${S}_skc4, nbg_${S}_skc5};
