@@ -59,11 +59,29 @@
 /* Drivers, glue and tails: one copy for every nc, compiled at -O1 (not on the
    hot path: a driver runs once per tile call, a tile hundreds of cycles). */
 #define NBG_SK_GLUE static NBG_NOINLINE NBG_DOT_GLUE
+/* The tiles: straight-line code (see NBG_SK_EACH_R), -O1 too. */
+#define NBG_SK_TILE static NBG_NOINLINE NBG_DOT_GLUE
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define NBG_SK_PIN(v) __asm__("" : "+v"(v))
 #else
 #define NBG_SK_PIN(v) ((void)0)
 #endif
+/* A tile's accumulators are variables of their own, acc<r>_<j>, named by the
+   preprocessor: NBG_SK_EACH_R(M, j) is M(r, j) for every row r of a tile (or
+   vector of rows: IV is R), NBG_SK_EACH_J<NC>(M) is M(j) for every column j
+   of a pass.  A tile is then straight-line code around its one loop, which
+   GCC compiles at -O1 to the -O3 code of loops over arrays (that only -O3's
+   unrolling freed from memory) for a fraction of the work. */
+#if NBG_DOT_SK_R == 4
+#define NBG_SK_EACH_R(M, j) M(0, j) M(1, j) M(2, j) M(3, j)
+#else
+#define NBG_SK_EACH_R(M, j) M(0, j) M(1, j)
+#endif
+#define NBG_SK_EACH_J1(M) M(0)
+#define NBG_SK_EACH_J2(M) M(0) M(1)
+#define NBG_SK_EACH_J3(M) M(0) M(1) M(2)
+#define NBG_SK_EACH_J4(M) M(0) M(1) M(2) M(3)
+#define NBG_SK_EACH_J5(M) M(0) M(1) M(2) M(3) M(4)
 #endif
 typedef struct {
     const ${CT} *a;
@@ -74,6 +92,15 @@ typedef struct {
     int64_t cs0, cs1;   /* C's element strides */
     int64_t rows;       /* output rows of a block */
 } nbg_${S}_skc;
+/* A tile's pieces (the accumulators acc<r>_<j>, x<r> the loaded rows or
+   vectors of rows of A, b the column's vector of B, t the tile's buffer, nc
+   its columns): start at zero, the multiply-add, store, and each of them for
+   every row of column j. */
+#define NBG_${S}_SK_ZERO(r, j) nbg_${S}_v acc##r##_##j = z;
+#define NBG_${S}_SK_FMA(r, j) acc##r##_##j = NBG_${S}_MAC(acc##r##_##j, x##r, b);
+#define NBG_${S}_SK_ST(r, j) nbg_${S}_st(t + (r * nc + j) * VL, acc##r##_##j);
+#define NBG_${S}_SK_ZEROS(j) NBG_SK_EACH_R(NBG_${S}_SK_ZERO, j)
+#define NBG_${S}_SK_STS(j) NBG_SK_EACH_R(NBG_${S}_SK_ST, j)
 /* Columns [jb, jb + nc) of the pass q of np over N columns. */
 static inline int64_t nbg_${S}_sk_pass(int64_t N, int64_t np, int64_t q) { return q * N / np; }
 /* Rows case, rows [i, i + R) x columns [jb, jb + nc) of C from t (their
@@ -110,32 +137,28 @@ NBG_SK_GLUE void nbg_${S}_skr_row(const nbg_${S}_skc *c, int64_t i, int64_t jb, 
     nbg_${S}_skr_out(c, i, 1, jb, nc, t);
 }
 /* Rows case tile: rows [i, i + R) x columns [jb, jb + NC). */
+#define NBG_${S}_SKR_X(r, j) nbg_${S}_v x##r = nbg_${S}_ld(a + r * lda + k); NBG_SK_PIN(x##r);
+#define NBG_${S}_SKR_COL(j)                                                           \
+    {                                                                                 \
+        nbg_${S}_v b = nbg_${S}_ld(bt + j * K + k);                                   \
+        NBG_SK_PIN(b);                                                                \
+        NBG_SK_EACH_R(NBG_${S}_SK_FMA, j)                                             \
+    }
 #define NBG_${S}_SKR(NC)                                                              \
-    static void nbg_${S}_skr##NC(const nbg_${S}_skc *c, int64_t i, int64_t jb) {      \
+    NBG_SK_TILE void nbg_${S}_skr##NC(const nbg_${S}_skc *c, int64_t i, int64_t jb) { \
         const int64_t VL = NBG_${S}_VL, K = c->K, lda = c->lda, kv = K / VL * VL;    \
+        const int64_t nc = NC;                                                        \
         const ${CT} *a = c->a + i * lda, *bt = c->bp + jb * K;                        \
-        nbg_${S}_v acc[NBG_DOT_SK_R][NC], x[NBG_DOT_SK_R];                            \
+        const nbg_${S}_v z = {0};                                                     \
         ${CT} t[NBG_DOT_SK_R * NC * NBG_${S}_VL];                                     \
-        int64_t k;                                                                    \
-        int r, j;                                                                     \
-        for (r = 0; r < NBG_DOT_SK_R; r++)                                            \
-            for (j = 0; j < NC; j++) acc[r][j] = (nbg_${S}_v){0};                     \
-        k = 0;                                                                        \
+        int64_t k = 0;                                                                \
+        NBG_SK_EACH_J##NC(NBG_${S}_SK_ZEROS)                                          \
         do {  /* kv >= VL (K >= NBG_DOT_SK_MINK) */                                   \
-            for (r = 0; r < NBG_DOT_SK_R; r++) {                                      \
-                x[r] = nbg_${S}_ld(a + r * lda + k);                                  \
-                NBG_SK_PIN(x[r]);                                                     \
-            }                                                                         \
-            for (j = 0; j < NC; j++) {                                                \
-                nbg_${S}_v b = nbg_${S}_ld(bt + j * K + k);                           \
-                NBG_SK_PIN(b);                                                        \
-                for (r = 0; r < NBG_DOT_SK_R; r++)                                    \
-                    acc[r][j] = NBG_${S}_MAC(acc[r][j], x[r], b);                     \
-            }                                                                         \
+            NBG_SK_EACH_R(NBG_${S}_SKR_X, 0)                                          \
+            NBG_SK_EACH_J##NC(NBG_${S}_SKR_COL)                                       \
             k += VL;                                                                  \
         } while (k < kv);                                                             \
-        for (r = 0; r < NBG_DOT_SK_R; r++)                                            \
-            for (j = 0; j < NC; j++) nbg_${S}_st(t + (r * NC + j) * VL, acc[r][j]);   \
+        NBG_SK_EACH_J##NC(NBG_${S}_SK_STS)                                            \
         nbg_${S}_skr_out(c, i, NBG_DOT_SK_R, jb, NC, t);                              \
     }
 NBG_${S}_SKR(1)
@@ -201,36 +224,31 @@ NBG_SK_GLUE void nbg_${S}_skc_edge(const nbg_${S}_skc *c, int64_t i, int64_t i1,
    NC), the multiply-adds of p in [p0, p1) (p1 > p0), onto their accumulators
    in t (nbg_${S}_skc_out's layout, a tile's N * IV * VL values apart; zeros
    when p0 is 0). */
+#define NBG_${S}_SKC_LD(r, j) nbg_${S}_v acc##r##_##j = p0 ? nbg_${S}_ld(t + (r * nc + j) * VL) : z;
+#define NBG_${S}_SKC_LDS(j) NBG_SK_EACH_R(NBG_${S}_SKC_LD, j)
+#define NBG_${S}_SKC_X(r, j) nbg_${S}_v x##r = nbg_${S}_ld(a + r * VL); NBG_SK_PIN(x##r);
+#define NBG_${S}_SKC_COL(j)                                                           \
+    {                                                                                 \
+        nbg_${S}_v b = NBG_${S}_BCAST(bp + j);                                        \
+        NBG_SK_PIN(b);                                                                \
+        NBG_SK_EACH_R(NBG_${S}_SK_FMA, j)                                             \
+    }
 #define NBG_${S}_SKC(NC)                                                              \
-    static void nbg_${S}_skc##NC(const nbg_${S}_skc *c, int64_t i, int64_t it,        \
-                                 int64_t jb, int64_t p0, int64_t p1, ${CT} *t) {      \
-        const int64_t VL = NBG_${S}_VL, lda = c->lda, N = c->N;                       \
+    NBG_SK_TILE void nbg_${S}_skc##NC(const nbg_${S}_skc *c, int64_t i, int64_t it,   \
+                                      int64_t jb, int64_t p0, int64_t p1, ${CT} *t) { \
+        const int64_t VL = NBG_${S}_VL, lda = c->lda, N = c->N, nc = NC;              \
+        const nbg_${S}_v z = {0};                                                     \
         for (; i < it; i += NBG_DOT_SK_IV * VL, t += N * NBG_DOT_SK_IV * VL) {        \
             const ${CT} *a = c->a + i + p0 * lda, *bp = c->bp + jb + p0 * N;          \
-            nbg_${S}_v acc[NC][NBG_DOT_SK_IV], x[NBG_DOT_SK_IV];                      \
             int64_t p = p0;                                                           \
-            int v, j;                                                                 \
-            for (j = 0; j < NC; j++)                                                  \
-                for (v = 0; v < NBG_DOT_SK_IV; v++)                                   \
-                    acc[j][v] = p0 ? nbg_${S}_ld(t + (v * NC + j) * VL)               \
-                                   : (nbg_${S}_v){0};                                 \
-            do {  /* with a for loop, GCC keeps acc in memory */                      \
-                for (v = 0; v < NBG_DOT_SK_IV; v++) {                                 \
-                    x[v] = nbg_${S}_ld(a + v * VL);                                   \
-                    NBG_SK_PIN(x[v]);                                                 \
-                }                                                                     \
-                for (j = 0; j < NC; j++) {                                            \
-                    nbg_${S}_v g = NBG_${S}_BCAST(bp + j);                            \
-                    NBG_SK_PIN(g);                                                    \
-                    for (v = 0; v < NBG_DOT_SK_IV; v++)                               \
-                        acc[j][v] = NBG_${S}_MAC(acc[j][v], x[v], g);                 \
-                }                                                                     \
+            NBG_SK_EACH_J##NC(NBG_${S}_SKC_LDS)                                       \
+            do {                                                                      \
+                NBG_SK_EACH_R(NBG_${S}_SKC_X, 0)                                      \
+                NBG_SK_EACH_J##NC(NBG_${S}_SKC_COL)                                   \
                 a += lda;                                                             \
                 bp += N;                                                              \
             } while (++p < p1);                                                       \
-            for (j = 0; j < NC; j++)                                                  \
-                for (v = 0; v < NBG_DOT_SK_IV; v++)                                   \
-                    nbg_${S}_st(t + (v * NC + j) * VL, acc[j][v]);                    \
+            NBG_SK_EACH_J##NC(NBG_${S}_SK_STS)                                        \
         }                                                                             \
     }
 NBG_${S}_SKC(1)
@@ -319,6 +337,9 @@ NBG_SK_GLUE int nbg_${S}_skmm(const char *A, int64_t M, int64_t K, int64_t as0,
     if (nb > 1 && par) nbg_dot_parallel(fn, &c, nb);
     else fn(&c, 0, nb);
     free(bp);
+#if defined(__AVX__) && defined(__GNUC__) && !defined(__clang__)
+    __builtin_ia32_vzeroupper();  /* -O1 code does not clean the vector registers' upper halves */
+#endif
     return 0;
 }
 #endif
