@@ -19,8 +19,10 @@ kernel / OpenBLAS, ``X @ W`` then ``X.T @ G``:
 (the float64 600x784x10 pair in a C harness on a quiet machine, the rest
 through ``linker="c"`` with the call's overhead.)
 
-The C-VM linker runs Dot's float matrix products with NumPy's BLAS
-(``c_preferred`` is False); :func:`skinny_choice` gives it, through
+The C-VM linker runs Dot's float matrix products in C, skinny kernel or
+BLAS, when the C finds the process's BLAS
+(:func:`~nbgraph.tensor.blas_threads.c_blas_found`); otherwise with NumPy's
+BLAS (``c_preferred`` is False), and :func:`skinny_choice` gives it, through
 ``Dot.c_call_choice``, the per-call test that sends a product to the C
 kernel instead, decided from the shapes and strides of the call:
 

@@ -33,6 +33,12 @@ blocks computed on two threads of nbgraph's own, BLAS on one thread in each
 (:mod:`nbgraph.tensor.blas_split`: OpenBLAS's idle workers busy-wait ~0.1 s
 after a product, holding a core the element loops between products want).
 
+Under the C-VM linker, a float matrix product runs in C when
+:func:`c_blas_found` says Dot's C calls this BLAS itself
+(:mod:`nbgraph.tensor.c_code.dot`): the same limit, and big products split in
+two row blocks on nbgraph's own thread pool, BLAS on one thread in each;
+:func:`product_function` serves the Python linker and the C-VM without it.
+
 The limit uses ``threadpoolctl`` when it is installed and finds a BLAS; else
 nothing is limited.  It is shared by the whole process (BLAS has one thread
 count): a product running in another Python thread meanwhile runs on one

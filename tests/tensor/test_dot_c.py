@@ -12,7 +12,6 @@ import pytest
 
 import nbgraph as ng
 import nbgraph.tensor as nt
-from nbgraph.tensor.basic import Dot
 from nbgraph.testing import assert_thread_count_independent, verify_grad
 
 pytestmark = pytest.mark.needs_cc
@@ -233,19 +232,30 @@ def test_the_c_error_names_the_node():
     assert "Dot" in str(info.value)
 
 
-def test_c_preferred_keeps_numpys_blas_for_float_matrix_products():
+def test_c_preferred_runs_float_matrix_products_in_c_only_with_the_blas(monkeypatch):
+    from nbgraph.tensor import blas_threads
+    from nbgraph.tensor.c_code import dot
+
     def node(xd, xn, yd, yn):
         return nt.dot(nt.tensor(xd, (None,) * xn), nt.tensor(yd, (None,) * yn)).owner
 
-    assert not Dot.c_preferred(node("float64", 2, "float64", 2).op, node("float64", 2,
-                                                                         "float64", 2))
+    floats = [node("float64", 2, "float64", 2), node("float32", 2, "float32", 2)]
+    for n in floats:  # the C calls the BLAS itself when it finds one
+        assert n.op.c_preferred(n) == blas_threads.c_blas_found()
+    for found, switch in [(False, True), (True, False)]:
+        monkeypatch.setitem(blas_threads._state, "c_blas", found)
+        monkeypatch.setattr(dot, "C_BLAS", switch)
+        for n in floats:  # no BLAS for the C: NumPy's
+            assert not n.op.c_preferred(n)
+    monkeypatch.setattr(dot, "C_BLAS", True)
+    for args in [("float64", 2, "float32", 2), ("int32", 2, "float32", 2)]:
+        n = node(*args)  # converted operands: NumPy's
+        assert not n.op.c_preferred(n), args
     for args in [("float64", 2, "float64", 1), ("float64", 1, "float64", 2),
                  ("float32", 1, "float32", 1), ("int64", 2, "int64", 2),
                  ("bool", 2, "bool", 2)]:
         n = node(*args)
         assert n.op.c_preferred(n), args
-    n = node("int32", 2, "float32", 2)
-    assert not n.op.c_preferred(n)
 
 
 _THREADS_SCRIPT = r"""
@@ -263,8 +273,13 @@ for m, k in [(1000, 100), (4099, 130), (200, 3000), (64, 512), (40000, 3)]:
                 fmv(a.astype("float32"), rng.standard_normal(k).astype("float32")),
                 fmv(a.T.astype("float32"), rng.standard_normal(m).astype("float32"))):
         h.update(out.tobytes())
-for m, k, n in [(300, 300, 300), (97, 600, 35)]:
-    h.update(mm(rng.standard_normal((m, k)), rng.standard_normal((k, n))).tobytes())
+cmm = ng.function([A, B], nt.dot(A, B), linker="cvm")  # BLAS's products in C too
+cmm.program.wait_compiled()
+for m, k, n in [(300, 300, 300), (97, 600, 35), (600, 784, 500)]:
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    h.update(mm(a, b).tobytes())
+    h.update(cmm(a, b).tobytes())
+    h.update(cmm(np.asfortranarray(a), np.asfortranarray(b)).tobytes())
 print(h.hexdigest())
 """
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 import nbgraph as ng
 import nbgraph.tensor as nt
-from nbgraph.tensor import blas_skinny
+from nbgraph.tensor import blas_skinny, blas_threads
 from nbgraph.tensor.basic import Dot
 from nbgraph.testing import assert_thread_count_independent, verify_grad
 
@@ -24,7 +24,7 @@ _FUNCS = {}
 
 
 def _fn(dtype, linker, ydtype=None):
-    key = (dtype, linker, ydtype)
+    key = (dtype, linker, ydtype, blas_threads.c_blas_found())
     if key not in _FUNCS:
         x = nt.matrix("x", dtype=dtype)
         y = nt.matrix("y", dtype=ydtype or dtype)
@@ -34,6 +34,13 @@ def _fn(dtype, linker, ydtype=None):
             wait()
         _FUNCS[key] = f
     return _FUNCS[key]
+
+
+@pytest.fixture
+def numpys_blas(monkeypatch):
+    """As where Dot's C finds no BLAS: the C-VM runs float matrix products with NumPy's,
+    the skinny ones (chosen per call) excepted."""
+    monkeypatch.setitem(blas_threads._state, "c_blas", False)
 
 
 def _bound(x, y, dtype):
@@ -92,7 +99,10 @@ def test_skinny_shapes_in_every_layout_match_numpy_under_c(m, k, n, dtype):
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("m,k,n", [(600, 784, 10), (784, 600, 10), (500, 600, 10), (64, 512, 3),
                                    (600, 784, 13), (600, 784, 24), (3, 20, 2)])
-def test_cvm_picks_per_call_and_matches_numpy(m, k, n, dtype):
+@pytest.mark.parametrize("c_blas", [False, True])
+def test_cvm_picks_per_call_and_matches_numpy(m, k, n, dtype, c_blas, monkeypatch):
+    if not c_blas:  # else the C runs them all (skinny kernel or BLAS)
+        monkeypatch.setitem(blas_threads._state, "c_blas", False)
     rng = np.random.default_rng(m + k + n)
     x = rng.uniform(-1, 1, (m, k)).astype(dtype)
     y = rng.uniform(-1, 1, (k, n)).astype(dtype)
@@ -101,7 +111,7 @@ def test_cvm_picks_per_call_and_matches_numpy(m, k, n, dtype):
     _check(np.ascontiguousarray(x.T).T, y, "cvm")
 
 
-def test_cvm_runs_the_c_kernel_for_skinny_calls_and_blas_for_others():
+def test_cvm_runs_the_c_kernel_for_skinny_calls_and_blas_for_others(numpys_blas):
     f = _fn("float64", "cvm")
     node = f.program.nodes[0]
     assert isinstance(node.op, Dot) and f.program.kinds == ["py"]
@@ -137,7 +147,7 @@ def test_cvm_runs_the_c_kernel_for_skinny_calls_and_blas_for_others():
         assert choose32(x32, y32) and choose32(x32[:40].T, y32[:40])
 
 
-def test_choice_is_only_offered_for_float_matrix_products():
+def test_choice_is_only_offered_for_float_matrix_products(numpys_blas):
     def node(dx, nx, dy, ny):
         return nt.dot(nt.tensor(dx, (None,) * nx), nt.tensor(dy, (None,) * ny)).owner
 

@@ -20,20 +20,21 @@ contiguous buffer first (as NumPy copies before calling BLAS).
   and a first operand of the output dtype with a unit stride (``X @ W``,
   ``X.T @ G``) runs the *skinny* kernel instead (``csrc/dot_skinny.h``):
   X is streamed once, unpacked, with the columns in registers.  Under the
-  C-VM, where BLAS runs float matrix products, ``c_call_choice`` picks it
-  per call (:mod:`nbgraph.tensor.blas_skinny`).
+  C-VM without the BLAS below, where NumPy's BLAS runs float matrix
+  products, ``c_call_choice`` picks it per call
+  (:mod:`nbgraph.tensor.blas_skinny`).
 * other float matrix products of two operands of the output dtype, each
   with a unit stride along one axis, call the process's BLAS (NumPy's
   OpenBLAS, found among the loaded libraries: ``csrc/dot_blas.h``) with its
   transpose flags, on one BLAS thread up to
   :data:`~nbgraph.tensor.blas_threads.SMALL_PRODUCT_MACS` multiply-adds as
-  the C-VM does; without such a BLAS (or with :data:`C_BLAS` off) they run
-  the packed kernel.  Where this process has the BLAS
-  (:func:`~nbgraph.tensor.blas_threads.c_blas_found`) the packed kernel is
-  not compiled into the float support code (a third of its compile work):
-  an operand of another dtype, or without a unit stride, is converted into a
-  contiguous buffer for the BLAS instead, as NumPy does (and a module run
-  where no BLAS is found after all sums in plain loops).
+  the C-VM's Python side does; without such a BLAS (or with :data:`C_BLAS`
+  off) they run the packed kernel, and the C-VM leaves them to NumPy.  Where
+  this process has the BLAS (:func:`~nbgraph.tensor.blas_threads.c_blas_found`)
+  the packed kernel is not compiled into the float support code (a third of
+  its compile work): an operand of another dtype, or without a unit stride,
+  is converted into a contiguous buffer for the BLAS instead, as NumPy does
+  (and a module run where no BLAS is found after all sums in plain loops).
 
 Big loops are split across the thread pool (``nbg_parallel``) in *fixed*
 row blocks that depend on the sizes only; the axpy loop's per-block partial
@@ -170,13 +171,19 @@ class DotC(CLinkerOp):
         vector·matrix and vector·vector products (less call overhead: 1.3 against
         1.7 us for a small product followed by an Elemwise; 1000x100 float64:
         ~6 us on two threads, each keeping its half of X in its L2, against
-        15.6 us); NumPy's BLAS stays for floating matrix products, but NumPy's
-        integer and bool matrix products are plain loops (100x100 int64: 0.14
-        against 0.66 ms).
+        15.6 us); NumPy's integer and bool matrix products are plain loops
+        (100x100 int64: 0.14 against 0.66 ms).  Float matrix products with both
+        operands of the output dtype run in C when it calls the process's BLAS
+        (:data:`C_BLAS` and :func:`~nbgraph.tensor.blas_threads.c_blas_found`:
+        big products in row blocks on nbgraph's pool, not on BLAS's spinning
+        threads); otherwise NumPy's BLAS, with :meth:`c_call_choice`.
         """
         x, y = node.inputs
         if x.type.ndim == 2 and y.type.ndim == 2:
-            return node.outputs[0].type.dtype not in ("float32", "float64")
+            out = node.outputs[0].type.dtype
+            if out in ("float32", "float64"):
+                return bool(C_BLAS) and x.type.dtype == y.type.dtype == out and \
+                    blas_threads.c_blas_found()
         return True
 
 
