@@ -158,11 +158,12 @@ def test_without_the_packed_kernel_or_a_blas_the_sums_are_plain_loops(monkeypatc
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_the_blas_is_the_one_numpy_calls(monkeypatch, dtype):
     _switch(monkeypatch, True)
-    # 64 x 784 x 64 multiply-adds: one BLAS thread in the C (SMALL_PRODUCT_MACS), and
+    # 20 x 784 x 32 multiply-adds: one call on one BLAS thread in the C (above what
+    # OpenBLAS runs on one thread itself, below NBG_BLAS_POOL's row blocks), and
     # NumPy's call held to one thread too: the same routine, the same bits (the packed
     # kernel sums 784 terms in another order: it differed on the machine this was written on)
     rng = np.random.default_rng(3)
-    a, b = _operands(rng, dtype, 64, 784, 64)
+    a, b = _operands(rng, dtype, 20, 784, 32)
     got = _fn(dtype)(a, b)
     with blas_threads.one_blas_thread():
         want = np.dot(a, b)

@@ -28,13 +28,15 @@ contiguous buffer first (as NumPy copies before calling BLAS).
   OpenBLAS, found among the loaded libraries: ``csrc/dot_blas.h``) with its
   transpose flags, on one BLAS thread up to
   :data:`~nbgraph.tensor.blas_threads.SMALL_PRODUCT_MACS` multiply-adds as
-  the C-VM's Python side does; without such a BLAS (or with :data:`C_BLAS`
-  off) they run the packed kernel, and the C-VM leaves them to NumPy.  Where
-  this process has the BLAS (:func:`~nbgraph.tensor.blas_threads.c_blas_found`)
-  the packed kernel is not compiled into the float support code (a third of
-  its compile work): an operand of another dtype, or without a unit stride,
-  is converted into a contiguous buffer for the BLAS instead, as NumPy does
-  (and a module run where no BLAS is found after all sums in plain loops).
+  the C-VM's Python side does (above ``NBG_BLAS_POOL``, 2**19, in two fixed
+  row blocks on the pool, BLAS on one thread in each); without such a BLAS
+  (or with :data:`C_BLAS` off) they run the packed kernel, and the C-VM
+  leaves them to NumPy.  Where this process has the BLAS
+  (:func:`~nbgraph.tensor.blas_threads.c_blas_found`) the packed kernel is
+  not compiled into the float support code (a third of its compile work):
+  an operand of another dtype, or without a unit stride, is converted into a
+  contiguous buffer for the BLAS instead, as NumPy does (and a module run
+  where no BLAS is found after all sums in plain loops).
 
 Big loops are split across the thread pool (``nbg_parallel``) in *fixed*
 row blocks that depend on the sizes only; the axpy loop's per-block partial

@@ -12,7 +12,7 @@
    run.  32-bit-integer names are not taken (a plain cblas_dgemm does not say
    its width; 64-bit NumPy wheels ship the 64-bit one).  A library whose path
    names numpy is preferred (SciPy's wheels load a copy of the same library).
-   Products above NBG_BLAS_SMALL multiply-adds are split in two row blocks across
+   Products above NBG_BLAS_POOL multiply-adds are split in two row blocks across
    nbgraph's own pool, BLAS on one thread in each, never on BLAS's threads:
    OpenBLAS's idle workers busy-wait after a product, on the cores the pool's
    loops want next (LeNet's step, quiet 2-core machine: 17-21 ms with the
@@ -29,6 +29,9 @@
 #define NBG_BLAS_SMALL ((int64_t)${SMALL})
 #define NBG_BLAS_SPLITS ((int64_t)${SPLITS})
 #define NBG_BLAS_MINROWS 16
+/* Products above this many multiply-adds run as the row blocks below (on the
+   pool when it is worth it: nbg_dot_worth), BLAS on one thread in each. */
+#define NBG_BLAS_POOL ((int64_t)1 << 19)
 /* Row blocks of a big product: fixed, so results never depend on the thread
    count (two: this 2-core machine's pool; more blocks pack B more often). */
 #define NBG_BLAS_BLOCKS 2
@@ -209,8 +212,8 @@ static NBG_BLAS_GLUE int nbg_${S}_blas_mm(const char *A, int64_t M, int64_t K, i
     const int64_t item = sizeof(${CT});
     const nbg_blas_fns *f = nbg_blas();
     void *gemm = f ? f->gemm[sizeof(${CT}) == 8 ? 0 : 1] : NULL;
-    int64_t lda, ldb, ldc, t;
-    int ta, tb, one, count = 1;
+    int64_t lda, ldb, ldc, t, macs;
+    int ta, tb, one, blocks, count = 1;
     if (!gemm) return 1;
     if (nbg_blas_layout(M, N, cs0, cs1, item, &ldc) != 0) {
         /* C^T = B^T . A^T: a column-major C is a row-major C^T */
@@ -224,22 +227,26 @@ static NBG_BLAS_GLUE int nbg_${S}_blas_mm(const char *A, int64_t M, int64_t K, i
     ta = nbg_blas_layout(M, K, as0, as1, item, &lda);
     tb = nbg_blas_layout(K, N, bs0, bs1, item, &ldb);
     if (ta < 0 || tb < 0) return 1;
-    one = nbg_blas_one_thread(f, M * K * N);
+    macs = M * K * N;
+    blocks = f->set && M >= 2 * NBG_BLAS_MINROWS && macs > NBG_BLAS_POOL &&
+             nbg_blas_main_thread();
+    one = blocks || nbg_blas_one_thread(f, macs);
     if (one) {
         count = f->get();
         if (count > 1) f->set(1);
     }
-    if (!one && f->set && M >= 2 * NBG_BLAS_MINROWS && M * K * N > NBG_BLAS_SMALL &&
-        nbg_blas_main_thread()) {
-        /* NBG_BLAS_BLOCKS row blocks on nbgraph's pool (serially with one thread:
-           the same blocks, so the same bits), BLAS on one thread in each */
+    if (blocks) {
+        /* NBG_BLAS_BLOCKS row blocks on nbgraph's pool (serially with one thread,
+           or below NBG_BLAS_SMALL when waking the pool is not worth it: the same
+           blocks, so the same bits), BLAS on one thread in each */
         nbg_${S}_blas_job j;
-        count = f->get();
-        if (count > 1) f->set(1);
         j.gemm = (nbg_${S}_gemm64)gemm; j.ta = ta; j.tb = tb; j.M = M; j.N = N; j.K = K;
         j.A = A; j.lda = lda; j.B = B; j.ldb = ldb; j.C = C; j.ldc = ldc;
         j.nb = NBG_BLAS_BLOCKS;
-        nbg_dot_parallel(nbg_${S}_blas_task, &j, j.nb);
+        if (macs > NBG_BLAS_SMALL || nbg_dot_worth(macs, NBG_BLAS_POOL))
+            nbg_dot_parallel(nbg_${S}_blas_task, &j, j.nb);
+        else
+            nbg_${S}_blas_task(&j, 0, j.nb);
         if (count > 1) f->set(count);
         return 0;
     }
