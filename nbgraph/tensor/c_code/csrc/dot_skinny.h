@@ -51,11 +51,12 @@
 #define NBG_DOT_SK_R 2
 #define NBG_DOT_SK_IV 2
 #endif
-/* Split across the pool from this many multiply-adds (M K N): below it BLAS
-   runs on one thread too (nbgraph.tensor.blas_threads.SMALL_PRODUCT_MACS), and
-   splitting a product of a few hundred microseconds while BLAS's own workers
-   still spin from the previous product loses more than it gains. */
-#define NBG_DOT_SK_PAR (1 << 22)
+/* Split across the pool from this many multiply-adds (M K N), when the pool
+   is awake or the work is 4 times this (nbg_dot_worth): a 600x500x10 product
+   (3M, ~130 us on one core) gains; BLAS's spinning workers, which made
+   splitting products this small lose, are not woken under the C-VM when
+   Dot's C finds the BLAS (dot_blas.h runs its products on the pool). */
+#define NBG_DOT_SK_PAR (1 << 21)
 /* Drivers, glue and tails: one copy for every nc, compiled at -O1 (not on the
    hot path: a driver runs once per tile call, a tile hundreds of cycles). */
 #define NBG_SK_GLUE static NBG_NOINLINE NBG_DOT_GLUE
