@@ -1,6 +1,9 @@
 #ifndef NBG_DOT_COMMON
 #define NBG_DOT_COMMON
-#include <stdlib.h>
+/* malloc and free, declared (parsing <stdlib.h> costs each translation unit
+   ~16M compiler instructions, a header included later declares them again) */
+void *malloc(size_t);
+void free(void *);
 #include <time.h>
 #if defined(__AVX__)
 #define NBG_DOT_VBYTES 32
