@@ -46,6 +46,7 @@ def test_a_recorded_probe_is_read_once(tmp_path, monkeypatch):
     pid = compiler._probe_id(argv)
     cache.write_probe(pid, info.as_dict())
     monkeypatch.delitem(compiler._probed, pid)  # ... forgotten, as in a fresh process
+    monkeypatch.delitem(compiler._threads, pid, raising=False)  # (nor a probe thread)
     reads = []
     real_read = cache.read_probe
     monkeypatch.setattr(cache, "read_probe", lambda p: reads.append(p) or real_read(p))
