@@ -144,6 +144,7 @@ _MATH_MACROS = {
 _DECLARED = frozenset(list(MATH_DECLARATIONS) + [f + "f" for f in MATH_DECLARATIONS]
                       + [m.split("(")[0] for m in _MATH_MACROS])
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
 
 @functools.cache
@@ -169,8 +170,9 @@ STD_HEADERS = "#define NBG_STD_HEADERS 1"
 
 def math_used(text):
     """The identifiers of <math.h> that the C ``text`` uses (a frozenset), with
-    those of <stdint.h> and <stddef.h> the module head does not define."""
-    return _math_names().intersection(_WORD.findall(text))
+    those of <stdint.h> and <stddef.h> the module head does not define; words in
+    comments do not count ("finite" in a sentence is not a call of finite())."""
+    return _math_names().intersection(_WORD.findall(_COMMENT.sub(" ", text)))
 
 
 def math_block(used):

@@ -118,3 +118,11 @@ def test_dot_support_names_nothing_of_math_h(dtype, ndim):
     x, y = nt.matrix(dtype=dtype), nt.tensor(dtype=dtype, shape=(None,) * ndim)
     node = nt.dot(x, y).owner
     assert codegen.math_used(node.op.c_support_code(node)) == frozenset()
+
+
+@pytest.mark.parametrize("name", ["conv.h", "pool.h", "softmax.h", "argreduce.h", "fastexp.h"])
+def test_op_headers_use_only_math_the_module_head_declares(name):
+    # a local variable named like a libm function (j0, y0, nan) or a word in a
+    # comment made every module holding the Op parse all of <math.h>
+    text = c_source("nbgraph.tensor.c_code", "csrc/" + name)
+    assert codegen.math_block(codegen.math_used(text)) != codegen.MATH_H

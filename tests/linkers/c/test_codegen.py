@@ -192,6 +192,7 @@ def test_a_module_declares_the_math_it_uses_instead_of_parsing_math_h(tmp_path,
 
 def test_a_module_using_more_of_math_h_includes_it():
     assert codegen.math_used("y = j0(x) + M_PI + exp(x); int expx;") == {"j0", "M_PI", "exp"}
+    assert codegen.math_used("/* finite, j0 */ y = exp(x); // log1p\n") == {"exp"}
     assert codegen.math_block({"exp", "isnan"}).count("#include <math.h>") == 1  # other compilers
     assert codegen.math_block({"exp", "j0"}) == codegen.MATH_H
     assert codegen.math_block({"math.h"}) == codegen.MATH_H

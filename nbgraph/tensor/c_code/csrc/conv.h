@@ -117,13 +117,13 @@ static NBG_NOINLINE void nbg_conv_${S}_view_of(const nbg_conv_${S}_ctx *c, int64
 
 /* The runs of columns [jr, jr + cols) of the window matrix that share an
    output row i: run u starts at column q0[u] (from jr), is len[u] long and
-   begins at output (i[u], j0[u]).  Returns the number of runs. */
+   begins at output (i[u], jst[u]).  Returns the number of runs. */
 static int64_t nbg_conv_${S}_runs(const nbg_conv_${S}_ctx *c, int64_t jr, int64_t cols,
-                                  int64_t *q0, int64_t *len, int64_t *i, int64_t *j0) {
+                                  int64_t *q0, int64_t *len, int64_t *i, int64_t *jst) {
     int64_t q = 0, u = 0;
     while (q < cols) {
         const int64_t p = jr + q, j = p % c->ow, n = c->ow - j < cols - q ? c->ow - j : cols - q;
-        q0[u] = q; len[u] = n; i[u] = p / c->ow; j0[u] = j;
+        q0[u] = q; len[u] = n; i[u] = p / c->ow; jst[u] = j;
         q += n;
         u++;
     }
@@ -199,7 +199,7 @@ static void nbg_conv_${S}_gx_task(void *vc, int64_t b, int64_t e) {
     const int64_t hp = c->h + 2 * c->ph, wp = c->w + 2 * c->pw, taps = c->kh * c->kw;
     ${CT} t[NBG_DOT_MR * NBG_${S}_NR];
     int64_t q0[NBG_CONV_${S}_JB], len[NBG_CONV_${S}_JB], ri[NBG_CONV_${S}_JB];
-    int64_t rj[NBG_CONV_${S}_JB], goff[NBG_${S}_NR], pc, jr, j0, ir, r, q, u, nr, tap, ch;
+    int64_t rj[NBG_CONV_${S}_JB], goff[NBG_${S}_NR], pc, jr, jst, ir, r, q, u, nr, tap, ch;
     ${CT} *bp = (${CT} *)malloc((NBG_DOT_KC * NR + c->r * JB + c->c * hp * wp)
                                  * sizeof(${CT}));
     ${CT} *db = bp + NBG_DOT_KC * NR, *gp = db + c->r * JB;
@@ -208,10 +208,10 @@ static void nbg_conv_${S}_gx_task(void *vc, int64_t b, int64_t e) {
         const char *gn = c->g + b * c->gs[0];
         char *on = c->o + b * c->os[0];
         memset(gp, 0, c->c * hp * wp * sizeof(${CT}));
-        for (j0 = 0; j0 < c->p; j0 += JB) {
-            const int64_t jb = c->p - j0 < JB ? c->p - j0 : JB;
-            for (jr = j0; jr < j0 + jb; jr += NR) {
-                const int64_t cols = j0 + jb - jr < NR ? j0 + jb - jr : NR;
+        for (jst = 0; jst < c->p; jst += JB) {
+            const int64_t jb = c->p - jst < JB ? c->p - jst : JB;
+            for (jr = jst; jr < jst + jb; jr += NR) {
+                const int64_t cols = jst + jb - jr < NR ? jst + jb - jr : NR;
                 for (q = 0; q < cols; q++)
                     goff[q] = ((jr + q) / c->ow) * c->gs[2] + ((jr + q) % c->ow) * c->gs[3];
                 for (pc = 0; pc < c->k; pc += NBG_DOT_KC) {
@@ -227,7 +227,7 @@ static void nbg_conv_${S}_gx_task(void *vc, int64_t b, int64_t e) {
                         nbg_${S}_micro(kc, c->ap + pc * c->mpad + ir * kc, bp, t);
                         for (r = 0; r < rows; r++) {  /* whole tiles: rows are JB long */
                             const int64_t VL = NBG_${S}_VL;
-                            ${CT} *drow = db + (ir + r) * JB + (jr - j0);
+                            ${CT} *drow = db + (ir + r) * JB + (jr - jst);
                             const ${CT} *trow = t + r * NR;
                             if (pc == 0) {
                                 nbg_${S}_st(drow, nbg_${S}_ld(trow));
@@ -242,7 +242,7 @@ static void nbg_conv_${S}_gx_task(void *vc, int64_t b, int64_t e) {
                 }
             }
             if (c->k == 0) memset(db, 0, c->r * JB * sizeof(${CT}));
-            nr = nbg_conv_${S}_runs(c, j0, jb, q0, len, ri, rj);
+            nr = nbg_conv_${S}_runs(c, jst, jb, q0, len, ri, rj);
             for (tap = 0; tap < taps; tap++) {
                 const int64_t dy = (tap / c->kw) * c->dh, dx = (tap % c->kw) * c->dw;
                 for (ch = 0; ch < c->c; ch++) {

@@ -116,10 +116,10 @@ static void nbg_pool_${S}_task(void *vc, int64_t b, int64_t e) {
         char *rp = c->r + nbg_pool_${S}_plane(c, c->rl, b);
         for (i = 0; i < c->oh; i++) {
             const int64_t r0 = i * c->sth - c->ph;
-            const int64_t y0 = r0 > 0 ? r0 : 0, y1 = r0 + c->wsh < c->h ? r0 + c->wsh : c->h;
+            const int64_t ylo = r0 > 0 ? r0 : 0, yhi = r0 + c->wsh < c->h ? r0 + c->wsh : c->h;
             const ${CT} start = c->mode == NBG_POOL_MAX ? -(${CT})INFINITY : 0;
             for (j = 0; j < c->ow; j++) acc[j] = start;
-            for (y = y0; y < y1; y++) {
+            for (y = ylo; y < yhi; y++) {
                 const char *row = xp + y * c->xs[0];
                 const ${CT} *urow = (const ${CT} *)row;
                 for (tb = 0; tb < c->wsw; tb++) {

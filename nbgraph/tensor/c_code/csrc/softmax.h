@@ -148,7 +148,7 @@ static int64_t nbg_rowargmax_${S}(const ${T} *restrict a, int64_t n) {
         const int64_t L = NBG_SVL_${S};
         nbg_sv_${S} m0 = nbg_sv_ld_${S}(a), m1 = m0, m2 = m0, m3 = m0;
         nbg_si_${S} nv = m0 != m0;
-        int l, nan;
+        int l, seen_nan;
         for (i = 0; i + 4 * L <= n; i += 4 * L) {
             const nbg_sv_${S} a0 = nbg_sv_ld_${S}(a + i), a1 = nbg_sv_ld_${S}(a + i + L),
                 a2 = nbg_sv_ld_${S}(a + i + 2 * L), a3 = nbg_sv_ld_${S}(a + i + 3 * L);
@@ -159,13 +159,13 @@ static int64_t nbg_rowargmax_${S}(const ${T} *restrict a, int64_t n) {
             nv |= (a0 != a0) | (a1 != a1) | (a2 != a2) | (a3 != a3);
         }
         m0 = nbg_sv_max_${S}(nbg_sv_max_${S}(m0, m1), nbg_sv_max_${S}(m2, m3));
-        nan = nbg_si_any_${S}(nv);
+        seen_nan = nbg_si_any_${S}(nv);
         for (l = 0; l < L; l++) best = m0[l] > best ? m0[l] : best;
         for (; i < n; i++) {
             best = a[i] > best ? a[i] : best;
-            nan |= a[i] != a[i];
+            seen_nan |= a[i] != a[i];
         }
-        return nbg_rowfind_${S}(a, n, nan ? (${T})NAN : best);
+        return nbg_rowfind_${S}(a, n, seen_nan ? (${T})NAN : best);
     }
     if (best != best) return 0;
     for (i = 1; i < n; i++) {
