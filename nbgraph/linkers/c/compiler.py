@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover - Python < 3.12 or another implementatio
 
 __all__ = ["ABI_VERSION", "CompilerInfo", "CompileError", "CompilerUnavailable",
            "ProbeMismatch", "find_compiler", "probe", "probe_nowait", "confirm",
-           "build_library", "MVEC_FUNCTIONS", "probe_function", "RuntimeMissing",
+           "build_library", "MVEC_FUNCTIONS", "probe_function", "RuntimeMissing", "which",
            "check_opened"]
 
 #: Version of the calling convention between Python and generated C.  Part
@@ -156,13 +156,13 @@ def _find_compiler():
             return None
         if not words:
             return None
-        path = _which(words[0])
+        path = which(words[0])
         return [path] + words[1:] if path else None
-    path = _which("cc") or _which("gcc")
+    path = which("cc") or which("gcc")
     return [path] if path else None
 
 
-def _which(name):
+def which(name: str) -> str | None:
     """The executable ``name`` on PATH (or the path itself if it has a slash), else None.
 
     The POSIX part of ``shutil.which``, without importing shutil (and its
@@ -439,13 +439,13 @@ def build_library(info, source, src_path, out_path, extra_flags=()):
         _write_source(path, text)
     flags = info.argv + info.flags + list(extra_flags)
     if len(parts) == 1 and not objects:
-        _link(info, flags, ["-o", out_path, src_path], src_path, extra_flags)
+        _link(info, flags, out_path, [src_path], src_path, extra_flags)
         return out_path
     units = [(path[:-2] + ".o", path) for path in sources] + \
         [(obj_path, src) for _, obj_path, src in builds]
     _run_compilers([flags + ["-c", "-o", obj, path] for obj, path in units],
                    [path for _, path in units])
-    _link(info, flags, ["-o", out_path] + [obj for obj, _ in units[:len(sources)]] + linked,
+    _link(info, flags, out_path, [obj for obj, _ in units[:len(sources)]] + linked,
           src_path, extra_flags)
     for obj, obj_path, _ in builds:
         support.publish(obj, obj_path, workdir, {"abi": ABI_VERSION, "compiler": info.version})
@@ -472,20 +472,27 @@ BARE_LINK = ["-nostdlib"]
 BARE_LIBS = ["-lgcc"]
 
 
-def _link(info, flags, args, src_path, extra_flags):
-    """Link (or compile and link) a library: ``flags + args + info.libs``.
+def _link(info, flags, out_path, inputs, src_path, extra_flags):
+    """Link (or compile and link) ``inputs`` into the library ``out_path``:
+    ``flags + ["-o", out_path] + inputs + info.libs``.
 
     A kernel module (no ``extra_flags``) links *bare* on Linux: no C start-up
     files and no default libraries (a library loaded with dlopen runs no crt
     code; its C library and libm symbols come from its ``DT_NEEDED`` libm and
     the process), which halves the link step.  If a bare link fails, the
-    usual one is run and used from then on in this process.
+    usual one is run and used from then on in this process.  A bare link of
+    object files runs the linker itself (:mod:`~nbgraph.linkers.c.direct_link`).
     """
     import sys
 
+    args = ["-o", out_path] + list(inputs)
     plain = flags + args + info.libs
     if extra_flags or not sys.platform.startswith("linux") or _bare["ok"] is False:
         run_compiler(plain, src_path)
+        return
+    direct = _direct(info, flags, inputs)
+    if direct is not None and direct.run(inputs, out_path, src_path):
+        _bare["ok"] = True
         return
     try:
         run_compiler(flags + BARE_LINK + args + info.libs + BARE_LIBS, src_path)
@@ -495,6 +502,18 @@ def _link(info, flags, args, src_path, extra_flags):
             raise
         _bare["ok"] = False
         run_compiler(plain, src_path)
+    if direct is not None:
+        direct.driver_worked()
+
+
+def _direct(info, flags, inputs):
+    """The :class:`~nbgraph.linkers.c.direct_link.DirectLink` of a bare link of
+    object files, else None."""
+    if not all(path.endswith(".o") for path in inputs):
+        return None
+    from nbgraph.linkers.c.direct_link import DirectLink
+
+    return DirectLink(info.argv, flags[len(info.argv):] + BARE_LINK, info.libs + BARE_LIBS)
 
 
 def _is_link_error(text):

@@ -121,7 +121,7 @@ def _loads_and_runs(path):
     import subprocess
     import sys
 
-    true = _compiler._which("true")
+    true = _compiler.which("true")
     if true and not any(c in path for c in " \t\n:"):
         env = dict(os.environ, LD_PRELOAD=path, LD_BIND_NOW="1", NBGRAPH_PROBE_SELFTEST="1")
         try:

@@ -171,7 +171,7 @@ def test_the_probe_check_runs_the_library_in_a_preloaded_true(tmp_path, monkeypa
         return run(cmd, *args, **kw)
     monkeypatch.setattr(subprocess, "run", spy)
     assert compiler.loads_and_runs(str(good))
-    assert calls == [compiler._which("true")]  # no interpreter was needed
+    assert calls == [compiler.which("true")]  # no interpreter was needed
     bad = tmp_path / "bad.so"  # the test function gives a wrong answer
     compiler.build_library(info, "#include <stdint.h>\n" + compiler.probe_function(
         info.mvec).replace("return 42;", "return 41;"), str(tmp_path / "bad.c"), str(bad))
@@ -181,7 +181,7 @@ def test_the_probe_check_runs_the_library_in_a_preloaded_true(tmp_path, monkeypa
         info.mvec).split("char *getenv")[0], str(tmp_path / "plain.c"), str(plain))
     calls.clear()
     assert compiler.loads_and_runs(str(plain))
-    assert calls == [compiler._which("true"), sys.executable]
+    assert calls == [compiler.which("true"), sys.executable]
 
 
 def test_a_failing_bare_link_falls_back_to_the_usual_one(tmp_path, monkeypatch):

@@ -1,0 +1,86 @@
+"""Bare links of kernel modules run by the linker itself (nbgraph/linkers/c/direct_link.py)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from nbgraph.linkers.c import codegen, compiler, direct_link
+from nbgraph.linkers.c.cache import get_cache
+
+pytestmark = [pytest.mark.needs_cc,
+              pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                 reason="bare links are made on Linux only")]
+
+_UNITS = [
+    "NBG_EXPORT double nbg_t(double x) { return exp(x) + nbg_u(x); }\n",
+    "double nbg_u(double x) { return tanh(x) * pow(x, 1.5); }\n",
+]
+
+
+def _objects(tmp_path, info):
+    head = codegen.prelude(info, math=codegen.math_block({"exp", "tanh", "pow"}))
+    head += "double nbg_u(double x);\n"
+    objects = []
+    for k, text in enumerate(_UNITS):
+        src, obj = tmp_path / ("u%d.c" % k), tmp_path / ("u%d.o" % k)
+        src.write_text(head + text)
+        compiler.run_compiler(info.argv + info.flags + ["-c", "-o", str(obj), str(src)],
+                              str(src))
+        objects.append(str(obj))
+    return objects
+
+
+def _link(info):
+    return direct_link.DirectLink(info.argv, info.flags + compiler.BARE_LINK,
+                                  info.libs + compiler.BARE_LIBS)
+
+
+def _call(path):
+    code = ("import ctypes, os, sys\n"
+            "lib = ctypes.CDLL(sys.argv[1], mode=os.RTLD_NOW)\n"
+            "lib.nbg_t.restype = ctypes.c_double\n"
+            "lib.nbg_t.argtypes = [ctypes.c_double]\n"
+            "print(repr(lib.nbg_t(2.0)))\n")
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return float(proc.stdout)
+
+
+def test_the_linker_alone_makes_the_drivers_library_byte_for_byte(tmp_path):
+    info = compiler.probe(get_cache())
+    objects = _objects(tmp_path, info)
+    cmd = _link(info).command(objects, str(tmp_path / "direct.so"))
+    if cmd is None:
+        pytest.skip("this compiler's link command is not read directly")
+    assert cmd[0] != info.argv[0] and not any(w.startswith("-plugin") for w in cmd)
+    compiler.run_compiler(cmd, "direct")
+    compiler.run_compiler(info.argv + info.flags + compiler.BARE_LINK + [
+        "-o", str(tmp_path / "driver.so")] + objects + info.libs + compiler.BARE_LIBS, "driver")
+    direct, driver = (tmp_path / "direct.so").read_bytes(), (tmp_path / "driver.so").read_bytes()
+    assert direct == driver
+    assert _call(tmp_path / "direct.so") == _call(tmp_path / "driver.so")
+
+
+def test_a_failing_direct_link_is_linked_by_the_driver_and_not_tried_again(tmp_path,
+                                                                           monkeypatch):
+    info = compiler.probe(get_cache())
+    link = _link(info)
+    if link.command(["x.o"], "x.so") is None:
+        pytest.skip("this compiler's link command is not read directly")
+    key = direct_link._key(link.cc, link.flags, link.libs)
+    monkeypatch.setitem(direct_link._recipes, key, [compiler.which("false")])
+    monkeypatch.setitem(compiler._bare, "ok", True)
+    failed = direct_link.STATS["failed"]
+    out = tmp_path / "m.so"
+    compiler._link(info, info.argv + info.flags, str(out), _objects(tmp_path, info), "m.c", ())
+    assert out.exists() and direct_link.STATS["failed"] == failed + 1
+    assert direct_link._recipes[key] is None  # the driver links from now on
+    assert _call(out) > 0
+
+
+def test_no_direct_link_with_a_linker_chosen_by_flags():
+    info = compiler.probe(get_cache())
+    link = direct_link.DirectLink(info.argv, info.flags + ["-fuse-ld=bfd"], info.libs)
+    assert link.command(["a.o"], "a.so") is None
