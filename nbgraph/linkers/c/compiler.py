@@ -491,7 +491,7 @@ def _link(info, flags, out_path, inputs, src_path, extra_flags):
         run_compiler(plain, src_path)
         return
     direct = _direct(info, flags, inputs)
-    if direct is not None and direct.run(inputs, out_path, src_path):
+    if direct is not None and direct.run(inputs, out_path, src_path, info):
         _bare["ok"] = True
         return
     try:

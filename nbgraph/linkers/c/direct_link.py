@@ -25,14 +25,15 @@ from __future__ import annotations
 import os
 import threading
 
-__all__ = ["DirectLink", "STATS"]
+__all__ = ["DirectLink", "substitute", "STATS"]
 
 #: Placeholder names of the output and of the object files in the derived command.
 _OUT = "nbg-direct-link-out.so"
 _IN = "nbg-direct-link-in.o"
 
-#: Counters: links run by the linker alone, and links it failed (the driver ran them).
-STATS = {"direct": 0, "failed": 0}
+#: Counters: links run by the linker alone (against the real libraries, against
+#: their stubs), and links it failed (the driver ran them).
+STATS = {"direct": 0, "stubs": 0, "failed": 0}
 
 _recipes: dict[tuple[str, ...], list[str] | None] = {}
 _lock = threading.Lock()
@@ -46,39 +47,40 @@ class DirectLink:
         self.cc, self.flags, self.libs = list(cc), list(flags), list(libs)
         self.tried = False
 
-    def command(self, objects: list[str], out_path: str) -> list[str] | None:
-        """ld's command linking ``objects`` into ``out_path``, or None when it is
-        not known (see the module docstring)."""
+    def recipe(self) -> list[str] | None:
+        """ld's command with placeholder names (see :func:`substitute`), or None
+        when it is not known (see the module docstring)."""
         key = _key(self.cc, self.flags, self.libs)
         with _lock:
             if key not in _recipes:
                 _recipes[key] = _derive(self.cc, self.flags, self.libs)
-            recipe = _recipes[key]
-        if recipe is None:
-            return None
-        out = []
-        for word in recipe:
-            if word == _IN:
-                out.extend(objects)
-            else:
-                out.append(out_path if word == _OUT else word)
-        return out
+            return _recipes[key]
 
-    def run(self, objects: list[str], out_path: str, src_path: str) -> bool:
+    def command(self, objects: list[str], out_path: str) -> list[str] | None:
+        """ld's command linking ``objects`` into ``out_path`` (against the real
+        libraries), or None when it is not known."""
+        recipe = self.recipe()
+        return None if recipe is None else substitute(recipe, objects, out_path)
+
+    def run(self, objects: list[str], out_path: str, src_path: str, info=None) -> bool:
         """Whether ld alone linked ``objects`` into ``out_path`` (False: its command
-        is not known, or it failed; the caller links through the driver)."""
+        is not known, or it failed; the caller links through the driver).  With
+        the compiler's ``info``, a build inside a cache directory links against
+        its library stubs (:mod:`~nbgraph.linkers.c.lib_stubs`) when they serve."""
         from nbgraph.linkers.c.compiler import CompileError, run_compiler
 
-        cmd = self.command(objects, out_path)
-        if cmd is None:
+        recipe = self.recipe()
+        if recipe is None:
             return False
+        stubs = None if info is None else _stub_paths(info, recipe, objects, out_path)
+        cmd = substitute(recipe, objects, out_path, info.libs if stubs else (), stubs)
         self.tried = True
         try:
             run_compiler(cmd, src_path)
         except CompileError:
             STATS["failed"] += 1
             return False
-        STATS["direct"] += 1
+        STATS["stubs" if stubs else "direct"] += 1
         return True
 
     def driver_worked(self) -> None:
@@ -87,6 +89,40 @@ class DirectLink:
         if self.tried:
             with _lock:
                 _recipes[_key(self.cc, self.flags, self.libs)] = None
+
+
+def substitute(recipe: list[str], objects: list[str], out_path: str, libs=(),
+               stubs: list[str] | None = None) -> list[str]:
+    """``recipe`` with ``objects`` and ``out_path`` in place of the placeholders,
+    and (given ``stubs``) the words ``libs`` replaced by the stubs' paths."""
+    out: list[str] = []
+    for word in recipe:
+        if word == _IN:
+            out.extend(objects)
+        elif word in libs and stubs is not None:
+            out.extend(stubs)
+            stubs = []
+        else:
+            out.append(out_path if word == _OUT else word)
+    return out
+
+
+def _stub_paths(info, recipe, objects, out_path):
+    """The library stubs to link ``objects`` against (None: the real libraries),
+    starting to make them when they are missing."""
+    from nbgraph.linkers.c import lib_stubs
+
+    workdir = os.path.dirname(os.path.abspath(out_path))
+    if not os.path.basename(workdir).startswith(".build-") or not info.libs:
+        return None
+    from nbgraph.linkers.c.cache import get_cache
+
+    cache = get_cache(os.path.dirname(workdir))
+    found = lib_stubs.find(cache, info, recipe)
+    if found is None:
+        lib_stubs.start(cache, info, recipe, info.libs)
+        return None
+    return found.libs_for(objects)
 
 
 def _key(cc, flags, libs):

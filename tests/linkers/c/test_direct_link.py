@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from nbgraph.linkers.c import codegen, compiler, direct_link
+from nbgraph.linkers.c import codegen, compiler, direct_link, elf_symbols, lib_stubs
 from nbgraph.linkers.c.cache import get_cache
 
 pytestmark = [pytest.mark.needs_cc,
@@ -84,3 +84,68 @@ def test_no_direct_link_with_a_linker_chosen_by_flags():
     info = compiler.probe(get_cache())
     link = direct_link.DirectLink(info.argv, info.flags + ["-fuse-ld=bfd"], info.libs)
     assert link.command(["a.o"], "a.so") is None
+
+
+def _stub_cache(tmp_path):
+    d = tmp_path / "cache"
+    d.mkdir(mode=0o700)
+    return get_cache(str(d))
+
+
+def test_a_module_linked_against_the_stubs_imports_what_the_real_libraries_give(tmp_path):
+    info = compiler.probe(get_cache())
+    link = _link(info)
+    recipe = link.recipe()
+    if recipe is None or not info.libs:
+        pytest.skip("this compiler's link command is not read directly")
+    cache = _stub_cache(tmp_path)
+    assert lib_stubs.find(cache, info, recipe) is None
+    stubs = lib_stubs.make(cache, info, recipe, info.libs)
+    if stubs is None:
+        pytest.skip("these libraries are not stood in for")
+    assert lib_stubs.find(cache, info, recipe).paths == stubs.paths
+    objects = _objects(tmp_path, info)
+    libs = stubs.libs_for(objects)
+    assert libs == stubs.paths
+    real, stubbed = tmp_path / "real.so", tmp_path / "stubbed.so"
+    compiler.run_compiler(direct_link.substitute(recipe, objects, str(real)), "real")
+    compiler.run_compiler(direct_link.substitute(recipe, objects, str(stubbed), info.libs, libs),
+                          "stubbed")
+    found = elf_symbols.imports(str(real))
+    assert found is not None and "exp" in found[0] and "pow" in found[0]
+    assert elf_symbols.imports(str(stubbed)) == found
+    assert _call(stubbed) == _call(real)
+
+
+def test_objects_using_a_name_the_stubs_never_looked_up_link_against_the_real_libraries(
+        tmp_path):
+    info = compiler.probe(get_cache())
+    head = codegen.prelude(info) + "double lgamma(double);\n"
+    src, obj = tmp_path / "g.c", tmp_path / "g.o"
+    src.write_text(head + "NBG_EXPORT double nbg_g(double x) { return lgamma(x); }\n")
+    compiler.run_compiler(info.argv + info.flags + ["-c", "-o", str(obj), str(src)], str(src))
+    assert "lgamma" not in lib_stubs.universe()
+    assert lib_stubs.Stubs(["stub.so"]).libs_for([str(obj)]) is None
+    assert lib_stubs.Stubs(["stub.so"]).libs_for(_objects(tmp_path, info)) == ["stub.so"]
+
+
+def test_stubs_are_not_used_when_a_library_changed_or_a_stub_is_damaged(tmp_path, monkeypatch):
+    info = compiler.probe(get_cache())
+    recipe = _link(info).recipe()
+    if recipe is None or not info.libs:
+        pytest.skip("this compiler's link command is not read directly")
+    cache = _stub_cache(tmp_path)
+    stubs = lib_stubs.make(cache, info, recipe, info.libs)
+    if stubs is None:
+        pytest.skip("these libraries are not stood in for")
+    monkeypatch.setattr(lib_stubs, "_found", {})  # (a process remembers what it found)
+    stamps = lib_stubs._stamps
+    monkeypatch.setattr(lib_stubs, "_stamps", lambda r, s: {n: [1, 2, 3] for n in stamps(r, s)})
+    assert lib_stubs.find(cache, info, recipe) is None
+    monkeypatch.setattr(lib_stubs, "_stamps", stamps)
+    assert lib_stubs.find(cache, info, recipe) is not None
+    monkeypatch.setattr(lib_stubs, "_found", {})
+    with open(stubs.paths[0], "r+b") as f:
+        f.seek(64)
+        f.write(b"\xff")
+    assert lib_stubs.find(cache, info, recipe) is None
