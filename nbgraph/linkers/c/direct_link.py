@@ -125,6 +125,15 @@ def _stub_paths(info, recipe, objects, out_path):
     return found.libs_for(objects)
 
 
+def _new_lock_after_fork():
+    global _lock
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
+
+
 def _key(cc, flags, libs):
     return tuple(cc) + ("\0",) + tuple(flags) + ("\0",) + tuple(libs)
 

@@ -231,6 +231,7 @@ def _make(cache, info, recipe, libs, workdir):
     if elf_symbols.imports(check) != found:
         return None
     key, record = _key(info, recipe), {"abi": compiler.ABI_VERSION, "compiler": info.version}
+    _remove(cache.directory, key, len(sonames))  # stubs of replaced libraries, if any
     index = os.path.join(workdir, "index.json")
     with open(index, "w") as f:
         json.dump({"sonames": sonames, "stamps": stamps}, f, sort_keys=True)
@@ -241,6 +242,28 @@ def _make(cache, info, recipe, libs, workdir):
         if not cache.publish_file(workdir, path, data, *where, record):
             return None
     return _read(cache, key, recipe)
+
+
+def _remove(directory, key, count):
+    """Unlink the index, then the stubs, published for ``key`` (files made from
+    library files since replaced are intact: publishing would keep them)."""
+    for k in [None] + list(range(count)):
+        for path in _paths(directory, key, k):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+
+def _reset_after_fork():
+    global _lock
+    _lock = threading.Lock()
+    for key in [key for key, found in _found.items() if found is None]:
+        del _found[key]  # (a thread of the parent was making them)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def _stub(info, workdir, k, soname, versioned):

@@ -142,7 +142,14 @@ def test_stubs_are_not_used_when_a_library_changed_or_a_stub_is_damaged(tmp_path
     stamps = lib_stubs._stamps
     monkeypatch.setattr(lib_stubs, "_stamps", lambda r, s: {n: [1, 2, 3] for n in stamps(r, s)})
     assert lib_stubs.find(cache, info, recipe) is None
+    assert lib_stubs.make(cache, info, recipe, info.libs) is not None  # made again
+    monkeypatch.setattr(lib_stubs, "_found", {})
+    assert lib_stubs.find(cache, info, recipe) is not None
     monkeypatch.setattr(lib_stubs, "_stamps", stamps)
+    monkeypatch.setattr(lib_stubs, "_found", {})
+    assert lib_stubs.find(cache, info, recipe) is None
+    assert lib_stubs.make(cache, info, recipe, info.libs) is not None
+    monkeypatch.setattr(lib_stubs, "_found", {})
     assert lib_stubs.find(cache, info, recipe) is not None
     monkeypatch.setattr(lib_stubs, "_found", {})
     with open(stubs.paths[0], "r+b") as f:
