@@ -95,17 +95,24 @@ def _skip_literal(text, i):
     return i
 
 
+#: What :func:`top_level` stops at: a comment, a literal, a brace, a semicolon, a "#".
+_TOKEN = re.compile(r"/[*/]|[\"'{};#]")
+
+
 def top_level(text):
     """The top-level :class:`Item` s of the C ``text`` in order, or None when it
     holds something this module does not cut (a preprocessor conditional, a
     static variable, unbalanced braces)."""
-    items, start, depth, i, function = [], 0, 0, 0, False
-    while i < len(text):
-        j = _skip_literal(text, i)
-        if j != i:
-            i = j
+    items, start, depth, at, function, header_end = [], 0, 0, 0, False, 0
+    while True:
+        found = _TOKEN.search(text, at)
+        if found is None:
+            break
+        i, c = found.start(), found.group()
+        if c in ("/*", "//", '"', "'"):
+            at = _skip_literal(text, i)
             continue
-        c = text[i]
+        at = i + 1
         if c == "#" and depth == 0 and not text[start:i].strip():
             end = text.find("\n", i)
             end = len(text) if end < 0 else end + 1
@@ -113,13 +120,11 @@ def top_level(text):
             if not line.lstrip("# \t").startswith("define") or line.rstrip().endswith("\\"):
                 return None
             items.append(Item(text[start:end]))
-            start = i = end
-            continue
-        if c == "{":
+            start = at = end
+        elif c == "{":
             if depth == 0:
                 function = text[start:i].rstrip().endswith(")")
-                if function:
-                    header_end = i
+                header_end = i
             depth += 1
         elif c == "}":
             depth -= 1
@@ -137,7 +142,6 @@ def top_level(text):
                 return None
             items.append(Item(piece))
             start = i + 1
-        i += 1
     if depth != 0 or text[start:].strip():
         return None
     return items
