@@ -4,9 +4,11 @@ A kernel module's objects are linked *bare* (see
 :func:`nbgraph.linkers.c.compiler.link`).  Through GCC that runs three programs:
 the driver, ``collect2`` and ``ld``, and the first two only work out ld's
 command line, which is the same for every module built with the same flags.
-This module asks the driver for that command once per process (``-###``,
-which prints it without running it), then runs ``ld`` with it directly,
-only the output and the object files changed.  The library is the same, byte
+This module asks the driver for that command once (``-###``, which prints
+it without running it; kept in the cache directory as ``probe-link-*.rec``
+while the linker binary is unchanged, so a fresh process does not ask again),
+then runs ``ld`` with it directly, only the output and the object files
+changed (and ``-lm -lmvec`` by their stubs, :mod:`~nbgraph.linkers.c.lib_stubs`).  The library is the same, byte
 for byte.  Random 6-op chains, linking two compiled units (seed 3, 30
 alternating rounds, load 1.8): driver 9.6 ms min, 13.6 median; ld alone 3.0 /
 4.2 ms (the driver and collect2 are two more programs to start).
@@ -24,6 +26,8 @@ from __future__ import annotations
 
 import os
 import threading
+
+from nbgraph.linkers.c.compiler import sha256
 
 __all__ = ["DirectLink", "substitute", "STATS"]
 
@@ -47,14 +51,25 @@ class DirectLink:
         self.cc, self.flags, self.libs = list(cc), list(flags), list(libs)
         self.tried = False
 
-    def recipe(self) -> list[str] | None:
+    def recipe(self, cache=None, identity: str = "") -> list[str] | None:
         """ld's command with placeholder names (see :func:`substitute`), or None
-        when it is not known (see the module docstring)."""
+        when it is not known (see the module docstring).  Read once per process;
+        with a ``cache`` (and the compiler's ``identity``,
+        :meth:`~nbgraph.linkers.c.compiler.CompilerInfo.key_text`) the answer is
+        kept in its directory for the next processes (``probe-link-*.rec``,
+        used while the linker binary it names is unchanged)."""
         key = _key(self.cc, self.flags, self.libs)
         with _lock:
-            if key not in _recipes:
-                _recipes[key] = _derive(self.cc, self.flags, self.libs)
-            return _recipes[key]
+            if key in _recipes:
+                return _recipes[key]
+        name = "link-" + sha256("\0".join(key + (identity,)).encode()).hexdigest()[:24]
+        found = _MISSING if cache is None else _load(cache, name)
+        if found is _MISSING:
+            found = _derive(self.cc, self.flags, self.libs)
+            if cache is not None:
+                _store(cache, name, found)
+        with _lock:
+            return _recipes.setdefault(key, found)
 
     def command(self, objects: list[str], out_path: str) -> list[str] | None:
         """ld's command linking ``objects`` into ``out_path`` (against the real
@@ -69,10 +84,11 @@ class DirectLink:
         its library stubs (:mod:`~nbgraph.linkers.c.lib_stubs`) when they serve."""
         from nbgraph.linkers.c.compiler import CompileError, run_compiler
 
-        recipe = self.recipe()
+        cache = _cache_of(out_path)
+        recipe = self.recipe(cache, "" if info is None else info.key_text())
         if recipe is None:
             return False
-        stubs = None if info is None else _stub_paths(info, recipe, objects, out_path)
+        stubs = None if info is None else _stub_paths(info, recipe, objects)
         cmd = substitute(recipe, objects, out_path, info.libs if stubs else (), stubs)
         self.tried = True
         try:
@@ -107,22 +123,76 @@ def substitute(recipe: list[str], objects: list[str], out_path: str, libs=(),
     return out
 
 
-def _stub_paths(info, recipe, objects, out_path):
+def _cache_of(out_path):
+    """The module cache whose build directory holds ``out_path``, or None."""
+    workdir = os.path.dirname(os.path.abspath(out_path))
+    if not os.path.basename(workdir).startswith(".build-"):
+        return None
+    from nbgraph.linkers.c.cache import get_cache
+
+    return get_cache(os.path.dirname(workdir))
+
+
+def _stub_paths(info, recipe, objects):
     """The library stubs to link ``objects`` against (None: the real libraries),
     starting to make them when they are missing."""
     from nbgraph.linkers.c import lib_stubs
 
-    workdir = os.path.dirname(os.path.abspath(out_path))
-    if not os.path.basename(workdir).startswith(".build-") or not info.libs:
+    if not info.libs:
         return None
-    from nbgraph.linkers.c.cache import get_cache
-
-    cache = get_cache(os.path.dirname(workdir))
-    found = lib_stubs.find(cache, info, recipe)
+    found = lib_stubs.find(info, recipe)
     if found is None:
-        lib_stubs.start(cache, info, recipe, info.libs)
+        lib_stubs.start(info, recipe, info.libs)
         return None
     return found.libs_for(objects)
+
+
+_MISSING = object()
+
+
+def _load(cache, name):
+    """The recipe recorded as ``name`` in ``cache`` (None: known not to be
+    usable), or _MISSING when there is no valid record."""
+    from nbgraph.linkers.c.publish import load_record
+
+    path = os.path.join(cache.directory, "probe-%s.rec" % name)
+    try:
+        if cache.ensure_directory() is None or cache.check_file(path, "link record") is None:
+            return _MISSING
+        with open(path, "rb") as f:
+            record = load_record(f.read())
+        recipe, stamp = record["recipe"], record["stamp"]
+        if recipe is None:
+            return None
+        if not all(isinstance(w, str) for w in recipe) or _stamp(recipe[0]) != stamp:
+            return _MISSING
+    except (OSError, KeyError, TypeError, IndexError):
+        return _MISSING
+    return recipe
+
+
+def _store(cache, name, recipe):
+    """Record ``recipe`` as ``name`` (if the directory can be written)."""
+    from nbgraph.linkers.c.cache import write_atomic
+    from nbgraph.linkers.c.publish import dump_record, write_problem
+
+    record = {"recipe": recipe, "stamp": None if recipe is None else _stamp(recipe[0])}
+    try:
+        if cache.ensure_directory() is not None:
+            write_atomic(cache.directory, os.path.join(cache.directory, "probe-%s.rec" % name),
+                         dump_record(record))
+    except OSError as exc:
+        if write_problem(exc) is None:
+            raise
+
+
+def _stamp(path):
+    """[size, mtime_ns, inode] of the file ``path`` (None when missing)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
 def _new_lock_after_fork():

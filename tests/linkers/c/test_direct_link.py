@@ -1,7 +1,9 @@
 """Bare links of kernel modules run by the linker itself (nbgraph/linkers/c/direct_link.py)."""
 
+import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -86,24 +88,21 @@ def test_no_direct_link_with_a_linker_chosen_by_flags():
     assert link.command(["a.o"], "a.so") is None
 
 
-def _stub_cache(tmp_path):
-    d = tmp_path / "cache"
-    d.mkdir(mode=0o700)
-    return get_cache(str(d))
+def _stubs(tmp_path, info, recipe):
+    d = tmp_path / "stubs"
+    d.mkdir()
+    stubs = lib_stubs.make(info, recipe, info.libs, str(d))
+    if stubs is None:
+        pytest.skip("these libraries are not stood in for")
+    return stubs
 
 
 def test_a_module_linked_against_the_stubs_imports_what_the_real_libraries_give(tmp_path):
     info = compiler.probe(get_cache())
-    link = _link(info)
-    recipe = link.recipe()
+    recipe = _link(info).recipe()
     if recipe is None or not info.libs:
         pytest.skip("this compiler's link command is not read directly")
-    cache = _stub_cache(tmp_path)
-    assert lib_stubs.find(cache, info, recipe) is None
-    stubs = lib_stubs.make(cache, info, recipe, info.libs)
-    if stubs is None:
-        pytest.skip("these libraries are not stood in for")
-    assert lib_stubs.find(cache, info, recipe).paths == stubs.paths
+    stubs = _stubs(tmp_path, info, recipe)
     objects = _objects(tmp_path, info)
     libs = stubs.libs_for(objects)
     assert libs == stubs.paths
@@ -129,30 +128,40 @@ def test_objects_using_a_name_the_stubs_never_looked_up_link_against_the_real_li
     assert lib_stubs.Stubs(["stub.so"]).libs_for(_objects(tmp_path, info)) == ["stub.so"]
 
 
-def test_stubs_are_not_used_when_a_library_changed_or_a_stub_is_damaged(tmp_path, monkeypatch):
+def test_a_process_makes_its_stubs_on_a_thread_from_its_second_link(monkeypatch):
     info = compiler.probe(get_cache())
     recipe = _link(info).recipe()
     if recipe is None or not info.libs:
         pytest.skip("this compiler's link command is not read directly")
-    cache = _stub_cache(tmp_path)
-    stubs = lib_stubs.make(cache, info, recipe, info.libs)
-    if stubs is None:
-        pytest.skip("these libraries are not stood in for")
-    monkeypatch.setattr(lib_stubs, "_found", {})  # (a process remembers what it found)
-    stamps = lib_stubs._stamps
-    monkeypatch.setattr(lib_stubs, "_stamps", lambda r, s: {n: [1, 2, 3] for n in stamps(r, s)})
-    assert lib_stubs.find(cache, info, recipe) is None
-    assert lib_stubs.make(cache, info, recipe, info.libs) is not None  # made again
     monkeypatch.setattr(lib_stubs, "_found", {})
-    assert lib_stubs.find(cache, info, recipe) is not None
-    monkeypatch.setattr(lib_stubs, "_stamps", stamps)
-    monkeypatch.setattr(lib_stubs, "_found", {})
-    assert lib_stubs.find(cache, info, recipe) is None
-    assert lib_stubs.make(cache, info, recipe, info.libs) is not None
-    monkeypatch.setattr(lib_stubs, "_found", {})
-    assert lib_stubs.find(cache, info, recipe) is not None
-    monkeypatch.setattr(lib_stubs, "_found", {})
-    with open(stubs.paths[0], "r+b") as f:
-        f.seek(64)
-        f.write(b"\xff")
-    assert lib_stubs.find(cache, info, recipe) is None
+    monkeypatch.setitem(lib_stubs._links, "count", 0)
+    lib_stubs.start(info, recipe, info.libs)
+    assert lib_stubs._found == {} and lib_stubs.find(info, recipe) is None
+    threads = set(threading.enumerate())
+    lib_stubs.start(info, recipe, info.libs)
+    for thread in set(threading.enumerate()) - threads:
+        thread.join(120)
+    stubs = lib_stubs.find(info, recipe)
+    assert stubs is not None and all(os.path.exists(p) for p in stubs.paths)
+    lib_stubs.start(info, recipe, info.libs)  # made once
+    assert lib_stubs.find(info, recipe) is stubs
+
+
+def test_the_link_command_is_kept_in_the_cache_while_the_linker_is_unchanged(tmp_path,
+                                                                            monkeypatch):
+    info = compiler.probe(get_cache())
+    d = tmp_path / "cache"
+    d.mkdir(mode=0o700)
+    cache = get_cache(str(d))
+    monkeypatch.setattr(direct_link, "_recipes", {})
+    recipe = _link(info).recipe(cache, info.key_text())
+    if recipe is None:
+        pytest.skip("this compiler's link command is not read directly")
+    assert [n for n in os.listdir(d) if n.startswith("probe-link-")]
+    monkeypatch.setattr(direct_link, "_recipes", {})
+    derived = []
+    monkeypatch.setattr(direct_link, "_derive", lambda *a: derived.append(a) or ["ld"])
+    assert _link(info).recipe(cache, info.key_text()) == recipe and not derived
+    monkeypatch.setattr(direct_link, "_recipes", {})
+    monkeypatch.setattr(direct_link, "_stamp", lambda path: [0, 0, 0])  # another linker
+    assert _link(info).recipe(cache, info.key_text()) == ["ld"] and len(derived) == 1
