@@ -8,10 +8,11 @@ This module asks the driver for that command once (``-###``, which prints
 it without running it; kept in the cache directory as ``probe-link-*.rec``
 while the linker binary is unchanged, so a fresh process does not ask again),
 then runs ``ld`` with it directly, only the output and the object files
-changed (and ``-lm -lmvec`` by their stubs, :mod:`~nbgraph.linkers.c.lib_stubs`).  The library is the same, byte
-for byte.  Random 6-op chains, linking two compiled units (seed 3, 30
-alternating rounds, load 1.8): driver 9.6 ms min, 13.6 median; ld alone 3.0 /
-4.2 ms (the driver and collect2 are two more programs to start).
+changed (and ``-lm -lmvec`` by their stubs, :mod:`~nbgraph.linkers.c.lib_stubs`).
+The library is the same, byte for byte.  Linking a 6-op chain's two units
+(seed 3, 40 alternating rounds, load 4.3): through the driver 8.97 ms wall min
+/ 12.35 median, CPU 8.66 / 9.66 ms; ld alone 6.17 / 8.16, CPU 5.87 / 6.66 (the
+driver and collect2 are two more programs to start).
 
 The command is used only when it can be read unambiguously: the linker is
 ``collect2`` (replaced by the ``ld`` the driver names with
