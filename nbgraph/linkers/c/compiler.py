@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - Python < 3.12 or another implementatio
 __all__ = ["ABI_VERSION", "CompilerInfo", "CompileError", "CompilerUnavailable",
            "ProbeMismatch", "find_compiler", "probe", "probe_nowait", "confirm",
            "build_library", "MVEC_FUNCTIONS", "probe_function", "RuntimeMissing", "which",
-           "check_opened"]
+           "run_compilers", "check_opened"]
 
 #: Version of the calling convention between Python and generated C.  Part
 #: of every module's cache key: bump it whenever generated code changes shape.
@@ -443,7 +443,7 @@ def build_library(info, source, src_path, out_path, extra_flags=()):
         return out_path
     units = [(path[:-2] + ".o", path) for path in sources] + \
         [(obj_path, src) for _, obj_path, src in builds]
-    _run_compilers([flags + ["-c", "-o", obj, path] for obj, path in units],
+    run_compilers([flags + ["-c", "-o", obj, path] for obj, path in units],
                    [path for _, path in units])
     _link(info, flags, out_path, [obj for obj, _ in units[:len(sources)]] + linked,
           src_path, extra_flags)
@@ -526,10 +526,10 @@ def _is_link_error(text):
 def run_compiler(cmd, src_path):
     """Run one compiler command; :class:`CompileError` (naming ``src_path``) when
     it fails or cannot be run."""
-    _run_compilers([cmd], [src_path])
+    run_compilers([cmd], [src_path])
 
 
-def _run_compilers(cmds, src_paths):
+def run_compilers(cmds: list[list[str]], src_paths: list[str]) -> None:
     """Run the compiler commands at once; CompileError on the first that fails."""
     import subprocess
 
