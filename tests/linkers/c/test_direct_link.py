@@ -71,7 +71,7 @@ def test_a_failing_direct_link_is_linked_by_the_driver_and_not_tried_again(tmp_p
     link = _link(info)
     if link.command(["x.o"], "x.so") is None:
         pytest.skip("this compiler's link command is not read directly")
-    key = direct_link._key(link.cc, link.flags, link.libs)
+    key = direct_link._key("link", link.cc, link.flags, link.libs)
     monkeypatch.setitem(direct_link._recipes, key, [compiler.which("false")])
     monkeypatch.setitem(compiler._bare, "ok", True)
     failed = direct_link.STATS["failed"]
@@ -165,3 +165,41 @@ def test_the_link_command_is_kept_in_the_cache_while_the_linker_is_unchanged(tmp
     monkeypatch.setattr(direct_link, "_recipes", {})
     monkeypatch.setattr(direct_link, "_stamp", lambda path: [0, 0, 0])  # another linker
     assert _link(info).recipe(cache, info.key_text()) == ["ld"] and len(derived) == 1
+
+
+def test_cc1_piped_into_the_assembler_makes_the_drivers_object_byte_for_byte(tmp_path):
+    info = compiler.probe(get_cache())
+    src = tmp_path / "u.c"
+    src.write_text(codegen.prelude(info, math=codegen.math_block({"exp"})) +
+                   "NBG_EXPORT void nbg_v(double *x, long n) {\n"
+                   "    for (long i = 0; i < n; i++) x[i] = exp(x[i]) * 2.0;\n}\n")
+    direct = direct_link.DirectCompile(info.argv, info.flags)
+    commands = direct.commands(str(tmp_path / "direct.o"), str(src))
+    if commands is None:
+        pytest.skip("this compiler's programs are not run directly")
+    assert os.path.basename(commands[0][0]) == "cc1"
+    assert direct.run([(str(tmp_path / "direct.o"), str(src))]) == []
+    compiler.run_compiler(info.argv + info.flags + ["-c", "-o", str(tmp_path / "driver.o"),
+                                                    str(src)], str(src))
+    assert (tmp_path / "direct.o").read_bytes() == (tmp_path / "driver.o").read_bytes()
+
+
+def test_a_unit_cc1_fails_is_compiled_by_the_driver_whose_error_is_shown(tmp_path,
+                                                                         monkeypatch):
+    info = compiler.probe(get_cache())
+    direct = direct_link.DirectCompile(info.argv, info.flags)
+    if direct.recipe() is None:
+        pytest.skip("this compiler's programs are not run directly")
+    good, bad = tmp_path / "good.c", tmp_path / "bad.c"
+    good.write_text("int nbg_g(int x) { return x + 1; }\n")
+    bad.write_text("int nbg_b(int x) { return x + ; }\n")
+    units = [(str(tmp_path / "good.o"), str(good)), (str(tmp_path / "bad.o"), str(bad))]
+    assert direct.run(units) == [1]
+    with pytest.raises(compiler.CompileError, match="expected expression"):
+        direct_link.compile_units(info, info.argv + info.flags, units)
+    assert direct.recipe() is not None  # a real error: the driver failed too
+    false = compiler.which("false")
+    key = direct_link._key("compile", direct.cc, direct.flags, ())
+    monkeypatch.setitem(direct_link._recipes, key, [false, "|", false])
+    direct_link.compile_units(info, info.argv + info.flags, units[:1])
+    assert (tmp_path / "good.o").exists() and direct_link._recipes[key] is None
