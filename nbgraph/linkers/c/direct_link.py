@@ -53,6 +53,7 @@ _OUT_O, _IN_C = "nbg-direct-out.o", "nbg-direct-in.c"
 STATS = {"direct": 0, "stubs": 0, "compiled": 0, "failed": 0}
 
 _recipes: dict[tuple[str, ...], list[str] | None] = {}
+_pending: set[tuple[str, ...]] = set()  # keys being derived on a thread
 _lock = threading.Lock()
 
 
@@ -253,19 +254,43 @@ def _derive_compile(cc: list[str], flags: list[str]) -> list[str] | None:
 
 def _recipe(kind, words, cache, identity, derive):
     """The recipe of ``kind`` for ``words`` (cc, flags, libs): remembered in this
-    process, else read from ``cache``, else ``derive()`` d (and recorded)."""
+    process, else read from ``cache``; else ``derive()`` d, at once without a
+    cache, or on a thread with one (recorded there for the next processes; None
+    meanwhile: the driver runs, so a first build in an empty cache waits for
+    none of the driver's answers)."""
     key = _key(kind, *words)
     with _lock:
         if key in _recipes:
             return _recipes[key]
-    name = kind + "-" + sha256("\0".join(key + (identity,)).encode()).hexdigest()[:24]
-    found = _MISSING if cache is None else _load(cache, name)
-    if found is _MISSING:
+    if cache is None:
         found = derive()
-        if cache is not None:
-            _store(cache, name, found)
+        with _lock:
+            return _recipes.setdefault(key, found)
+    name = kind + "-" + sha256("\0".join(key + (identity,)).encode()).hexdigest()[:24]
+    found = _load(cache, name)
+    if found is not _MISSING:
+        with _lock:
+            return _recipes.setdefault(key, found)
     with _lock:
-        return _recipes.setdefault(key, found)
+        if key in _recipes:
+            return _recipes[key]
+        _recipes[key] = None  # (until derived)
+        _pending.add(key)
+    threading.Thread(target=_derive_and_store, args=(key, cache, name, derive),
+                     name="nbgraph-direct", daemon=True).start()
+    return None
+
+
+def _derive_and_store(key, cache, name, derive):
+    try:
+        found = derive()
+        _store(cache, name, found)
+    except Exception:  # noqa: BLE001 - not known: the driver runs
+        found = None
+    with _lock:
+        if key in _pending:
+            _pending.discard(key)
+            _recipes[key] = found
 
 
 def substitute(recipe: list[str], objects: list[str], out_path: str, libs=(),
@@ -359,6 +384,9 @@ def _stamp(path):
 def _new_lock_after_fork():
     global _lock
     _lock = threading.Lock()
+    for key in _pending:  # (a thread of the parent was deriving them)
+        _recipes.pop(key, None)
+    _pending.clear()
 
 
 if hasattr(os, "register_at_fork"):

@@ -154,6 +154,8 @@ def test_the_link_command_is_kept_in_the_cache_while_the_linker_is_unchanged(tmp
     d.mkdir(mode=0o700)
     cache = get_cache(str(d))
     monkeypatch.setattr(direct_link, "_recipes", {})
+    assert _link(info).recipe(cache, info.key_text()) is None  # derived on a thread
+    _join_derivations()
     recipe = _link(info).recipe(cache, info.key_text())
     if recipe is None:
         pytest.skip("this compiler's link command is not read directly")
@@ -164,7 +166,15 @@ def test_the_link_command_is_kept_in_the_cache_while_the_linker_is_unchanged(tmp
     assert _link(info).recipe(cache, info.key_text()) == recipe and not derived
     monkeypatch.setattr(direct_link, "_recipes", {})
     monkeypatch.setattr(direct_link, "_stamp", lambda path: [0, 0, 0])  # another linker
+    assert _link(info).recipe(cache, info.key_text()) is None
+    _join_derivations()
     assert _link(info).recipe(cache, info.key_text()) == ["ld"] and len(derived) == 1
+
+
+def _join_derivations():
+    for thread in threading.enumerate():
+        if thread.name == "nbgraph-direct":
+            thread.join(60)
 
 
 def test_cc1_piped_into_the_assembler_makes_the_drivers_object_byte_for_byte(tmp_path):
