@@ -54,6 +54,10 @@ STATS = {"direct": 0, "stubs": 0, "compiled": 0, "failed": 0}
 
 _recipes: dict[tuple[str, ...], list[str] | None] = {}
 _pending: set[tuple[str, ...]] = set()  # keys being derived on a thread
+_builds = {"count": 0}  # kernel modules this process has compiled
+
+#: Builds a process makes before it derives the recipes its cache has no record of.
+DERIVE_AFTER = 2
 _lock = threading.Lock()
 
 
@@ -166,6 +170,9 @@ def compile_units(info, flags: list[str], units: list[tuple[str, str]]) -> None:
     :class:`~nbgraph.linkers.c.compiler.CompileError` as the driver does."""
     from nbgraph.linkers.c.compiler import run_compilers
 
+    if list(flags) == info.argv + info.flags:  # (a kernel module: not the runtime)
+        with _lock:
+            _builds["count"] += 1
     direct = DirectCompile(info.argv, flags[len(info.argv):])
     failed = direct.run(units, info.key_text())
     rest = units if failed is None else [units[k] for k in failed]
@@ -255,9 +262,10 @@ def _derive_compile(cc: list[str], flags: list[str]) -> list[str] | None:
 def _recipe(kind, words, cache, identity, derive):
     """The recipe of ``kind`` for ``words`` (cc, flags, libs): remembered in this
     process, else read from ``cache``; else ``derive()`` d, at once without a
-    cache, or on a thread with one (recorded there for the next processes; None
-    meanwhile: the driver runs, so a first build in an empty cache waits for
-    none of the driver's answers)."""
+    cache, or with one on a thread from the process's :data:`DERIVE_AFTER` th
+    build on (recorded there for the next processes; None meanwhile: the driver
+    runs, so a process building one module in an empty cache, e.g. a first use,
+    waits for none of the driver's answers and pays for none)."""
     key = _key(kind, *words)
     with _lock:
         if key in _recipes:
@@ -272,8 +280,8 @@ def _recipe(kind, words, cache, identity, derive):
         with _lock:
             return _recipes.setdefault(key, found)
     with _lock:
-        if key in _recipes:
-            return _recipes[key]
+        if key in _recipes or _builds["count"] < DERIVE_AFTER:
+            return _recipes.get(key)
         _recipes[key] = None  # (until derived)
         _pending.add(key)
     threading.Thread(target=_derive_and_store, args=(key, cache, name, derive),

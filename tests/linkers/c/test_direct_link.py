@@ -154,6 +154,10 @@ def test_the_link_command_is_kept_in_the_cache_while_the_linker_is_unchanged(tmp
     d.mkdir(mode=0o700)
     cache = get_cache(str(d))
     monkeypatch.setattr(direct_link, "_recipes", {})
+    monkeypatch.setitem(direct_link._builds, "count", 0)
+    assert _link(info).recipe(cache, info.key_text()) is None  # not a process's first build
+    assert not [n for n in os.listdir(d) if n.startswith("probe-link-")]
+    monkeypatch.setitem(direct_link._builds, "count", direct_link.DERIVE_AFTER)
     assert _link(info).recipe(cache, info.key_text()) is None  # derived on a thread
     _join_derivations()
     recipe = _link(info).recipe(cache, info.key_text())
