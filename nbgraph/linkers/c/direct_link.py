@@ -14,7 +14,9 @@ The library is the same, byte for byte.  Linking a 6-op chain's two units
 / 12.35 median, CPU 8.66 / 9.66 ms; ld alone 6.17 / 8.16, CPU 5.87 / 6.66 (the
 driver and collect2 are two more programs to start).
 
-The command is used only when it can be read unambiguously: the linker is
+The command is used only when the compiler is GCC's driver itself (not a
+script or ccache wrapping it: those see every compilation and link, as
+before), and it can be read unambiguously: the linker is
 ``collect2`` (replaced by the ``ld`` the driver names with
 ``-print-prog-name=ld``) or a program named ``ld``/``ld.*``; no linker plugin
 (``-fno-use-linker-plugin``), no ``-fuse-ld``, ``--ld-path`` or a compiler
@@ -221,14 +223,35 @@ def _wait(proc):
         return -9
 
 
+def _plain_driver(cc: list[str]) -> bool:
+    """Whether ``cc`` is GCC's driver itself: one word naming (through its links)
+    an executable file whose name has ``gcc`` or is ``cc``.  A wrapper (a
+    script, ccache) wants to see every compilation: it keeps them."""
+    if len(cc) != 1:
+        return False
+    real = os.path.realpath(cc[0])
+    name = os.path.basename(real)
+    try:
+        with open(real, "rb") as f:
+            elf = f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+    return elf and ("gcc" in name or name == "cc")
+
+
+#: Flags with which units are compiled through the driver (it does more than
+#: run cc1 and as, or other programs).
+_NOT_DIRECT = ("-B", "-save-temps", "-flto", "-fcompare-debug", "-x", "-Wa,", "-Xassembler",
+               "-g", "-specs", "--sysroot")
+
+
 def _derive_compile(cc: list[str], flags: list[str]) -> list[str] | None:
     """cc1's and the assembler's words for ``cc`` and ``flags`` (see
     :meth:`DirectCompile.recipe`), or None."""
     import shlex
     import subprocess
 
-    if any(w.startswith(("-B", "-save-temps", "-flto", "-fcompare-debug", "-x", "-Wa,",
-                         "-Xassembler", "-g")) for w in cc + flags):
+    if not _plain_driver(cc) or any(w.startswith(_NOT_DIRECT) for w in cc + flags):
         return None
     try:
         proc = subprocess.run(cc + flags + ["-pipe", "-###", "-c", "-o", _OUT_O, _IN_C],
@@ -410,7 +433,8 @@ def _derive(cc: list[str], flags: list[str], libs: list[str]) -> list[str] | Non
     import shlex
     import subprocess
 
-    if any(w.startswith(("-fuse-ld", "--ld-path", "-B")) for w in cc + flags):
+    if not _plain_driver(cc) or \
+            any(w.startswith(("-fuse-ld", "--ld-path", "-B")) for w in cc + flags):
         return None
     try:
         proc = subprocess.run(cc + flags + ["-fno-use-linker-plugin", "-###", "-o", _OUT, _IN]

@@ -217,3 +217,14 @@ def test_a_unit_cc1_fails_is_compiled_by_the_driver_whose_error_is_shown(tmp_pat
     monkeypatch.setitem(direct_link._recipes, key, [false, "|", false])
     direct_link.compile_units(info, info.argv + info.flags, units[:1])
     assert (tmp_path / "good.o").exists() and direct_link._recipes[key] is None
+
+
+def test_a_compiler_wrapper_sees_every_compilation_and_link(tmp_path):
+    info = compiler.probe(get_cache())
+    wrapper = tmp_path / "cc"
+    wrapper.write_text("#!/bin/sh\nexec %s \"$@\"\n" % info.argv[0])
+    wrapper.chmod(0o755)
+    assert direct_link.DirectCompile([str(wrapper)], info.flags).recipe() is None
+    assert direct_link.DirectLink([str(wrapper)], info.flags + compiler.BARE_LINK,
+                                  info.libs).recipe() is None
+    assert not direct_link._plain_driver(info.argv + ["-O2"])
