@@ -133,9 +133,9 @@ class DirectCompile:
         return _recipe("compile", (self.cc, self.flags, ()), cache, identity,
                        lambda: _derive_compile(self.cc, self.flags))
 
-    def commands(self, obj: str, src: str, cache=None, identity: str = ""):
+    def commands(self, obj: str, src: str, cache=None, identity: str = "", recipe=None):
         """(cc1's command, the assembler's) compiling ``src`` into ``obj``, or None."""
-        recipe = self.recipe(cache, identity)
+        recipe = recipe or self.recipe(cache, identity)
         if recipe is None:
             return None
         k = recipe.index("|")
@@ -146,10 +146,10 @@ class DirectCompile:
         """Compile each ``(obj, src)`` of ``units`` at once; the positions of those
         that failed (the caller compiles them through the driver), or None when
         the commands are not known (all of them)."""
-        cache = _cache_of(units[0][0]) if units else None
-        pipelines = [self.commands(obj, src, cache, identity) for obj, src in units]
-        if not pipelines or pipelines[0] is None:
+        recipe = self.recipe(_cache_of(units[0][0]), identity) if units else None
+        if recipe is None:
             return None
+        pipelines = [self.commands(obj, src, recipe=recipe) for obj, src in units]
         self.tried = True
         failed = _run_pipelines(pipelines)
         STATS["compiled"] += len(units) - len(failed)
