@@ -151,7 +151,8 @@ def make(info, recipe: list[str], libs: list[str], directory: str | None = None)
 
     if directory is None:
         directory = tempfile.mkdtemp(prefix="nbgraph-stubs-")
-        atexit.register(shutil.rmtree, directory, True)
+        pid = os.getpid()  # (a forked child leaving must not remove its parent's)
+        atexit.register(lambda: os.getpid() == pid and shutil.rmtree(directory, True))
     return _make(info, recipe, libs, directory)
 
 
