@@ -438,14 +438,14 @@ def build_library(info, source, src_path, out_path, extra_flags=()):
             [(src, obj.source) for obj, _, src in builds]:
         _write_source(path, text)
     flags = info.argv + info.flags + list(extra_flags)
-    if len(parts) == 1 and not objects and extra_flags:
-        _link(info, flags, out_path, [src_path], src_path, extra_flags)
+    from nbgraph.linkers.c import direct_link
+
+    if len(parts) == 1 and not objects and (extra_flags or not direct_link.ready(info, out_path)):
+        _link(info, flags, out_path, [src_path], src_path, extra_flags)  # one driver run
         return out_path
     units = [(path[:-2] + ".o", path) for path in sources] + \
         [(obj_path, src) for _, obj_path, src in builds]
-    from nbgraph.linkers.c.direct_link import compile_units
-
-    compile_units(info, flags, units)  # (by cc1 and as alone where it can)
+    direct_link.compile_units(info, flags, units)  # (by cc1 and as alone where it can)
     _link(info, flags, out_path, [obj for obj, _ in units[:len(sources)]] + linked,
           src_path, extra_flags)
     for obj, obj_path, _ in builds:

@@ -164,6 +164,18 @@ class DirectCompile:
                 _recipes[_key("compile", self.cc, self.flags, ())] = None
 
 
+def ready(info, out_path: str) -> bool:
+    """Whether a kernel module built into ``out_path`` would be compiled and
+    linked without the driver (else one driver run compiling and linking a
+    one-unit module is cheaper than two)."""
+    from nbgraph.linkers.c.compiler import BARE_LIBS, BARE_LINK
+
+    cache, identity = _cache_of(out_path), info.key_text()
+    return DirectCompile(info.argv, info.flags).recipe(cache, identity) is not None and \
+        DirectLink(info.argv, info.flags + BARE_LINK, info.libs + BARE_LIBS).recipe(
+            cache, identity) is not None
+
+
 def compile_units(info, flags: list[str], units: list[tuple[str, str]]) -> None:
     """Compile each ``(object, source)`` of ``units`` at once (``flags`` start
     with the compiler, ``info.argv``): by cc1 and the assembler alone
