@@ -303,7 +303,7 @@ def probe_nowait(cache, argv=None):
     record = None
     if pid not in _probed:
         with _threads_lock:
-            running = pid in _threads
+            running = pid in _threads and _threads[pid].is_alive()
             if not running:
                 record = cache.read_probe(pid)  # (read once: _probe takes it)
             if not running and record is None:
