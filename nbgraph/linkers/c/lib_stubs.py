@@ -52,6 +52,9 @@ _LIBC = ("memcpy", "memset", "memmove", "memcmp", "malloc", "calloc", "realloc",
          "clock_gettime", "sched_yield", "dlopen", "dlsym", "dlclose", "dl_iterate_phdr",
          "_exit", "__tls_get_addr", "__stack_chk_fail")
 
+#: Names the linker defines in every shared library it makes (whatever it links).
+_LINKER_DEFINED = frozenset({"_GLOBAL_OFFSET_TABLE_", "_DYNAMIC"})
+
 #: libmvec's x86-64 variants: (ISA letter, doubles per vector, floats per vector).
 _VECTOR_ISAS = (("b", 2, 4), ("c", 4, 8), ("d", 4, 8), ("e", 8, 16))
 
@@ -87,7 +90,7 @@ class Stubs:
     def libs_for(self, objects: list[str]) -> list[str] | None:
         """The stubs' paths when the objects may be linked against them, else None."""
         used = elf_symbols.undefined(objects)
-        if used is None or not used <= universe():
+        if used is None or not used - _LINKER_DEFINED <= universe():
             return None
         return self.paths
 
