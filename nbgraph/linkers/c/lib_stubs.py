@@ -14,7 +14,8 @@ imports as one linked against the real libraries, and loads the real ones.
 The stubs are made once per process, on a worker thread started by its
 :data:`START_AFTER` th link (a process building one module never pays for
 them: three assembler runs and four links, 36 ms of processor time at load
-4-5), in a private temporary directory removed at exit (:func:`start`):
+4-5), in a private temporary directory removed at exit (:func:`start`; the
+next process making stubs removes those of killed processes, :func:`sweep`):
 
 1. a reference library holding the address of every name of :func:`universe`
    (assembly: no compiler run) is linked against the real libraries; its
@@ -43,7 +44,7 @@ import threading
 from nbgraph.linkers.c import compiler, elf_symbols
 from nbgraph.linkers.c.compiler import sha256
 
-__all__ = ["universe", "Stubs", "find", "make", "start"]
+__all__ = ["universe", "Stubs", "find", "make", "start", "sweep", "STALE_AFTER"]
 
 #: C library functions generated code or GCC may call, looked up too (the real
 #: libraries define none of them: a module using them may use the stubs).
@@ -153,10 +154,54 @@ def make(info, recipe: list[str], libs: list[str], directory: str | None = None)
     import tempfile
 
     if directory is None:
-        directory = tempfile.mkdtemp(prefix="nbgraph-stubs-")
         pid = os.getpid()  # (a forked child leaving must not remove its parent's)
+        sweep(tempfile.gettempdir())
+        directory = tempfile.mkdtemp(prefix="%s%d-" % (_PREFIX, pid))
         atexit.register(lambda: os.getpid() == pid and shutil.rmtree(directory, True))
     return _make(info, recipe, libs, directory)
+
+
+_PREFIX = "nbgraph-stubs-"
+
+#: Seconds after which the stubs of a process that is gone are removed.
+STALE_AFTER = 600.0
+
+
+def sweep(directory: str, now: float | None = None) -> int:
+    """Remove this user's stub directories in ``directory`` whose process is gone
+    (killed before its exit handler ran) and that are older than
+    :data:`STALE_AFTER`; the number removed."""
+    import shutil
+    import time
+
+    now = time.time() if now is None else now
+    removed = 0
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith(_PREFIX)]
+    except OSError:
+        return 0
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            pid = int(name[len(_PREFIX):].split("-")[0])
+            st = os.lstat(path)
+            if st.st_uid != os.getuid() or now - st.st_mtime < STALE_AFTER or _alive(pid):
+                continue
+        except (ValueError, OSError):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
 
 
 def _make(info, recipe, libs, workdir):

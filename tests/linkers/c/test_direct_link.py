@@ -228,3 +228,21 @@ def test_a_compiler_wrapper_sees_every_compilation_and_link(tmp_path):
     assert direct_link.DirectLink([str(wrapper)], info.flags + compiler.BARE_LINK,
                                   info.libs).recipe() is None
     assert not direct_link._plain_driver(info.argv + ["-O2"])
+
+
+def test_the_stubs_of_a_killed_process_are_swept_when_old(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = int(proc.stdout)  # (gone now)
+    old, young, live, other = (tmp_path / ("nbgraph-stubs-%s-x" % p)
+                               for p in (dead, str(dead) + "0", os.getpid(), "z"))
+    for d in (old, young, live, other):
+        d.mkdir()
+        (d / "stub0.so").write_bytes(b"x")
+    for d in (old, live, other):
+        os.utime(d, (0, 0))
+    now = 2 * lib_stubs.STALE_AFTER
+    os.utime(young, (now, now))
+    removed = lib_stubs.sweep(str(tmp_path), now=now)
+    assert removed == 1 and not old.exists() and young.exists() and live.exists()
+    assert other.exists()
