@@ -159,8 +159,8 @@ def _compile(job):
 
 def wait_all(timeout=None):
     """Wait for every queued compilation, then for the C call path's extension
-    if it is being built (tests and benchmarks use it); False when ``timeout``
-    (seconds, for each wait) ran out."""
+    if it is being built and for the compiler commands being recorded (tests and
+    benchmarks use it); False when ``timeout`` (seconds, for each wait) ran out."""
     while True:
         with _lock:
             jobs = list(_pending.values())
@@ -169,9 +169,9 @@ def wait_all(timeout=None):
         for job in jobs:
             if not job.wait(timeout):
                 return False
-    from nbgraph.linkers.c import fastcall
+    from nbgraph.linkers.c import direct_link, fastcall
 
-    return fastcall.Upgrade(None).wait(timeout)
+    return fastcall.Upgrade(None).wait(timeout) and direct_link.wait_derived(timeout)
 
 
 def report_failure(job, what):

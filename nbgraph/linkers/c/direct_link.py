@@ -41,7 +41,7 @@ import threading
 
 from nbgraph.linkers.c.compiler import sha256
 
-__all__ = ["DirectLink", "DirectCompile", "compile_units", "substitute", "STATS"]
+__all__ = ["DirectLink", "DirectCompile", "compile_units", "substitute", "wait_derived", "STATS"]
 
 #: Placeholder names of the output and of the object files in the derived command,
 #: and of a compiled unit's object and source.
@@ -56,6 +56,7 @@ STATS = {"direct": 0, "stubs": 0, "compiled": 0, "failed": 0}
 
 _recipes: dict[tuple[str, ...], list[str] | None] = {}
 _pending: set[tuple[str, ...]] = set()  # keys being derived on a thread
+_derivers: list[threading.Thread] = []  # the threads deriving them
 _builds = {"count": 0}  # kernel modules this process has compiled
 
 #: Builds a process makes before it derives the recipes its cache has no record of.
@@ -319,9 +320,25 @@ def _recipe(kind, words, cache, identity, derive):
             return _recipes.get(key)
         _recipes[key] = None  # (until derived)
         _pending.add(key)
-    threading.Thread(target=_derive_and_store, args=(key, cache, name, derive),
-                     name="nbgraph-direct", daemon=True).start()
+    thread = threading.Thread(target=_derive_and_store, args=(key, cache, name, derive),
+                              name="nbgraph-direct", daemon=True)
+    with _lock:
+        _derivers.append(thread)
+    thread.start()
     return None
+
+
+def wait_derived(timeout: float | None = None) -> bool:
+    """Wait until the commands being derived on threads are recorded in their cache
+    directories (so its listing is complete); False when ``timeout`` (seconds, for
+    each thread) ran out."""
+    with _lock:
+        threads = list(_derivers)
+    for thread in threads:
+        thread.join(timeout)
+    with _lock:
+        _derivers[:] = [t for t in _derivers if t.is_alive()]
+        return not any(t in _derivers for t in threads)
 
 
 def _derive_and_store(key, cache, name, derive):
@@ -430,6 +447,7 @@ def _new_lock_after_fork():
     for key in _pending:  # (a thread of the parent was deriving them)
         _recipes.pop(key, None)
     _pending.clear()
+    _derivers.clear()
 
 
 if hasattr(os, "register_at_fork"):

@@ -176,9 +176,8 @@ def test_the_link_command_is_kept_in_the_cache_while_the_linker_is_unchanged(tmp
 
 
 def _join_derivations():
-    for thread in threading.enumerate():
-        if thread.name == "nbgraph-direct":
-            thread.join(60)
+    assert direct_link.wait_derived(60)
+    assert not [t for t in threading.enumerate() if t.name == "nbgraph-direct"]
 
 
 def test_cc1_piped_into_the_assembler_makes_the_drivers_object_byte_for_byte(tmp_path):
