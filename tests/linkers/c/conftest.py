@@ -41,6 +41,26 @@ def run_python(code, cache_dir, timeout=120, extra_env=None):
 
 
 @pytest.fixture
+def call_nbg_t():
+    """``call_nbg_t(path)``: load the library ``path`` in a fresh, isolated interpreter
+    (``RTLD_NOW``: every symbol it imports must resolve there) and return its
+    ``double nbg_t(double)`` of 2.0."""
+    return _call_nbg_t
+
+
+def _call_nbg_t(path):
+    code = ("import ctypes, os, sys\n"
+            "lib = ctypes.CDLL(sys.argv[1], mode=os.RTLD_NOW)\n"
+            "lib.nbg_t.restype = ctypes.c_double\n"
+            "lib.nbg_t.argtypes = [ctypes.c_double]\n"
+            "print(repr(lib.nbg_t(2.0)))\n")
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return float(proc.stdout)
+
+
+@pytest.fixture
 def python_process(c_cache_dir):
     """``python_process(code, cache_dir=None, **kw)``: run code in a fresh interpreter."""
     def run(code, cache_dir=None, **kw):

@@ -38,19 +38,7 @@ def _link(info):
                                   info.libs + compiler.BARE_LIBS)
 
 
-def _call(path):
-    code = ("import ctypes, os, sys\n"
-            "lib = ctypes.CDLL(sys.argv[1], mode=os.RTLD_NOW)\n"
-            "lib.nbg_t.restype = ctypes.c_double\n"
-            "lib.nbg_t.argtypes = [ctypes.c_double]\n"
-            "print(repr(lib.nbg_t(2.0)))\n")
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(path)],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return float(proc.stdout)
-
-
-def test_the_linker_alone_makes_the_drivers_library_byte_for_byte(tmp_path):
+def test_the_linker_alone_makes_the_drivers_library_byte_for_byte(tmp_path, call_nbg_t):
     info = compiler.probe(get_cache())
     objects = _objects(tmp_path, info)
     cmd = _link(info).command(objects, str(tmp_path / "direct.so"))
@@ -62,11 +50,11 @@ def test_the_linker_alone_makes_the_drivers_library_byte_for_byte(tmp_path):
         "-o", str(tmp_path / "driver.so")] + objects + info.libs + compiler.BARE_LIBS, "driver")
     direct, driver = (tmp_path / "direct.so").read_bytes(), (tmp_path / "driver.so").read_bytes()
     assert direct == driver
-    assert _call(tmp_path / "direct.so") == _call(tmp_path / "driver.so")
+    assert call_nbg_t(tmp_path / "direct.so") == call_nbg_t(tmp_path / "driver.so")
 
 
 def test_a_failing_direct_link_is_linked_by_the_driver_and_not_tried_again(tmp_path,
-                                                                           monkeypatch):
+                                                                           monkeypatch, call_nbg_t):
     info = compiler.probe(get_cache())
     link = _link(info)
     if link.command(["x.o"], "x.so") is None:
@@ -79,7 +67,7 @@ def test_a_failing_direct_link_is_linked_by_the_driver_and_not_tried_again(tmp_p
     compiler._link(info, info.argv + info.flags, str(out), _objects(tmp_path, info), "m.c", ())
     assert out.exists() and direct_link.STATS["failed"] == failed + 1
     assert direct_link._recipes[key] is None  # the driver links from now on
-    assert _call(out) > 0
+    assert call_nbg_t(out) > 0
 
 
 def test_no_direct_link_with_a_linker_chosen_by_flags():
@@ -97,7 +85,8 @@ def _stubs(tmp_path, info, recipe):
     return stubs
 
 
-def test_a_module_linked_against_the_stubs_imports_what_the_real_libraries_give(tmp_path):
+def test_a_module_linked_against_the_stubs_imports_what_the_real_libraries_give(tmp_path,
+                                                                                call_nbg_t):
     info = compiler.probe(get_cache())
     recipe = _link(info).recipe()
     if recipe is None or not info.libs:
@@ -113,7 +102,7 @@ def test_a_module_linked_against_the_stubs_imports_what_the_real_libraries_give(
     found = elf_symbols.imports(str(real))
     assert found is not None and "exp" in found[0] and "pow" in found[0]
     assert elf_symbols.imports(str(stubbed)) == found
-    assert _call(stubbed) == _call(real)
+    assert call_nbg_t(stubbed) == call_nbg_t(real)
 
 
 def test_objects_using_a_name_the_stubs_never_looked_up_link_against_the_real_libraries(

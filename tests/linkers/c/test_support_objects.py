@@ -133,7 +133,7 @@ def test_blocks_stay_inline_when_standalone_or_their_guards_are_used_outside():
         assert parts == [other] and objects == []
 
 
-def test_a_bare_linked_module_resolves_every_symbol_in_a_bare_child(tmp_path):
+def test_a_bare_linked_module_resolves_every_symbol_in_a_bare_child(tmp_path, call_nbg_t):
     info = compiler.probe(get_cache())
     math = codegen.math_block({"exp", "pow", "tanh"})
     source = codegen.prelude(info, math=math) + (
@@ -144,16 +144,8 @@ def test_a_bare_linked_module_resolves_every_symbol_in_a_bare_child(tmp_path):
         '        + (double)((unsigned __int128)x / d);\n}\n')
     out = tmp_path / "bare.so"
     compiler.build_library(info, source, str(tmp_path / "bare.c"), str(out))
-    code = ("import ctypes, os, sys\n"
-            "lib = ctypes.CDLL(sys.argv[1], mode=os.RTLD_NOW)\n"
-            "lib.nbg_t.restype = ctypes.c_double\n"
-            "lib.nbg_t.argtypes = [ctypes.c_double]\n"
-            "print(lib.nbg_t(2.0))\n")
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(out)],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
     expected = np.exp(2.0) + 2.0 ** 1.5 + np.tanh(2.0) + 1 + 0
-    assert float(proc.stdout) == pytest.approx(expected, rel=1e-12)
+    assert call_nbg_t(out) == pytest.approx(expected, rel=1e-12)
     if sys.platform.startswith("linux"):
         assert compiler._bare["ok"] is True
 
