@@ -232,18 +232,24 @@ class ModuleCache(Publisher):
         return st
 
     # -- compiler probe records -------------------------------------------
-    def read_probe(self, pid):
-        """The compiler probe record ``pid`` stored in the directory, or None."""
+    def read_record(self, name, what="compiler probe record"):
+        """The record ``probe-<name>.rec`` stored in the directory (as
+        :meth:`write_probe` keeps it), or None when it is missing, unreadable or
+        unsafe (``what`` names it in the warning)."""
         if self.ensure_directory() is None:
             return None
-        path = os.path.join(self.directory, "probe-%s.rec" % pid)
-        if self.check_file(path, "compiler probe record") is None:
+        path = os.path.join(self.directory, "probe-%s.rec" % name)
+        if self.check_file(path, what) is None:
             return None
         try:
             with open(path, "rb") as f:
-                record = load_record(f.read())
+                return load_record(f.read())
         except OSError:
             return None
+
+    def read_probe(self, pid):
+        """The compiler probe record ``pid`` stored in the directory, or None."""
+        record = self.read_record(pid)
         if record is None or record.get("abi") != _compiler.ABI_VERSION:
             return None
         try:

@@ -399,14 +399,10 @@ _MISSING = object()
 def _load(cache, name):
     """The recipe recorded as ``name`` in ``cache`` (None: known not to be
     usable), or _MISSING when there is no valid record."""
-    from nbgraph.linkers.c.publish import load_record
-
-    path = os.path.join(cache.directory, "probe-%s.rec" % name)
     try:
-        if cache.ensure_directory() is None or cache.check_file(path, "link record") is None:
+        record = cache.read_record(name, "link record")
+        if record is None:
             return _MISSING
-        with open(path, "rb") as f:
-            record = load_record(f.read())
         recipe, stamp = record["recipe"], record["stamp"]
         if recipe is None:
             return None
@@ -419,17 +415,8 @@ def _load(cache, name):
 
 def _store(cache, name, recipe):
     """Record ``recipe`` as ``name`` (if the directory can be written)."""
-    from nbgraph.linkers.c.cache import write_atomic
-    from nbgraph.linkers.c.publish import dump_record, write_problem
-
-    record = {"recipe": recipe, "stamp": None if recipe is None else _stamp(recipe[0])}
-    try:
-        if cache.ensure_directory() is not None:
-            write_atomic(cache.directory, os.path.join(cache.directory, "probe-%s.rec" % name),
-                         dump_record(record))
-    except OSError as exc:
-        if write_problem(exc) is None:
-            raise
+    cache.write_probe(name, {"recipe": recipe,
+                             "stamp": None if recipe is None else _stamp(recipe[0])})
 
 
 def _stamp(path):
