@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 
 from nbgraph.linkers.c.compiler import sha256
 
@@ -64,23 +65,46 @@ DERIVE_AFTER = 2
 _lock = threading.Lock()
 
 
-class DirectLink:
-    """The bare link the driver command ``cc + flags + ["-o", out] + objects + libs``
-    runs, as ld's own command."""
+class _DriverStep:
+    """One step the GCC driver runs (``kind``: "link" or "compile"), run without
+    it: the recipe read from the driver once, and the rule that a failure the
+    driver then mends sends this process back to the driver for good."""
 
-    def __init__(self, cc: list[str], flags: list[str], libs: list[str]):
+    kind = ""
+
+    def __init__(self, cc: list[str], flags: list[str], libs: Sequence[str] = ()):
         self.cc, self.flags, self.libs = list(cc), list(flags), list(libs)
         self.tried = False
 
+    def _derive(self) -> list[str] | None:
+        raise NotImplementedError
+
     def recipe(self, cache=None, identity: str = "") -> list[str] | None:
-        """ld's command with placeholder names (see :func:`substitute`), or None
-        when it is not known (see the module docstring).  Read once per process;
-        with a ``cache`` (and the compiler's ``identity``,
+        """The step's command with placeholder names (see :func:`substitute`), or
+        None when it is not known (see the module docstring).  Read once per
+        process; with a ``cache`` (and the compiler's ``identity``,
         :meth:`~nbgraph.linkers.c.compiler.CompilerInfo.key_text`) the answer is
-        kept in its directory for the next processes (``probe-link-*.rec``,
-        used while the linker binary it names is unchanged)."""
-        return _recipe("link", (self.cc, self.flags, self.libs), cache, identity,
-                       lambda: _derive(self.cc, self.flags, self.libs))
+        kept in its directory for the next processes (``probe-<kind>-*.rec``,
+        used while the program it names is unchanged)."""
+        return _recipe(self.kind, (self.cc, self.flags, self.libs), cache, identity,
+                       self._derive)
+
+    def driver_worked(self) -> None:
+        """The driver did what this step alone failed to: go through the driver
+        from now on in this process (for this command)."""
+        if self.tried:
+            with _lock:
+                _recipes[_key(self.kind, self.cc, self.flags, self.libs)] = None
+
+
+class DirectLink(_DriverStep):
+    """The bare link the driver command ``cc + flags + ["-o", out] + objects + libs``
+    runs, as ld's own command."""
+
+    kind = "link"
+
+    def _derive(self) -> list[str] | None:
+        return _derive(self.cc, self.flags, self.libs)
 
     def command(self, objects: list[str], out_path: str) -> list[str] | None:
         """ld's command linking ``objects`` into ``out_path`` (against the real
@@ -110,29 +134,17 @@ class DirectLink:
         STATS["stubs" if stubs else "direct"] += 1
         return True
 
-    def driver_worked(self) -> None:
-        """The driver linked what ld alone failed to: link through the driver from
-        now on in this process (for this command)."""
-        if self.tried:
-            with _lock:
-                _recipes[_key("link", self.cc, self.flags, self.libs)] = None
 
-
-class DirectCompile:
+class DirectCompile(_DriverStep):
     """The compilation the driver command ``cc + flags + ["-c", "-o", obj, src]``
     runs, as its own two programs: the compiler proper (``cc1``) piped into the
-    assembler, as ``-pipe`` makes the driver do (see the module docstring)."""
+    assembler, as ``-pipe`` makes the driver do (see the module docstring).  Its
+    recipe is ``cc1``'s words, ``"|"``, the assembler's words."""
 
-    def __init__(self, cc: list[str], flags: list[str]):
-        self.cc, self.flags = list(cc), list(flags)
-        self.tried = False
+    kind = "compile"
 
-    def recipe(self, cache=None, identity: str = "") -> list[str] | None:
-        """``cc1``'s words, ``"|"``, the assembler's words, with placeholder
-        names; None when not known.  Kept like :meth:`DirectLink.recipe`
-        (``probe-compile-*.rec``, while the ``cc1`` binary is unchanged)."""
-        return _recipe("compile", (self.cc, self.flags, ()), cache, identity,
-                       lambda: _derive_compile(self.cc, self.flags))
+    def _derive(self) -> list[str] | None:
+        return _derive_compile(self.cc, self.flags)
 
     def commands(self, obj: str, src: str, cache=None, identity: str = "", recipe=None):
         """(cc1's command, the assembler's) compiling ``src`` into ``obj``, or None."""
@@ -156,13 +168,6 @@ class DirectCompile:
         STATS["compiled"] += len(units) - len(failed)
         STATS["failed"] += len(failed)
         return failed
-
-    def driver_worked(self) -> None:
-        """The driver compiled what cc1 and as alone failed to: compile through the
-        driver from now on in this process (for these flags)."""
-        if self.tried:
-            with _lock:
-                _recipes[_key("compile", self.cc, self.flags, ())] = None
 
 
 def ready(info, out_path: str) -> bool:
