@@ -193,3 +193,30 @@ def test_debug_linker_runs_the_rewritten_graph_both_ways(rows):
         rc, rg = ref(xv, yv)
         np.testing.assert_allclose(c, rc, rtol=1e-13)
         np.testing.assert_allclose(g, rg, rtol=1e-12, atol=1e-16)
+
+
+def test_a_fresh_process_loads_the_label_picks_with_advanced_indexing_only():
+    """The fast pipeline imports these rewrites (and advanced indexing) only once a
+    graph can hold an advanced-indexing node; a process that built one gets them."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(nbgraph.__file__).resolve().parent.parent)
+    script = (
+        "import sys, nbgraph, nbgraph.tensor as nt\n"
+        "from nbgraph.tensor import nnet\n"
+        "x = nt.dmatrix('x')\n"
+        "nbgraph.function([x], nt.tanh(x) * 2, linker='py')\n"
+        "print('nbgraph.tensor.nnet_rewrites' in sys.modules,"
+        " 'nbgraph.tensor.advanced_indexing' in sys.modules)\n"
+        "y = nt.lvector('y')\n"
+        "f = nbgraph.function([x, y], x[nt.arange(x.shape[0]), y], linker='py')\n"
+        "print('nbgraph.tensor.nnet_rewrites' in sys.modules,"
+        " any(isinstance(n.op, nnet.PickLabels) for n in f.fgraph.apply_nodes))\n")
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "False", "True", "True"]
