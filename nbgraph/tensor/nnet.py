@@ -19,7 +19,6 @@ from nbgraph.core.graph import Apply
 from nbgraph.core.op import Op
 from nbgraph.tensor import math as tm
 from nbgraph.tensor import scalar as ps
-from nbgraph.tensor import ufuncs
 from nbgraph.tensor.c_code.nnet import (
     LogSoftmaxC,
     LogSumExpC,
@@ -277,7 +276,9 @@ def gelu(x, approximate="none"):
     very negative x); ``approximate="tanh"`` gives the tanh approximation."""
     x = as_tensor_variable(x)
     if approximate == "none":
-        return 0.5 * x * ufuncs.erfc(-x * float(1 / np.sqrt(2.0)))
+        from nbgraph.tensor.ufuncs import erfc  # (the ufuncs load on first use: ~0.5 ms)
+
+        return 0.5 * x * erfc(-x * float(1 / np.sqrt(2.0)))
     if approximate == "tanh":
         inner = float(np.sqrt(2 / np.pi)) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + tm.tanh(inner))

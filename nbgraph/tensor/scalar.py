@@ -28,6 +28,8 @@ complex64/complex128 go wherever NumPy defines the op (:mod:`scalar_complex`).
 (ScalarType(float32), 'add')
 """
 
+from typing import Any
+
 from nbgraph.tensor.scalar_composite import Composite
 from nbgraph.tensor.scalar_complex import Angle, Conj, Imag, Real, angle, conj, imag, real
 from nbgraph.tensor.scalar_math import (
@@ -123,11 +125,6 @@ from nbgraph.tensor.scalar_ops import (
     sub,
     true_div,
 )
-from nbgraph.tensor.scalar_float import *  # noqa: F403
-from nbgraph.tensor.scalar_binary import *  # noqa: F403
-from nbgraph.tensor.scalar_special import *  # noqa: F403
-from nbgraph.tensor import scalar_binary as _binary, scalar_float as _float
-from nbgraph.tensor import scalar_special as _special
 from nbgraph.tensor.scalar_type import (
     ScalarConstant,
     ScalarType,
@@ -164,6 +161,44 @@ from nbgraph.tensor.scalar_type import (
     weak_promotion_dtype,
 )
 
+
+# -- names loaded on first use ------------------------------------------------------
+# the rounding, float-classification, inverse-trigonometric and hyperbolic ops, the
+# binary ufuncs and the special functions: only ``nbgraph.tensor.ufuncs`` builds on
+# them, so ``import nbgraph.tensor`` leaves their modules (~1 ms) until one of these
+# names is read.  The table must list exactly each module's ``__all__``
+# (tests/tensor/test_lazy_namespace.py checks it).
+_LAZY_MODULES = {
+    "scalar_float": (
+        "Floor Ceil Trunc Round RoundHalfAwayFromZero IsNan IsInf IsFinite Clip "
+        "Reciprocal ArcSin ArcCos ArcTan Sinh Cosh ArcSinh ArcCosh ArcTanh Log2 Log10 "
+        "Exp2 Deg2Rad Rad2Deg floor ceil trunc round_half_to_even "
+        "round_half_away_from_zero isnan isinf isfinite clip reciprocal arcsin arccos "
+        "arctan sinh cosh arcsinh arccosh arctanh log2 log10 exp2 deg2rad rad2deg"),
+    "scalar_binary": (
+        "ArcTan2 Hypot LogAddExp CopySign NextAfter LeftShift RightShift arctan2 hypot "
+        "logaddexp copysign nextafter left_shift right_shift"),
+    "scalar_special": (
+        "Erf Erfc Erfcx ErfInv GammaLn Digamma erf erfc erfcx erfinv gammaln digamma"),
+}
+_LAZY = {name: module for module, names in _LAZY_MODULES.items() for name in names.split()}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError("module %r has no attribute %r" % (__name__, name))
+    import importlib
+
+    value = getattr(importlib.import_module("nbgraph.tensor." + module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
     # types, variables, promotion
     "ScalarType", "ScalarVariable", "ScalarConstant", "as_scalar", "get_scalar_type",
@@ -188,4 +223,4 @@ __all__ = [
     "invert", "switch", "identity", "cast", "exp", "log", "log1p", "expm1", "sqrt", "sin",
     "cos", "tan", "tanh", "sigmoid", "softplus",
 ]
-__all__ += _float.__all__ + _binary.__all__ + _special.__all__
+__all__ += list(_LAZY)

@@ -112,3 +112,29 @@ def test_type_checkers_see_the_same_names():
         if module not in STARRED:
             assert named.pop(module) == set(names.split()), module
     assert named == {}
+
+
+def test_scalar_lazy_table_gives_the_modules_names():
+    """``nbgraph.tensor.scalar`` loads its float, binary and special ops on first use:
+    its table lists each module's whole ``__all__``, and every name resolves to the
+    module's object (attribute, ``from ... import``, ``nt.scalar``, ``__all__``, dir)."""
+    from nbgraph.tensor import scalar as ps
+
+    for module, names in ps._LAZY_MODULES.items():
+        mod = importlib.import_module("nbgraph.tensor." + module)
+        assert names.split() == list(mod.__all__), module
+        for name in names.split():
+            assert getattr(ps, name) is getattr(mod, name) is getattr(nt.scalar, name), name
+            assert name in ps.__all__ and name in dir(ps)
+    assert len(set(ps.__all__)) == len(ps.__all__)
+    with pytest.raises(AttributeError, match="no_such_op"):
+        ps.no_such_op  # noqa: B018
+
+
+def test_fresh_import_leaves_the_scalar_lazy_modules_unloaded():
+    code = ("import sys, nbgraph.tensor as nt\n"
+            "lazy = ['scalar_float', 'scalar_binary', 'scalar_special']\n"
+            "print(' '.join(m for m in lazy if 'nbgraph.tensor.' + m in sys.modules) or '-')\n"
+            "from nbgraph.tensor.scalar import hypot, erf\n"
+            "print(nt.scalar.floor.__class__.__module__, hypot.__class__.__module__)\n")
+    assert _run(code) == ["-", "nbgraph.tensor.scalar_float", "nbgraph.tensor.scalar_binary"]
