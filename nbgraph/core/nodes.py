@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # names used in annotations only
 __all__ = ["Scratchpad", "Variable", "Constant", "Apply"]
 
 _next_auto_id = itertools.count()
+_UNSET = object()  # Apply.__init__: the creation site, not looked up yet
 
 
 class Scratchpad:
@@ -260,13 +261,18 @@ class Apply:
         self.inputs = inputs
         self.outputs = outputs
         self.tag = Scratchpad()
-        site = creation_site() if config.node_trace else None
+        # the user's line that built it (nbgraph.core.trace), found only for an output
+        # that has none yet: a clone's outputs carry their original's
+        site: Any = _UNSET if config.node_trace else None
         path = current_scope()
         for i, out in enumerate(outputs):
             out.owner = self
             out.index = i
             if site is not None and "trace" not in out.tag.__dict__:
-                out.tag.trace = site  # the user's line that built it (nbgraph.core.trace)
+                if site is _UNSET:
+                    site = creation_site()
+                if site is not None:
+                    out.tag.trace = site
             if path and "scope" not in out.tag.__dict__:
                 out.tag.scope = path  # the open `with scope(...)` blocks (nbgraph.core.scope)
 
@@ -341,7 +347,7 @@ class Apply:
         remake = False
         checked = []
         for old, new in zip(self.inputs, inputs, strict=True):
-            if old.type == new.type:
+            if old.type is new.type or old.type == new.type:
                 checked.append(new)
             elif strict:
                 filtered = old.type.filter_variable(new)
