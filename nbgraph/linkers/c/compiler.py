@@ -307,15 +307,23 @@ def probe_nowait(cache, argv=None):
             if not running:
                 record = cache.read_probe(pid)  # (read once: _probe takes it)
             if not running and record is None:
+                from nbgraph.linkers.c import threads  # (its units start at once, here)
+
+                threads.start_early(cache, _usual(argv))
                 thread = threading.Thread(target=_probe_quietly, args=(cache, argv),
                                           name="nbgraph-probe", daemon=True)
                 _threads[pid] = thread
                 thread.start()
                 running = True
         if running and pid not in _probed:
-            return CompilerInfo(argv, None, BASE_FLAGS + ["-march=native"],
-                                BASE_LIBS + ["-lmvec"], True, confirmed=False)
+            return _usual(argv)
     return _probe(cache, argv, pid, record)
+
+
+def _usual(argv):
+    """The probe's usual answer for ``argv`` (every optional flag), unconfirmed."""
+    return CompilerInfo(argv, None, BASE_FLAGS + ["-march=native"], BASE_LIBS + ["-lmvec"],
+                        True, confirmed=False)
 
 
 def _probe_quietly(cache, argv):

@@ -193,6 +193,11 @@ def compile_units(info, flags: list[str], units: list[tuple[str, str]]) -> None:
     if list(flags) == info.argv + info.flags:  # (a kernel module: not the runtime)
         with _lock:
             _builds["count"] += 1
+    from nbgraph.linkers.c import prestart
+
+    units = prestart.take(flags, units)  # (those started ahead: waited for, not compiled again)
+    if not units:
+        return
     direct = DirectCompile(info.argv, flags[len(info.argv):])
     failed = direct.run(units, info.key_text())
     rest = units if failed is None else [units[k] for k in failed]

@@ -40,7 +40,7 @@ from nbgraph.linkers.c.build_threads import forget_thread_in_child
 
 __all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_threads",
            "get_num_threads", "set_num_threads", "runtime_table", "standalone", "prefetch",
-           "must_build", "build_as_probe", "loaded", "runtime_key", "KEY_MEMO",
+           "must_build", "build_as_probe", "start_early", "loaded", "runtime_key", "KEY_MEMO",
            "remembered_key"]
 
 #: Version of the table layout (``nbg_runtime`` in ``csrc/common.h``).
@@ -302,6 +302,26 @@ def build_as_probe(cache, info):
     cache.get_runtime(runtime_source(info), info, RUNTIME_FLAGS, check=loads_and_runs,
                       key=runtime_key(cache, info))
     return True
+
+
+def start_early(cache, info):
+    """Start compiling the runtime library's units for the compiler ``info`` at
+    once, on this thread (:func:`nbgraph.linkers.c.prestart.start`): its build,
+    on the compiler probe's thread, then waits for them instead of starting
+    them itself after the GIL has let it run.  Any failure is left to that
+    build."""
+    if RUNTIME_SOURCE is not None or _state["table"] is not None or _state["failed"]:
+        return
+    try:
+        from nbgraph.linkers.c import prestart, support
+        from nbgraph.linkers.c.codegen import source_parts
+
+        parts, _ = support.split_objects(source_parts(runtime_source(info)), info,
+                                         RUNTIME_FLAGS)
+        prestart.start(cache, info.argv + info.flags + RUNTIME_FLAGS, parts,
+                       stem="nbg_runtime-early")
+    except Exception:  # noqa: BLE001 - the build compiles them itself and reports
+        pass
 
 
 def loaded():

@@ -1,0 +1,73 @@
+"""Units compiled ahead (nbgraph.linkers.c.prestart): a build that wants a unit
+started with the same command and text waits for it and uses its object."""
+
+import os
+
+import pytest
+
+from nbgraph.linkers.c import compiler, direct_link, prestart
+from nbgraph.linkers.c.cache import ModuleCache
+
+_UNIT = "int nbg_prestart_%s(int x) { return x + %d; }\n"
+
+
+@pytest.fixture
+def cc_flags():
+    argv = compiler.find_compiler()
+    return argv + ["-O1", "-fPIC"]
+
+
+@pytest.fixture(autouse=True)
+def _clean():
+    prestart.forget()
+    yield
+    prestart.forget()
+
+
+def _write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _builds(directory):
+    return [n for n in os.listdir(directory) if n.startswith(".build-")]
+
+
+def test_a_started_unit_is_taken_not_compiled_again(tmp_path, cc_flags):
+    cache = ModuleCache(tmp_path / "cache")
+    texts = [_UNIT % ("a", 1), _UNIT % ("b", 2)]
+    assert prestart.start(cache, cc_flags, texts, stem="t") == 2
+    assert prestart.pending() == 2
+    src = tmp_path / "a.c"
+    _write(src, texts[0])
+    other = tmp_path / "c.c"
+    _write(other, _UNIT % ("c", 3))
+    units = [(str(tmp_path / "a.o"), str(src)), (str(tmp_path / "c.o"), str(other))]
+    rest = prestart.take(cc_flags, units)
+    assert rest == units[1:]  # the unit nobody started is left to compile
+    assert (tmp_path / "a.o").stat().st_size > 0
+    assert prestart.pending() == 1
+    assert prestart.take(cc_flags[:-1], [(str(tmp_path / "b.o"), str(src))]) != []  # flags
+    prestart.forget()  # the unit nobody took is stopped, its directory removed
+    assert prestart.pending() == 0 and _builds(cache.directory) == []
+
+
+def test_a_failed_unit_is_compiled_by_the_build_which_reports_the_error(tmp_path, cc_flags):
+    cache = ModuleCache(tmp_path / "cache")
+    bad = "int nbg_prestart_bad(void) { return undeclared_name; }\n"
+    assert prestart.start(cache, cc_flags, [bad]) == 1
+    src = tmp_path / "bad.c"
+    _write(src, bad)
+    units = [(str(tmp_path / "bad.o"), str(src))]
+    assert prestart.take(cc_flags, units) == units
+    assert _builds(cache.directory) == []  # taken (failed): its directory went with it
+    info = compiler.CompilerInfo(cc_flags[:1], "v", [], [], False)
+    with pytest.raises(compiler.CompileError, match="undeclared_name"):
+        direct_link.compile_units(info, cc_flags, units)
+
+
+def test_nothing_starts_where_the_cache_cannot_be_written(tmp_path, cc_flags):
+    cache = ModuleCache(tmp_path / "cache")
+    cache._unwritable = "read-only"
+    assert prestart.start(cache, cc_flags, [_UNIT % ("a", 1)]) == 0
+    assert prestart.pending() == 0
