@@ -18,6 +18,8 @@ and signed zeros behave exactly as in NumPy.
 import os
 import threading
 
+from nbgraph.linkers import meanwhile
+
 try:  # CPython's built-in SHA-256: importing hashlib loads OpenSSL (~3-4 ms)
     from _sha2 import sha256
 except ImportError:  # pragma: no cover - Python < 3.12 or another implementation
@@ -547,6 +549,7 @@ def run_compilers(cmds: list[list[str]], src_paths: list[str]) -> None:
         for cmd in cmds:
             procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
                                           stderr=subprocess.PIPE, text=True))
+        meanwhile.run()  # (this thread's Python that does not need their output)
         errors = [proc.communicate(timeout=600)[1] for proc in procs]
     except (OSError, subprocess.TimeoutExpired) as exc:
         for proc in procs:
@@ -587,14 +590,3 @@ def _trim(text, limit=6000):
         return text[:limit] + "\n... (%d more characters)" % (len(text) - limit)
     return text
 
-
-def describe():
-    """A dict describing the probed compiler (for ``python -m nbgraph cache info``)."""
-    argv = find_compiler()
-    return {"compiler": " ".join(argv) if argv else None}
-
-
-def probe_record_text(info):
-    import json
-
-    return json.dumps(info.as_dict(), sort_keys=True)

@@ -40,6 +40,7 @@ import os
 import threading
 from collections.abc import Sequence
 
+from nbgraph.linkers import meanwhile
 from nbgraph.linkers.c.compiler import sha256
 
 __all__ = ["DirectLink", "DirectCompile", "compile_units", "substitute", "wait_derived", "STATS"]
@@ -227,6 +228,7 @@ def _run_pipelines(pipelines):
             second = None
         first.stdout.close()
         started.append((k, first, second))
+    meanwhile.run()  # (this thread's Python that does not need their output)
     for k, first, second in started:
         codes = [_wait(first)] + ([_wait(second)] if second is not None else [1])
         if any(codes):

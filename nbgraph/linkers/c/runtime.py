@@ -27,8 +27,8 @@ from nbgraph.linkers.c.outputs import (
 )
 from nbgraph.linkers.codecache import compile_source
 
-__all__ = ["make_c_thunk", "make_c_runner", "kernel_error", "error_from_message",
-           "make_kernel_call", "make_cell_thunk"]
+__all__ = ["make_c_thunk", "c_thunk_maker", "fast_thunk_maker", "make_c_runner", "kernel_error",
+           "error_from_message", "make_kernel_call", "make_cell_thunk"]
 
 _ndarray = np.ndarray
 
@@ -246,8 +246,13 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells, direct=False, 
     Inputs from ``nparams`` on (constants passed as kernel arguments) are read
     from their cells even then.  The generated text is ``thunk.source``.
     """
+    return fast_thunk_maker(node, module.ffi, storage, pointer_cells, direct, nparams)(kernel)
+
+
+def fast_thunk_maker(node, ffi, storage, pointer_cells, direct=False, nparams=None):
+    """All of :func:`make_fast_thunk` but the kernel: a function(kernel) -> thunk
+    (made while the module compiles, so installing it costs one call)."""
     nparams = len(node.inputs) if nparams is None else nparams
-    ffi = module.ffi
     fb, cast = ffi.from_buffer, ffi.cast
     err = ffi.new("char[%d]" % ERRLEN)
     args = ffi.new("void *[%d]" % max(len(node.inputs) + len(node.outputs), 1))
@@ -266,11 +271,14 @@ def make_fast_thunk(node, kernel, module, storage, pointer_cells, direct=False, 
     source = thunk_source(node, direct, nparams)
     namespace = {}
     exec(compile_source(source, "<nbgraph kernel call: %s>" % node.op), namespace)
-    thunk = namespace["build"](kernel, args, err, ffi.NULL, _fast_from_buffer(ffi), np.empty,
-                               fail, make_prepare(node), node, bshape, POINTER_CACHE_BYTES,
-                               ins, outs, sys.getrefcount)
-    thunk.source = source
-    return thunk
+    rest = (args, err, ffi.NULL, _fast_from_buffer(ffi), np.empty, fail, make_prepare(node),
+            node, bshape, POINTER_CACHE_BYTES, ins, outs, sys.getrefcount)
+
+    def make(kernel):
+        thunk = namespace["build"](kernel, *rest)
+        thunk.source = source
+        return thunk
+    return make
 
 
 def thunk_source(node, direct=False, nparams=None):
@@ -381,11 +389,20 @@ def _store_lines(node, direct):
     return body
 
 
+def c_thunk_maker(node, ffi, storage, pointer_cells):
+    """For a node whose operands are all tensors, :func:`make_c_thunk`'s work but
+    the kernel (:func:`fast_thunk_maker`); else None."""
+    if all(getattr(v.type, "c_arg_kind", None) == "tensor" for v in node.inputs + node.outputs):
+        return fast_thunk_maker(node, ffi, storage, pointer_cells)
+    return None
+
+
 def make_c_thunk(node, kernel, module, storage, pointer_cells=None):
     """A no-argument thunk reading ``node``'s input cells and filling its output cells."""
-    if pointer_cells is not None and all(
-            getattr(v.type, "c_arg_kind", None) == "tensor" for v in node.inputs + node.outputs):
-        return make_fast_thunk(node, kernel, module, storage, pointer_cells)
+    maker = None if pointer_cells is None else \
+        c_thunk_maker(node, module.ffi, storage, pointer_cells)
+    if maker is not None:
+        return maker(kernel)
     call = NodeCall(node, kernel, module)
     in_cells = [storage[v] for v in node.inputs]
     out_cells = [storage[v] for v in node.outputs]

@@ -71,3 +71,35 @@ def test_nothing_starts_where_the_cache_cannot_be_written(tmp_path, cc_flags):
     cache._unwritable = "read-only"
     assert prestart.start(cache, cc_flags, [_UNIT % ("a", 1)]) == 0
     assert prestart.pending() == 0
+
+
+def test_a_new_module_s_program_is_made_while_its_compiler_runs(tmp_path, monkeypatch):
+    import numpy as np
+
+    import nbgraph as ng
+    import nbgraph.tensor as nt
+    from nbgraph.config import config
+    from nbgraph.linkers import meanwhile
+    from nbgraph.linkers.c.program import CProgram
+
+    events = []
+    run, prepare = meanwhile.run, CProgram.prepare_install
+
+    def spy_run():
+        events.append("compilers started")
+        run()
+        events.append("waiting for them")
+
+    def spy_prepare(self):
+        events.append("program made")
+        return prepare(self)
+
+    monkeypatch.setattr(meanwhile, "run", spy_run)
+    monkeypatch.setattr(CProgram, "prepare_install", spy_prepare)
+    x, y = nt.dvector("x"), nt.dvector("y")
+    with config.change(cache_dir=tmp_path / "cache"):  # (an empty cache: it compiles)
+        f = ng.function([x, y], nt.exp(x) * y + nt.sin(y), linker="c")
+    assert events[:3] == ["compilers started", "program made", "waiting for them"], events
+    a, b = np.linspace(0, 1, 7), np.linspace(1, 2, 7)
+    np.testing.assert_allclose(f(a, b), np.exp(a) * b + np.sin(b), rtol=1e-12)
+    assert f.program.kinds == ["c"] * len(f.program.nodes)
