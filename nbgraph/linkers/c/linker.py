@@ -115,11 +115,12 @@ class ModulePlan:
             found = self.cache.lookup(self.source, self.info, self.key)
         return self._ready(found)
 
-    def build(self):
+    def build(self, extension=True):
         """The module, compiling it if needed (the C call path's extension builds
         meanwhile, when it is not there yet; on a first use, where the runtime
         library compiles too, only after the module: a first result waits for
-        the module and the runtime, not for the extension)."""
+        the module and the runtime, not for the extension; with ``extension``
+        False the caller starts it then, see :meth:`CProgram.follow_extension`)."""
         first_use = threads.must_build(self.cache, self.info)
         if not first_use:
             fastcall.prefetch()
@@ -128,7 +129,7 @@ class ModulePlan:
         except ProbeMismatch as exc:
             self.replan(exc.info)
             module = self.cache.get(self.source, self.info)
-        if first_use:
+        if first_use and extension:
             fastcall.prefetch()
         return self._ready(module)
 
@@ -229,9 +230,10 @@ class CLinker:
             made.append((program, program.prepare_install()))
 
         with meanwhile.tasks(early):
-            module = plan.build()
+            module = plan.build(extension=False)
         program, prepared = made[0]
         program.install(module, prepared)
+        program.follow_extension(module)  # (its thread's Python did not slow the install)
         return program
 
     def _program(self, fgraph, keep, order, plan=None):

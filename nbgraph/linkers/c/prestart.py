@@ -48,14 +48,15 @@ def start(cache, flags: list[str], texts: list[str], stem: str = "unit") -> int:
     with the number started (0 when the cache directory cannot be written or a
     compiler cannot be run)."""
     import subprocess
-    import tempfile
+
+    from nbgraph.linkers.c.publish import private_directory
 
     if not texts or cache._unwritable is not None:
         return 0
     try:
         if cache.ensure_directory() is None:
             return 0
-        workdir = tempfile.mkdtemp(dir=cache.directory, prefix=".build-%d-" % os.getpid())
+        workdir = private_directory(cache.directory, ".build-%d-" % os.getpid())
     except OSError:
         return 0
     count = 0
@@ -114,7 +115,6 @@ def take(flags: list[str], units: list[tuple[str, str]]) -> list[tuple[str, str]
 
 def _collect(found, obj):
     """Wait for a started unit; True when its object file is now at ``obj``."""
-    import shutil
     import subprocess
 
     proc, built, workdir = found
@@ -129,6 +129,8 @@ def _collect(found, obj):
             os.replace(built, obj)
             ok = True
         except OSError:  # (another file system: a private build outside the cache)
+            import shutil
+
             try:
                 shutil.copyfile(built, obj)
                 ok = True
@@ -149,9 +151,9 @@ def _done_with(workdir):
 
 
 def _remove(workdir):
-    import shutil
+    from nbgraph.linkers.c.cache_limit import remove_tree
 
-    shutil.rmtree(workdir, ignore_errors=True)
+    remove_tree(workdir)
 
 
 def _stop(proc):

@@ -156,14 +156,14 @@ def run_probe(argv, cache=None):
     probe's test function, :func:`probe_function`): checked in a child process
     before anything loads it, then kept, so a first use compiles the runtime
     once and the probe's own program not at all."""
-    import tempfile
-
     version = _compiler._version(argv)
     flags = list(BASE_FLAGS)
     libs = list(BASE_LIBS)
     usual = CompilerInfo(argv, version, flags + ["-march=native"], libs + ["-lmvec"], True)
     if cache is not None and _runtime_runs(cache, usual):
         return usual
+    import tempfile  # (not before: with the runtime's build, importing it costs ~4 ms)
+
     with tempfile.TemporaryDirectory(prefix="nbgraph-probe-") as workdir:
         everything, _ = _try_build(argv, usual.flags, usual.libs, _probe_source(True), workdir,
                                    "all")

@@ -180,10 +180,17 @@ class CProgram(Program):
         self._pointer_cells = cells
         self._kernel_of = kernel_of
         self._views = plan.views
-        if fastcall.pending():  # its kernels run through cffi until it is in
-            self._job = fastcall.Upgrade(module)
+        self.follow_extension(module, start=False)
         for callback in self.on_install:
             callback(self)
+
+    def follow_extension(self, module, start=True):
+        """Switch ``module``'s kernels to the C call path's extension once it is
+        built, when it is being built (``start``: build it now if it is not there)."""
+        if start:
+            fastcall.prefetch()
+        if fastcall.pending() and self._job is None:  # through cffi until it is in
+            self._job = fastcall.Upgrade(module)
 
     #: Functions called with the Program once its kernels are installed.
     on_install = ()

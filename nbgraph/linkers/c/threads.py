@@ -280,7 +280,7 @@ def must_build(cache, info):
     rewrites ran)."""
     from nbgraph.linkers.c.cache import STATS
 
-    if STATS["runtime_builds"]:
+    if STATS["runtime_builds"] or not info.confirmed:  # (the probe, running: it builds it)
         return True
     if _state["table"] is not None or _state["failed"]:
         return False

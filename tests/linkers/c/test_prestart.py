@@ -103,3 +103,25 @@ def test_a_new_module_s_program_is_made_while_its_compiler_runs(tmp_path, monkey
     a, b = np.linspace(0, 1, 7), np.linspace(1, 2, 7)
     np.testing.assert_allclose(f(a, b), np.exp(a) * b + np.sin(b), rtol=1e-12)
     assert f.program.kinds == ["c"] * len(f.program.nodes)
+
+
+def test_private_directories_are_made_and_removed_like_tempfile_and_shutil_do(tmp_path):
+    from nbgraph.linkers.c.cache_limit import remove_tree
+    from nbgraph.linkers.c.publish import private_directory
+
+    made = {private_directory(str(tmp_path), ".build-1-") for _ in range(20)}
+    assert len(made) == 20
+    for path in made:
+        assert os.path.basename(path).startswith(".build-1-")
+        assert os.stat(path).st_mode & 0o777 == 0o700
+    path = made.pop()
+    os.makedirs(os.path.join(path, "sub", "deeper"))
+    _write(os.path.join(path, "sub", "deeper", "a.o"), "x")
+    _write(os.path.join(path, "b.c"), "y")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _write(outside / "kept", "z")
+    os.symlink(outside, os.path.join(path, "link"))  # removed, never followed
+    remove_tree(path)
+    assert not os.path.exists(path) and (outside / "kept").exists()
+    remove_tree(path)  # (gone already: nothing to do, no error)
