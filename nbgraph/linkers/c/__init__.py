@@ -51,11 +51,17 @@ elementwise chain: ~430 ms before, ~110-140 ms now, under load):
 * on a first use the compiler probe *is* the runtime library's build (with
   every optional flag, checked in a bare-interpreter child before this
   process runs any of it), started as soon as a function asks for linker
-  "c"/"cvm" (:func:`prepare`, so it overlaps the rewrites); the first module
-  is generated with the probe's usual answer and compiles meanwhile, and is
-  loaded only once the probe agrees (else it is generated again); the
+  "c"/"cvm" (:func:`prepare`, so it overlaps the rewrites), its two units
+  spawned at once by the calling thread (:mod:`~nbgraph.linkers.c.prestart`:
+  the probe's thread would wait for the GIL between system calls); the first
+  module is generated with the probe's usual answer and compiles meanwhile,
+  and is loaded only once the probe agrees (else it is generated again); the
   call-path extension builds after it and is not waited for at all
-  (:class:`~nbgraph.linkers.c.fastcall.Upgrade`).
+  (:class:`~nbgraph.linkers.c.fastcall.Upgrade`);
+* while a new module compiles, the thread waiting for it makes the program
+  and its kernel calls but for the kernels' addresses
+  (:mod:`nbgraph.linkers.meanwhile`), so little Python is left between the
+  compiler's exit and the first result.
 
 Measured and not taken: ``-O2`` instead of ``-O3`` saves ~10% of a kernel
 module's compile time but leaves loops of transcendental functions
