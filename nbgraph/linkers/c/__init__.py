@@ -304,17 +304,35 @@ def prepare(runtime=True):
 
 
 def default_linker():
-    """ "cvm" when a C compiler works, else "py" (with one warning per process)."""
+    """ "cvm" when a C compiler works, else "py" (with one warning per process).
+
+    On a first use the compiler probe (the runtime library's build) is not
+    waited for: while it runs on its thread, a compiler was found and the
+    answer is "cvm" (not remembered: a later call gives the probe's verdict), so
+    the first function's rewrites and first result, in Python, overlap it; its
+    module, compiled in the background, loads once the probe agrees (if it
+    fails, the function stays in Python with a warning, see :mod:`.background`)."""
     global _default
     if _default is None:
         with _default_lock:
             if _default is None:
+                if _probe_running():
+                    return "cvm"
                 ok, why = compiler_works()
                 if not ok:
                     warnings.warn("nbgraph: no working C compiler, functions run in Python "
                                   "(linker='py'): %s" % why, RuntimeWarning, stacklevel=3)
                 _default = "cvm" if ok else "py"
     return _default
+
+
+def _probe_running():
+    """True when the compiler probe runs on a thread (started here if no answer
+    is known: a compiler was found and none is recorded)."""
+    try:
+        return not probe_nowait(get_cache()).confirmed
+    except Exception:  # noqa: BLE001 - compiler_works() finds it again and says why
+        return False
 
 
 def make_linker(name):

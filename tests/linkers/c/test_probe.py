@@ -146,3 +146,36 @@ def test_module_keys_name_the_cpu_when_built_for_the_native_one(monkeypatch):
         keys[cpu] = (native.key_text(), portable.key_text())
     assert keys["cpu-a"][0] != keys["cpu-b"][0]
     assert keys["cpu-a"][1] == keys["cpu-b"][1]
+
+
+_SLOW_PROBE = """
+import threading, time
+import nbgraph.linkers.c as c_backend
+_real = probe_program.run_probe
+def _run_probe(argv, cache=None):
+    time.sleep(0.5)  # function() returns meanwhile
+    return _real(argv, cache)
+probe_program.run_probe = _run_probe
+x, y = nt.dvector("x"), nt.dvector("y")
+f = ng.function([x, y], nt.exp(x) * 2.0 + y)  # the default linker
+running = [t.is_alive() for t in compiler._threads.values()]
+first = f(np.linspace(0, 1, 5), np.ones(5)).tolist()
+before = (f.linker, list(f.program.kinds), c_backend._default)
+f.program.wait_compiled()
+print(json.dumps({"running": running, "before": before, "kinds": list(f.program.kinds),
+                  "first": first, "after": c_backend.default_linker()}))
+raise SystemExit
+"""
+
+
+def test_the_default_linker_does_not_wait_for_a_first_use_probe(python_process, tmp_path):
+    proc = python_process((_TRACE % _SLOW_PROBE).replace("LINKER", "'cvm'"),
+                          cache_dir=tmp_path / "cache")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["running"] == [True]  # function() returned while the probe ran
+    assert got["before"] == ["cvm", ["py"], None]  # (the answer is not remembered yet)
+    assert got["kinds"] == ["c"] and got["after"] == "cvm"
+    import numpy as np
+
+    np.testing.assert_allclose(got["first"], np.exp(np.linspace(0, 1, 5)) * 2 + 1)
