@@ -28,8 +28,9 @@ on sweeps through the overflow and underflow ranges against mpmath: finite
 wherever the exact value is, never a larger error than the naive formula.
 """
 
+import sys
+
 from nbgraph.tensor import math as tm
-from nbgraph.tensor import nnet
 from nbgraph.tensor import scalar as ps
 from nbgraph.tensor.basic import Alloc, ShapeI
 from nbgraph.tensor.elemwise import DimShuffle, Elemwise
@@ -37,7 +38,7 @@ from nbgraph.tensor.reduction import Reduce
 from nbgraph.tensor.shape_keys import shape_keys
 from nbgraph.tensor.subtensor import IncSubtensor, Subtensor
 from nbgraph.tensor.rewriting import is_all, register_rewrite
-from nbgraph.core.rewriting import node_rewriter
+from nbgraph.core.rewriting import NodeRewriter, node_rewriter
 
 __all__ = ["STABILIZE_TAG", "first_rows", "one_and_other", "op_inputs", "owner_of",
            "padded_rows", "same_type", "stabilize_rewrite"]
@@ -132,11 +133,51 @@ def one_and_other(inputs):
 
 def stabilize_rewrite(name, tracks, position=40):
     """Decorator: register ``fn(fgraph, node)`` as a node rewriter of the stage, tracking
-    ``tracks`` (Op classes), at ``position``."""
+    ``tracks`` (Op classes; or the name of one of :mod:`nbgraph.tensor.nnet`'s), at
+    ``position``."""
     def decorate(fn):
-        return register_rewrite(name, STABILIZE_TAG, position=position)(
-            node_rewriter(tracks)(fn))
+        rewriter = _NnetNodeRewriter(fn, tracks) if isinstance(tracks, str) else \
+            node_rewriter(tracks)(fn)
+        return register_rewrite(name, STABILIZE_TAG, position=position)(rewriter)
     return decorate
+
+
+# The stage does not import nbgraph.tensor.nnet (~1 ms of a first function()): a graph
+# holds a softmax, a pick or a cross-entropy node only once that module is loaded, so
+# until then the patterns looking for one match nothing, and a rewrite that builds one
+# from primitives (softmax, logsumexp) imports it then.
+
+
+def _nnet_class(name):
+    """The Op class ``name`` of :mod:`nbgraph.tensor.nnet` for a pattern to look for;
+    ``()`` (no isinstance matches it) while that module is not loaded."""
+    module = sys.modules.get("nbgraph.tensor.nnet")
+    return () if module is None else getattr(module, name)
+
+
+def _nnet():
+    """:mod:`nbgraph.tensor.nnet`, for a rewrite that builds one of its Ops."""
+    from nbgraph.tensor import nnet
+
+    return nnet
+
+
+class _NnetNodeRewriter(NodeRewriter):
+    """A node rewriter tracking one Op class of :mod:`nbgraph.tensor.nnet`, by name:
+    nothing while that module is not loaded (no graph holds its nodes then)."""
+
+    def __init__(self, fn, class_name):
+        self.fn = fn
+        self.class_name = class_name
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def tracks(self):
+        found = _nnet_class(self.class_name)
+        return [found] if isinstance(found, type) else []
+
+    def transform(self, fgraph, node):
+        return self.fn(fgraph, node)
 
 
 @stabilize_rewrite("hand_written_sigmoid", [Elemwise], position=30)
@@ -189,17 +230,18 @@ def log_of_softmax(fgraph, node):
     if node.op.scalar_op != ps.log:
         return None
     (arg,) = node.inputs
-    sm = owner_of(arg, nnet.Softmax)
+    sm = owner_of(arg, _nnet_class("Softmax"))
     if sm is not None:
-        out = nnet.LogSoftmax(sm.op.axis)(sm.inputs[0])
+        out = _nnet().LogSoftmax(sm.op.axis)(sm.inputs[0])
     else:
-        pick = owner_of(arg, nnet.PickLabels)
+        pick = owner_of(arg, _nnet_class("PickLabels"))
         if pick is None:
             return None
         probs, rows = first_rows(pick.inputs[0])  # p[:S] of p[arange(S), y]
-        sm = owner_of(probs, nnet.Softmax)
+        sm = owner_of(probs, _nnet_class("Softmax"))
         if sm is None or sm.op.axis != sm.inputs[0].ndim - 1:
             return None
+        nnet = _nnet()
         out = nnet.pick_labels(rows(nnet.LogSoftmax(sm.op.axis)(sm.inputs[0])), pick.inputs[1])
     out = same_type(out, node.outputs[0])
     return [out] if out is not None else None
@@ -210,14 +252,14 @@ def crossentropy_of_softmax(fgraph, node):
     """``-log_softmax(x)[.., y] -> softmax_crossentropy(x, y)`` (one Op, one pass)."""
     if node.op.scalar_op != ps.neg:
         return None
-    pick = owner_of(node.inputs[0], nnet.PickLabels)
+    pick = owner_of(node.inputs[0], _nnet_class("PickLabels"))
     if pick is None:
         return None
     logp, rows = first_rows(pick.inputs[0])
-    ls = owner_of(logp, nnet.LogSoftmax)
+    ls = owner_of(logp, _nnet_class("LogSoftmax"))
     if ls is None or ls.op.axis != ls.inputs[0].ndim - 1:
         return None
-    out = same_type(nnet.softmax_crossentropy(rows(ls.inputs[0]), pick.inputs[1]),
+    out = same_type(_nnet().softmax_crossentropy(rows(ls.inputs[0]), pick.inputs[1]),
                     node.outputs[0])
     return [out] if out is not None else None
 
@@ -228,16 +270,16 @@ def _values_read_once(fgraph, var):
                for client, _ in fgraph.clients[var]) == 1
 
 
-@stabilize_rewrite("softmax_crossentropy_pick", [nnet.PickLabels], position=45)
+@stabilize_rewrite("softmax_crossentropy_pick", "PickLabels", position=45)
 def crossentropy_of_picked_log_softmax(fgraph, node):
     """``log_softmax(x)[.., y] -> -softmax_crossentropy(x, y)`` when nothing else reads
     the log-softmax (one value per row computed instead of every one)."""
     logp, rows = first_rows(node.inputs[0])
-    ls = owner_of(logp, nnet.LogSoftmax)
+    ls = owner_of(logp, _nnet_class("LogSoftmax"))
     if ls is None or ls.op.axis != logp.ndim - 1 or not all(
             _values_read_once(fgraph, v) for v in {logp, node.inputs[0]}):
         return None
-    xent = nnet.softmax_crossentropy(rows(ls.inputs[0]), node.inputs[1])
+    xent = _nnet().softmax_crossentropy(rows(ls.inputs[0]), node.inputs[1])
     out = same_type(tm.neg(xent), node.outputs[0])
     return [out] if out is not None else None
 
@@ -254,7 +296,7 @@ def crossentropy_of_softmax_gradient(fgraph, node):
         found = _crossentropy_gradient_parts(sm_var, diff_var)
         if found is not None:
             gz, x, y, pad = found
-            out = same_type(pad(nnet.SoftmaxCrossentropyGrad()(gz, x, y)), node.outputs[0])
+            out = same_type(pad(_nnet().SoftmaxCrossentropyGrad()(gz, x, y)), node.outputs[0])
             return [out] if out is not None else None
     return None
 
@@ -262,7 +304,7 @@ def crossentropy_of_softmax_gradient(fgraph, node):
 def _softmax_gradient_parts(sm_var, diff_var):
     """``(sm node, g)`` when ``sm_var * diff_var`` is ``sm * (g - sum(g * sm, axis,
     keepdims))``, the gradient of ``sm = softmax(x, axis)`` for ``g``, else None."""
-    sm = owner_of(sm_var, nnet.Softmax)
+    sm = owner_of(sm_var, _nnet_class("Softmax"))
     diff = op_inputs(diff_var, ps.sub)
     if sm is None or diff is None:
         return None
@@ -291,7 +333,7 @@ def softmax_gradient(fgraph, node):
             if g.type.dtype != sm_var.type.dtype or \
                     shape_keys(fgraph, g) != shape_keys(fgraph, sm_var):
                 return None  # a broadcast g: the primitives broadcast it
-            out = same_type(nnet.SoftmaxGrad(sm.op.axis)(g, sm_var), node.outputs[0])
+            out = same_type(_nnet().SoftmaxGrad(sm.op.axis)(g, sm_var), node.outputs[0])
             return [out] if out is not None else None
     return None
 
@@ -322,16 +364,16 @@ def _label_gradient(g, sm_var):
     quotient = op_inputs(g, ps.true_div)
     if quotient is not None and quotient[1] is sm_var:
         inner, pad = padded_rows(quotient[0])
-        picks = owner_of(inner, nnet.PickLabelsGrad)
+        picks = owner_of(inner, _nnet_class("PickLabelsGrad"))
         if picks is None:
             return None
         c, y, template = picks.inputs
         picked_from = sm_var
     else:
         inner, pad = padded_rows(g)
-        picks = owner_of(inner, nnet.PickLabelsGrad)
+        picks = owner_of(inner, _nnet_class("PickLabelsGrad"))
         quotient = op_inputs(picks.inputs[0], ps.true_div) if picks is not None else None
-        pick = owner_of(quotient[1], nnet.PickLabels) if quotient is not None else None
+        pick = owner_of(quotient[1], _nnet_class("PickLabels")) if quotient is not None else None
         if pick is None or pick.inputs[1] is not picks.inputs[1]:
             return None
         c, y, template, picked_from = quotient[0], pick.inputs[1], picks.inputs[2], \
@@ -383,7 +425,7 @@ def log_sum_exp(fgraph, node):
     exp_in = op_inputs(red.inputs[0], ps.exp)
     if exp_in is None or red.inputs[0].dtype != exp_in[0].dtype:
         return None
-    out = nnet.LogSumExp(red.op.axis)(exp_in[0])
+    out = _nnet().LogSumExp(red.op.axis)(exp_in[0])
     if shuffle is not None:
         out = DimShuffle(out.ndim, shuffle.op.new_order)(out)
     out = same_type(out, node.outputs[0])
@@ -454,5 +496,5 @@ def softmax_from_primitives(fgraph, node):
     found = _keepdims_reduce(shift, "max")
     if found is None or found != (x, axis) or x.dtype not in ("float32", "float64"):
         return None
-    out = same_type(nnet.softmax(x, axis), node.outputs[0])
+    out = same_type(_nnet().softmax(x, axis), node.outputs[0])
     return [out] if out is not None else None

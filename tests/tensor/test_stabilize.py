@@ -214,3 +214,34 @@ def test_documentation_logistic_regression_stays_finite_and_matches_numpy():
         naive(data, labels)
         naive(data, labels)
     assert not np.isfinite(w.get_value()).all()
+
+
+def test_a_fresh_process_loads_nnet_only_for_a_graph_that_needs_it():
+    """The stage looks for nnet's Ops without importing nbgraph.tensor.nnet (no graph
+    holds one before); a softmax written with primitives still becomes one (the rewrite
+    imports the module), and a picked log-softmax its cross-entropy."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(nbgraph.__file__).resolve().parent.parent)
+    script = (
+        "import sys, nbgraph, nbgraph.tensor as nt\n"
+        "x, y = nt.dmatrix('x'), nt.lvector('y')\n"
+        "nbgraph.function([x], nt.tanh(x).sum() * 2, linker='py')\n"
+        "print('nbgraph.tensor.nnet' in sys.modules)\n"
+        "e = nt.exp(x - x.max(axis=1, keepdims=True))\n"
+        "f = nbgraph.function([x], e / e.sum(axis=1, keepdims=True), linker='py')\n"
+        "print(sorted({type(n.op).__name__ for n in f.fgraph.apply_nodes}))\n"
+        "from nbgraph.tensor import nnet\n"
+        "lp = nnet.log_softmax(x)[nt.arange(x.shape[0]), y]\n"
+        "f = nbgraph.function([x, y], lp, linker='py')\n"
+        "print(sorted({type(n.op).__name__ for n in f.fgraph.apply_nodes}))\n")
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[:2] == ["False", "['Softmax']"]
+    assert "SoftmaxCrossentropy" in lines[2], lines
