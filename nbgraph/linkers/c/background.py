@@ -18,6 +18,7 @@ happens inside ``function()``.
 """
 
 import atexit
+import functools
 import os
 import threading
 import warnings
@@ -146,15 +147,26 @@ def _work():
 
 
 def _compile(job):
+    from nbgraph.linkers import meanwhile
     from nbgraph.linkers.c.compiler import ProbeMismatch
 
+    # while the compiler runs, this thread makes what each program's install
+    # needs but the kernels (its first run after the build then only binds them)
+    early = [functools.partial(_prepare, ref) for ref in job.programs]
     try:
-        return job.cache.get(job.source, job.info)
+        with meanwhile.tasks(*early):
+            return job.cache.get(job.source, job.info)
     except ProbeMismatch as exc:
         if job.replan is None:
             raise
         job.source, job.info = job.replan(exc.info)
         return job.cache.get(job.source, job.info)
+
+
+def _prepare(ref):
+    program = ref()
+    if program is not None:
+        program.prepare_early()
 
 
 def wait_all(timeout=None):

@@ -107,6 +107,7 @@ class CProgram(Program):
         from nbgraph.linkers.c import background  # (a compile: never on a cache hit)
 
         if job.pid != os.getpid():  # a forked child: the parent's worker is gone
+            self.__dict__.pop("_prepared", None)
             self._job = background.submit(job.cache, job.source, job.info, job.key, self,
                                           replan=job.replan)
             return
@@ -138,9 +139,20 @@ class CProgram(Program):
             made[node] = (storage, kcells, c_thunk_maker(view.knode, ffi, storage, kcells))
         return cells, made
 
+    def prepare_early(self):
+        """:meth:`prepare_install` on a background compilation's thread, while the
+        compiler runs; its :meth:`install` then uses it (any failure: it makes
+        everything itself, as usual)."""
+        try:
+            self._prepared = self.prepare_install()
+        except Exception:  # noqa: BLE001 - install() makes them again and raises
+            self._prepared = None
+
     def install(self, module, prepared=None):
         """Switch the planned nodes to the kernels of ``module`` (``prepared``: what
-        :meth:`prepare_install` made for this program, used once)."""
+        :meth:`prepare_install` made for this program, used once; by default what
+        :meth:`prepare_early` made, if anything)."""
+        prepared = prepared or self.__dict__.pop("_prepared", None)
         plan = self._plan
         module.freefunc_names = plan.freefuncs
         # the Python linker's thunks, as the first install found them

@@ -125,3 +125,35 @@ def test_private_directories_are_made_and_removed_like_tempfile_and_shutil_do(tm
     remove_tree(path)
     assert not os.path.exists(path) and (outside / "kept").exists()
     remove_tree(path)  # (gone already: nothing to do, no error)
+
+
+def test_a_background_compilation_makes_the_kernel_calls_while_its_compiler_runs(
+        tmp_path, monkeypatch):
+    import threading
+
+    import numpy as np
+
+    import nbgraph as ng
+    import nbgraph.tensor as nt
+    from nbgraph.config import config
+    from nbgraph.linkers.c import fastcall
+    from nbgraph.linkers.c.program import CProgram
+
+    threads = []
+    prepare = CProgram.prepare_early
+
+    def spy(self):
+        threads.append(threading.current_thread().name)
+        prepare(self)
+        assert self._prepared is not None or fastcall.loaded() is not None
+
+    monkeypatch.setattr(CProgram, "prepare_early", spy)
+    x, y = nt.dvector("x"), nt.dvector("y")
+    with config.change(cache_dir=tmp_path / "cache"):
+        f = ng.function([x, y], nt.cos(x) * y - nt.exp(y), linker="cvm")
+        assert f.program.wait_compiled(60)
+    assert threads == ["nbgraph-c-compiler"]
+    assert "_prepared" not in f.program.__dict__  # used by the install
+    a, b = np.linspace(0, 1, 7), np.linspace(1, 2, 7)
+    np.testing.assert_allclose(f(a, b), np.cos(a) * b - np.exp(b), rtol=1e-12)
+    assert "c" in f.program.kinds
