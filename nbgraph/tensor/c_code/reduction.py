@@ -34,6 +34,7 @@ from nbgraph.tensor.c_code.elemwise import (
     c_str,
     scalar_node,
 )
+from nbgraph.tensor.c_code.parallel import helper_prefix
 from nbgraph.tensor.c_code.parallel_reduce import reduce_rows
 from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 
@@ -211,7 +212,7 @@ class ReduceC(CLinkerOp):
         return node.inputs[0].type.ndim <= 32
 
     def c_code_cache_version(self):
-        return (2,)
+        return (3,)
 
     def c_output_rule(self, node):
         """The input's shape less the reduced axes."""
@@ -293,7 +294,7 @@ class SumToShapeC(CLinkerOp):
         return node.inputs[0].type.ndim <= 32
 
     def c_code_cache_version(self):
-        return (4,)
+        return (5,)
 
     def c_prepare_outputs(self, node, inputs):
         """A new array of the target shape; ``g`` itself when nothing is summed (the
@@ -324,6 +325,12 @@ class SumToShapeC(CLinkerOp):
         if nd == 0:
             return "*%s = *%s;" % (oname, gname)
         add = lambda a, b: _combine("sum", dtype, a, b)  # noqa: E731
+        # Only the unit-stride rows' loop is compiled at -O3 (a helper of its own);
+        # the kernel, whose other loops are scalar, is glue at -O1 (codegen).
+        P = helper_prefix(sub)
+        sub["helpers"].append(_ADD_ROWS % {"P": P, "t": ct, "add_unit": add(
+            "nbg_q[nbg_i]", "nbg_p[nbg_i]")})
+        sub["glue"] = True
         # (the output is the input itself when nothing is summed: nothing to do)
         return """if ((const void *)%(o)s != (const void *)%(g)s) {
 const int64_t *const nbg_dl[2] = {%(g)s_dims, %(o)s_dims};
@@ -342,13 +349,7 @@ if (nbg_n > 0 && nbg_size(%(nd)d, %(g)s_dims) > 0) {
     if (nbg_it.nd == 2 && nbg_it.inner[0] == 1 && nbg_it.inner[1] == 1) {
         /* unit-stride rows added into unit-stride rows (a bias gradient's column
            sums): a vectorisable loop, the rows in the same order */
-        const int64_t nbg_rows = nbg_it.shape[0], nbg_m = nbg_it.n;
-        int64_t nbg_r, nbg_i;
-        for (nbg_r = 0; nbg_r < nbg_rows; nbg_r++) {
-            const %(t)s *restrict nbg_p = (const %(t)s *)(nbg_it.base[0] + nbg_r * nbg_it.st[0][0]);
-            %(t)s *restrict nbg_q = (%(t)s *)(nbg_it.base[1] + nbg_r * nbg_it.st[1][0]);
-            for (nbg_i = 0; nbg_i < nbg_m; nbg_i++) nbg_q[nbg_i] = %(add_unit)s;
-        }
+        %(P)s_add_rows(&nbg_it);
     } else do {
         const %(t)s *nbg_p = (const %(t)s *)nbg_it.ptr[0];
         %(t)s *nbg_q = (%(t)s *)nbg_it.ptr[1];
@@ -367,4 +368,17 @@ if (nbg_n > 0 && nbg_size(%(nd)d, %(g)s_dims) > 0) {
             "add_acc": add("nbg_acc", "nbg_p[nbg_i * nbg_ps]"),
             "add_out": add("*nbg_q", "nbg_acc"),
             "add_row": add("nbg_q[nbg_i * nbg_qs]", "nbg_p[nbg_i * nbg_ps]"),
-            "add_unit": add("nbg_q[nbg_i]", "nbg_p[nbg_i]")}
+            "P": P}
+
+
+#: SumToShape's unit-stride rows added into unit-stride rows (a bias gradient's
+#: column sums): a vectorisable loop, the rows in the same order.
+_ADD_ROWS = """static NBG_NOINLINE void %(P)s_add_rows(const nbg_iter *nbg_it) {
+    const int64_t nbg_rows = nbg_it->shape[0], nbg_m = nbg_it->n;
+    int64_t nbg_r, nbg_i;
+    for (nbg_r = 0; nbg_r < nbg_rows; nbg_r++) {
+        const %(t)s *restrict nbg_p = (const %(t)s *)(nbg_it->base[0] + nbg_r * nbg_it->st[0][0]);
+        %(t)s *restrict nbg_q = (%(t)s *)(nbg_it->base[1] + nbg_r * nbg_it->st[1][0]);
+        for (nbg_i = 0; nbg_i < nbg_m; nbg_i++) nbg_q[nbg_i] = %(add_unit)s;
+    }
+}"""
