@@ -10,13 +10,16 @@
   element into a row of the output;
 * ``_split`` / ``_units``: the two parallel tasks.
 
-Only the unit-stride loops are compiled at -O3 (``_seg``'s, and ``_rows``'s
-kept row of unit strides): the strided segment and kept row are functions of
-their own (``_segs``, ``_keeps``: ``NBG_STRIDED_ROW``, scalar loops at -O1,
-as elementwise rows of other strides are), and the tasks and the kernel
-itself (which picks the mode and merges blocks) are glue at -O1.  The
-12-layer MLP's mean of squares: 1126 -> ~660 million compiler instructions
-(valgrind, its module's first unit 1416 -> 949M).
+Only the loops over elements are compiled at -O3 (``_seg``'s, and
+``_rows``'s kept row of unit strides): the tasks and the kernel itself (which
+picks the mode and merges blocks) are glue at -O1, and the strided segment
+and kept row are functions of their own (``_segs``, ``_keeps``), at -O1 too
+(``NBG_STRIDED_ROW``, scalar loops, as elementwise rows of other strides are)
+unless the element calls a function libmvec vectorises (exp, tanh, ...:
+vector calls through gathers are ~2x faster there, and their last bits are
+the ones these reductions always had).  The 12-layer MLP's mean of squares:
+1126 -> ~660 million compiler instructions (valgrind; its module's first
+unit 1416 -> 949M).
 
 Then the kernel picks, at run time, one of
 
@@ -37,11 +40,17 @@ So results are bit-identical whatever the thread count, and to the serial
 code.
 """
 
+import re
+
 import numpy as np
 
 from nbgraph.tensor.c_code.parallel import element_weight, helper_prefix, min_parallel
 
 __all__ = ["reduce_rows", "BLOCK", "UNITS"]
+
+#: A call of a libm function that libmvec vectorises (``pow`` aside: its most
+#: common use, ``x ** 2.0``, is folded into a product by the compiler).
+_VECTOR_CALL = re.compile(r"\b(?:exp|log|sin|cos|tan|expm1|log1p|tanh)f?\s*\(")
 
 #: Elements per block in "units" mode: 64 pairwise leaves of 128.
 BLOCK = 8192
@@ -154,8 +163,12 @@ def reduce_rows(inputs, arrays, scalar_names, act, kind, acc_dtype, element, ide
     H.append("} %s_ctx;" % P)
     params = ("(const %s_ctx *nbg_c, char *const *nbg_ptr, const int64_t *nbg_inn, int64_t "
               "nbg_lo, int64_t nbg_hi, %s *nbg_out, char *nbg_err) {" % (P, act))
-    if arrays:  # the strided segment: a scalar loop of its own, at -O1 (see the docstring)
-        H.append("static NBG_NOINLINE NBG_STRIDED_ROW int %s_segs%s" % (P, params))
+    # the strided segment and kept row: functions of their own, at -O1 unless the
+    # element calls a libm function libmvec vectorises (see the module docstring)
+    level = "" if _VECTOR_CALL.search(element(exprs("nbg_i", False), "nbg_val")) \
+        else " NBG_STRIDED_ROW"
+    if arrays:
+        H.append("static NBG_NOINLINE%s int %s_segs%s" % (level, P, params))
         H += head("nbg_ptr", "nbg_inn") + [seg(False)] + fail
     H.append("static int %s_seg%s" % (P, params))
     H += head("nbg_ptr", "nbg_inn")
@@ -163,10 +176,10 @@ def reduce_rows(inputs, arrays, scalar_names, act, kind, acc_dtype, element, ide
         H.append("if (!nbg_unit) return %s_segs(nbg_c, nbg_ptr, nbg_inn, nbg_lo, nbg_hi, "
                  "nbg_out, nbg_err);" % P)
     H += [seg(True)] + fail
-    if arrays:  # a strided kept row, at -O1 too
-        H.append("static NBG_NOINLINE NBG_STRIDED_ROW int %s_keeps(const %s_ctx *nbg_c, "
+    if arrays:
+        H.append("static NBG_NOINLINE%s int %s_keeps(const %s_ctx *nbg_c, "
                  "char *const *nbg_ptr, const int64_t *nbg_inn, %s *nbg_q, int64_t nbg_q_s, "
-                 "int64_t nbg_inner, char *nbg_err) {" % (P, P, act))
+                 "int64_t nbg_inner, char *nbg_err) {" % (level, P, P, act))
         H += head("nbg_ptr", "nbg_inn") + [kept_row(False)] + fail
     H.append("static NBG_NOINLINE int %s_rows(const %s_ctx *nbg_c, nbg_iter *nbg_it, "
              "char *nbg_err) {" % (P, P))
