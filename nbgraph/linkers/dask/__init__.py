@@ -30,7 +30,11 @@ merged by a tree of tasks (``DaskLinker(row_blocks=False)`` turns it off).
 Kernels are referenced by content hash (:mod:`~nbgraph.linkers.dask.kernels`):
 workers load the compiled module from their own cache, or build the one
 node they need once per process.  Numerics: elementwise results equal the C
-linker's bit for bit; a reduction along axes that are not split into
+linker's bit for bit, but for transcendental functions (``exp``, ``tanh``,
+...): a block's edges move where the kernel's vector loop (glibc's libmvec)
+hands over to its scalar one (libm), which may round a few ulps apart, and
+the operations after them carry that difference (a sum that cancels
+magnifies it in ulps of its result); a reduction along axes that are not split into
 several blocks too; across blocks (and tiles), partial sums are added in a
 different order (within a few ulps times the number of blocks).
 
