@@ -1,14 +1,11 @@
 """``import nbgraph`` stays light: NumPy, the tensor package and the C linker load on first use,
 and every documented name and subpackage is still an attribute of ``nbgraph``."""
 
-import subprocess
-import sys
+from fresh_python import run_python
 
 
 def _run(code):
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    return out.stdout.split()
+    return run_python(code).split()
 
 
 def test_import_nbgraph_loads_neither_numpy_nor_tensor_nor_c():

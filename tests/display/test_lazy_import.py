@@ -1,14 +1,11 @@
 """``import nbgraph`` loads no display back end: graphviz and ipywidgets wait for first use."""
 
-import subprocess
-import sys
+from fresh_python import run_python
 
 
 def _modules_after(code):
     script = code + "; import sys; print(' '.join(sorted(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True)
-    return set(out.stdout.split())
+    return set(run_python(script).split())
 
 
 def test_import_nbgraph_does_not_load_graphviz_or_widgets():

@@ -3,12 +3,13 @@ modules (loops, random streams, nnet, indexing, creation, ...) load when one of 
 first read.  Every public name still resolves, to the same object as before."""
 
 import importlib
-import subprocess
 import sys
 
 import pytest
 
 import nbgraph.tensor as nt
+
+from fresh_python import run_python
 
 # modules a fresh ``import nbgraph.tensor`` must not load
 LAZY = ["ifelse", "random", "ufuncs", "advanced_indexing", "creation", "extra_ops", "shape_ops",
@@ -21,9 +22,7 @@ STARRED = ["ufuncs", "advanced_indexing", "creation", "extra_ops", "shape_ops", 
 
 
 def _run(code):
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    return out.stdout.split()
+    return run_python(code).split()
 
 
 def test_every_public_name_resolves():

@@ -198,12 +198,8 @@ def test_debug_linker_runs_the_rewritten_graph_both_ways(rows):
 def test_a_fresh_process_loads_the_label_picks_with_advanced_indexing_only():
     """The fast pipeline imports these rewrites (and advanced indexing) only once a
     graph can hold an advanced-indexing node; a process that built one gets them."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
+    from fresh_python import run_python
 
-    root = str(Path(nbgraph.__file__).resolve().parent.parent)
     script = (
         "import sys, nbgraph, nbgraph.tensor as nt\n"
         "from nbgraph.tensor import nnet\n"
@@ -215,8 +211,4 @@ def test_a_fresh_process_loads_the_label_picks_with_advanced_indexing_only():
         "f = nbgraph.function([x, y], x[nt.arange(x.shape[0]), y], linker='py')\n"
         "print('nbgraph.tensor.nnet_rewrites' in sys.modules,"
         " any(isinstance(n.op, nnet.PickLabels) for n in f.fgraph.apply_nodes))\n")
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["False", "False", "True", "True"]
+    assert run_python(script).split() == ["False", "False", "True", "True"]

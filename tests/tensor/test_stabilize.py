@@ -220,12 +220,8 @@ def test_a_fresh_process_loads_nnet_only_for_a_graph_that_needs_it():
     """The stage looks for nnet's Ops without importing nbgraph.tensor.nnet (no graph
     holds one before); a softmax written with primitives still becomes one (the rewrite
     imports the module), and a picked log-softmax its cross-entropy."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
+    from fresh_python import run_python
 
-    root = str(Path(nbgraph.__file__).resolve().parent.parent)
     script = (
         "import sys, nbgraph, nbgraph.tensor as nt\n"
         "x, y = nt.dmatrix('x'), nt.lvector('y')\n"
@@ -238,10 +234,6 @@ def test_a_fresh_process_loads_nnet_only_for_a_graph_that_needs_it():
         "lp = nnet.log_softmax(x)[nt.arange(x.shape[0]), y]\n"
         "f = nbgraph.function([x, y], lp, linker='py')\n"
         "print(sorted({type(n.op).__name__ for n in f.fgraph.apply_nodes}))\n")
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300, env=env, cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
+    lines = run_python(script).splitlines()
     assert lines[:2] == ["False", "['Softmax']"]
     assert "SoftmaxCrossentropy" in lines[2], lines
