@@ -227,12 +227,13 @@ class CLinker:
 
         def early():  # the program and its kernel calls, made while the module compiles
             program = self._program(fgraph, keep, order, plan)
-            made.append((program, program.prepare_install()))
+            program.prepare_early()
+            made.append(program)
 
         with meanwhile.tasks(early):
             module = plan.build(extension=False)
-        program, prepared = made[0]
-        program.install(module, prepared)
+        program = made[0]
+        program.install(module)
         program.follow_extension(module)  # (its thread's Python did not slow the install)
         return program
 

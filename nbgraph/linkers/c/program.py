@@ -140,19 +140,18 @@ class CProgram(Program):
         return cells, made
 
     def prepare_early(self):
-        """:meth:`prepare_install` on a background compilation's thread, while the
-        compiler runs; its :meth:`install` then uses it (any failure: it makes
+        """:meth:`prepare_install` while the module's compiler runs (on the thread
+        waiting for it); the next :meth:`install` uses it (any failure: it makes
         everything itself, as usual)."""
         try:
             self._prepared = self.prepare_install()
         except Exception:  # noqa: BLE001 - install() makes them again and raises
             self._prepared = None
 
-    def install(self, module, prepared=None):
-        """Switch the planned nodes to the kernels of ``module`` (``prepared``: what
-        :meth:`prepare_install` made for this program, used once; by default what
-        :meth:`prepare_early` made, if anything)."""
-        prepared = prepared or self.__dict__.pop("_prepared", None)
+    def install(self, module):
+        """Switch the planned nodes to the kernels of ``module`` (with what
+        :meth:`prepare_early` made, if anything: used once)."""
+        prepared = self.__dict__.pop("_prepared", None)
         plan = self._plan
         module.freefunc_names = plan.freefuncs
         # the Python linker's thunks, as the first install found them
