@@ -5,13 +5,20 @@ fallbacks, generated only when used, are :mod:`~nbgraph.linkers.c.runtime`'s).
 
 from nbgraph.linkers.c.outputs import fastcall_options
 
-__all__ = ["make_cell_thunk", "make_kernel_call", "error_from_message", "POINTER_CACHE_BYTES",
-           "ELEMWISE_GIL_ELEMENTS"]
+__all__ = ["make_cell_thunk", "make_kernel_call", "error_from_message", "tensor_operands",
+           "POINTER_CACHE_BYTES", "ELEMWISE_GIL_ELEMENTS"]
 
 #: Arrays up to this many bytes keep their cffi pointer cached between calls (an
 #: input passed again, or a value one kernel produced and the next one reads, is
 #: not converted again); bigger arrays are never kept alive by the cache.
 POINTER_CACHE_BYTES = 1 << 16
+
+
+def tensor_operands(node) -> bool:
+    """Whether every input and output of ``node`` is passed to C as a tensor (the
+    only operands the C call path and the generated cffi thunks take)."""
+    return all(getattr(v.type, "c_arg_kind", None) == "tensor"
+               for v in node.inputs + node.outputs)
 
 
 def error_from_message(code, message, node):
@@ -47,8 +54,7 @@ def make_kernel_call(node, kernel, module, fallback, on_error, **options):
     ``options``: ``argmap``/``nargs``/``method``/``aslist`` (called with
     arguments) or ``in_cells``/``out_cells`` (a thunk over storage cells).
     """
-    if not all(getattr(v.type, "c_arg_kind", None) == "tensor"
-               for v in node.inputs + node.outputs):
+    if not tensor_operands(node):
         return None
     from nbgraph.linkers.c import fastcall
 

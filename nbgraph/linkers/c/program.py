@@ -11,7 +11,12 @@ import os
 import time
 
 from nbgraph.linkers.c import fastcall
-from nbgraph.linkers.c.kernel_calls import POINTER_CACHE_BYTES, make_cell_thunk, make_kernel_call
+from nbgraph.linkers.c.kernel_calls import (
+    POINTER_CACHE_BYTES,
+    make_cell_thunk,
+    make_kernel_call,
+    tensor_operands,
+)
 from nbgraph.linkers.codecache import compile_source
 from nbgraph.linkers.python import Program
 
@@ -220,9 +225,7 @@ class CProgram(Program):
             return None, None
         node = self.nodes[0]
         kernel = self._kernel_of.get(node)  # (its position in the module)
-        if kernel is None or self.kinds[0] != "c" or not all(
-                getattr(v.type, "c_arg_kind", None) == "tensor"
-                for v in node.inputs + node.outputs):
+        if kernel is None or self.kinds[0] != "c" or not tensor_operands(node):
             return None, None
         return self._views[node], kernel
 

@@ -18,6 +18,7 @@ from nbgraph.linkers.c.kernel_calls import (  # noqa: F401 - (names of this modu
     error_from_message,
     make_cell_thunk,
     make_kernel_call,
+    tensor_operands,
 )
 from nbgraph.linkers.c.outputs import (
     broadcast_shape,
@@ -392,7 +393,7 @@ def _store_lines(node, direct):
 def c_thunk_maker(node, ffi, storage, pointer_cells):
     """For a node whose operands are all tensors, :func:`make_c_thunk`'s work but
     the kernel (:func:`fast_thunk_maker`); else None."""
-    if all(getattr(v.type, "c_arg_kind", None) == "tensor" for v in node.inputs + node.outputs):
+    if tensor_operands(node):
         return fast_thunk_maker(node, ffi, storage, pointer_cells)
     return None
 
