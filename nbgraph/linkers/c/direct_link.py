@@ -43,7 +43,8 @@ from collections.abc import Sequence
 from nbgraph.linkers import meanwhile
 from nbgraph.linkers.c.compiler import sha256
 
-__all__ = ["DirectLink", "DirectCompile", "compile_units", "substitute", "wait_derived", "STATS"]
+__all__ = ["DirectLink", "DirectCompile", "compile_units", "substitute", "wait_derived",
+           "wait_exit", "STATS"]
 
 #: Placeholder names of the output and of the object files in the derived command,
 #: and of a compiled unit's object and source.
@@ -230,14 +231,14 @@ def _run_pipelines(pipelines):
         started.append((k, first, second))
     meanwhile.run()  # (this thread's Python that does not need their output)
     for k, first, second in started:
-        codes = [_wait(first)] + ([_wait(second)] if second is not None else [1])
+        codes = [wait_exit(first)] + ([wait_exit(second)] if second is not None else [1])
         if any(codes):
             failed.append(k)
     return sorted(failed)
 
 
-def _wait(proc):
-    """``proc``'s exit status (killed after 600 s: a failure)."""
+def wait_exit(proc) -> int:
+    """A compiler process's exit status (killed after 600 s: a failure, -9)."""
     import subprocess
 
     try:

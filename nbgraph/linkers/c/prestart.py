@@ -115,16 +115,11 @@ def take(flags: list[str], units: list[tuple[str, str]]) -> list[tuple[str, str]
 
 def _collect(found, obj):
     """Wait for a started unit; True when its object file is now at ``obj``."""
-    import subprocess
+    from nbgraph.linkers.c.direct_link import wait_exit
 
     proc, built, workdir = found
-    try:
-        code = proc.wait(timeout=600)
-    except subprocess.TimeoutExpired:
-        _stop(proc)
-        code = -9
     ok = False
-    if code == 0:
+    if wait_exit(proc) == 0:
         try:
             os.replace(built, obj)
             ok = True
