@@ -24,6 +24,7 @@ and lands in the graph's history with the rewriter's name as reason.
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,7 @@ RewriteFunction = Callable[["FunctionGraph", Apply], RewriteResult]
 __all__ = [
     "NodeRewriter",
     "node_rewriter",
+    "loaded_class",
     "GraphRewriter",
     "SequentialRewriter",
     "WalkingRewriter",
@@ -86,16 +88,44 @@ class NodeRewriter:
         return "<%s %s>" % (type(self).__name__, self.name or "")
 
 
+def loaded_class(qualified: str) -> type | None:
+    """The class ``"package.module:Name"`` if that module is loaded, else None.
+
+    Never imports the module: a rewrite may look for an Op class whose module
+    nothing has imported yet, and no graph can hold that Op's nodes until it is.
+    """
+    module_name, _, class_name = qualified.partition(":")
+    if not class_name:
+        raise ValueError("loaded_class expects 'package.module:Name', got %r" % (qualified,))
+    module = sys.modules.get(module_name)
+    if module is None:
+        return None
+    found = getattr(module, class_name)
+    if not isinstance(found, type):
+        raise TypeError("%s is not a class" % qualified)
+    return found
+
+
 class _FunctionNodeRewriter(NodeRewriter):
     def __init__(self, fn: RewriteFunction, tracks: Iterable[Any] | None,
                  name: str | None) -> None:
         self.fn = fn
         self._tracks = None if tracks is None else list(tracks)
+        # "package.module:Name" entries: resolved when asked, once their module is loaded
+        self._lazy = self._tracks is not None and any(isinstance(t, str) for t in self._tracks)
         self.name = name or fn.__name__
         self.__doc__ = fn.__doc__
 
     def tracks(self) -> Sequence[Any] | None:
-        return self._tracks
+        if not self._lazy:
+            return self._tracks
+        assert self._tracks is not None
+        found = []
+        for t in self._tracks:
+            cls = loaded_class(t) if isinstance(t, str) else t
+            if cls is not None:
+                found.append(cls)
+        return found
 
     def transform(self, fgraph: FunctionGraph, node: Apply) -> RewriteResult:
         return self.fn(fgraph, node)
@@ -105,7 +135,9 @@ def node_rewriter(tracks: Iterable[Any] | None = None, name: str | None = None,
                   ) -> Callable[[RewriteFunction], NodeRewriter]:
     """Decorator turning ``fn(fgraph, node)`` into a NodeRewriter.
 
-    ``tracks`` lists the Op classes or instances it applies to (None: all).
+    ``tracks`` lists the Op classes or instances it applies to (None: all).  An
+    entry may name a class as ``"package.module:Name"``: it is tracked once that
+    module is loaded, without importing it (see :func:`loaded_class`).
     """
     def decorate(fn: RewriteFunction) -> NodeRewriter:
         return _FunctionNodeRewriter(fn, tracks, name)

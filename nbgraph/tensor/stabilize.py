@@ -28,8 +28,6 @@ on sweeps through the overflow and underflow ranges against mpmath: finite
 wherever the exact value is, never a larger error than the naive formula.
 """
 
-import sys
-
 from nbgraph.tensor import math as tm
 from nbgraph.tensor import scalar as ps
 from nbgraph.tensor.basic import Alloc, ShapeI
@@ -38,7 +36,7 @@ from nbgraph.tensor.reduction import Reduce
 from nbgraph.tensor.shape_keys import shape_keys
 from nbgraph.tensor.subtensor import IncSubtensor, Subtensor
 from nbgraph.tensor.rewriting import is_all, register_rewrite
-from nbgraph.core.rewriting import NodeRewriter, node_rewriter
+from nbgraph.core.rewriting import loaded_class, node_rewriter
 
 __all__ = ["STABILIZE_TAG", "first_rows", "one_and_other", "op_inputs", "owner_of",
            "padded_rows", "same_type", "stabilize_rewrite"]
@@ -133,12 +131,10 @@ def one_and_other(inputs):
 
 def stabilize_rewrite(name, tracks, position=40):
     """Decorator: register ``fn(fgraph, node)`` as a node rewriter of the stage, tracking
-    ``tracks`` (Op classes; or the name of one of :mod:`nbgraph.tensor.nnet`'s), at
-    ``position``."""
+    ``tracks`` (Op classes, or ``"package.module:Name"`` for a class of a module that may
+    not be loaded: :func:`nbgraph.core.rewriting.loaded_class`), at ``position``."""
     def decorate(fn):
-        rewriter = _NnetNodeRewriter(fn, tracks) if isinstance(tracks, str) else \
-            node_rewriter(tracks)(fn)
-        return register_rewrite(name, STABILIZE_TAG, position=position)(rewriter)
+        return register_rewrite(name, STABILIZE_TAG, position=position)(node_rewriter(tracks)(fn))
     return decorate
 
 
@@ -146,13 +142,14 @@ def stabilize_rewrite(name, tracks, position=40):
 # holds a softmax, a pick or a cross-entropy node only once that module is loaded, so
 # until then the patterns looking for one match nothing, and a rewrite that builds one
 # from primitives (softmax, logsumexp) imports it then.
+_NNET = "nbgraph.tensor.nnet"
 
 
 def _nnet_class(name):
     """The Op class ``name`` of :mod:`nbgraph.tensor.nnet` for a pattern to look for;
     ``()`` (no isinstance matches it) while that module is not loaded."""
-    module = sys.modules.get("nbgraph.tensor.nnet")
-    return () if module is None else getattr(module, name)
+    found = loaded_class("%s:%s" % (_NNET, name))
+    return () if found is None else found
 
 
 def _nnet():
@@ -160,24 +157,6 @@ def _nnet():
     from nbgraph.tensor import nnet
 
     return nnet
-
-
-class _NnetNodeRewriter(NodeRewriter):
-    """A node rewriter tracking one Op class of :mod:`nbgraph.tensor.nnet`, by name:
-    nothing while that module is not loaded (no graph holds its nodes then)."""
-
-    def __init__(self, fn, class_name):
-        self.fn = fn
-        self.class_name = class_name
-        self.name = fn.__name__
-        self.__doc__ = fn.__doc__
-
-    def tracks(self):
-        found = _nnet_class(self.class_name)
-        return [found] if isinstance(found, type) else []
-
-    def transform(self, fgraph, node):
-        return self.fn(fgraph, node)
 
 
 @stabilize_rewrite("hand_written_sigmoid", [Elemwise], position=30)
@@ -270,7 +249,7 @@ def _values_read_once(fgraph, var):
                for client, _ in fgraph.clients[var]) == 1
 
 
-@stabilize_rewrite("softmax_crossentropy_pick", "PickLabels", position=45)
+@stabilize_rewrite("softmax_crossentropy_pick", [_NNET + ":PickLabels"], position=45)
 def crossentropy_of_picked_log_softmax(fgraph, node):
     """``log_softmax(x)[.., y] -> -softmax_crossentropy(x, y)`` when nothing else reads
     the log-softmax (one value per row computed instead of every one)."""

@@ -85,6 +85,40 @@ class TestNodeRewriter:
         assert fg.history[0].reason == "drop_adds"
         assert "DropAdds" in repr(DropAdds())
 
+    def test_tracks_a_class_by_name_once_its_module_is_loaded(self, monkeypatch):
+        import sys
+        import types
+
+        from nbgraph.core.rewriting import loaded_class
+
+        @node_rewriter(["toy_ops_not_loaded:Late", Neg])
+        def late(fgraph, node):
+            return None
+
+        x = double("x")
+        monkeypatch.delitem(sys.modules, "toy_ops_not_loaded", raising=False)
+        assert late.tracks() == [Neg]          # the module is never imported by asking
+        assert "toy_ops_not_loaded" not in sys.modules
+        assert loaded_class("toy_ops_not_loaded:Late") is None
+
+        module = types.ModuleType("toy_ops_not_loaded")
+
+        class Late(Neg):
+            pass
+
+        module.Late = Late
+        module.helper = len
+        monkeypatch.setitem(sys.modules, "toy_ops_not_loaded", module)
+        assert late.tracks() == [Late, Neg]
+        assert late.applies_to(Late()(x).owner)
+        assert not late.applies_to(add(x, x).owner)
+        with pytest.raises(ValueError, match="package.module:Name"):
+            loaded_class("toy_ops_not_loaded.Late")
+        with pytest.raises(TypeError, match="not a class"):
+            loaded_class("toy_ops_not_loaded:helper")
+        with pytest.raises(AttributeError):
+            loaded_class("toy_ops_not_loaded:Missing")
+
     def test_transform_is_abstract(self):
         with pytest.raises(NotImplementedError, match="transform"):
             NodeRewriter().transform(None, None)
