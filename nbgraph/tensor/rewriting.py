@@ -12,7 +12,6 @@ dtypes and shapes are preserved.
 """
 
 import importlib
-import sys
 
 import numpy as np
 
@@ -372,11 +371,7 @@ def fast_pipeline(exclude=()):
     """
     import nbgraph.tensor.fusion  # registers the "fusion" stage
     import nbgraph.tensor.inplace  # registers the "inplace" stage
-    if "nbgraph.tensor.advanced_indexing" in sys.modules:
-        # registers the label-pick canonicalisations: they match advanced-indexing
-        # nodes only, which no graph holds before that module is loaded (no rewrite
-        # makes one); importing them, and it, cost a first function() ~1.5 ms
-        import nbgraph.tensor.nnet_rewrites
+    import nbgraph.tensor.nnet_rewrites  # the label-pick canonicalisations
     import nbgraph.tensor.stabilize  # registers the "stabilize" stage
     import nbgraph.tensor.stabilize_sigmoid  # noqa: F401  (its sigmoid-gradient rewrites)
 
