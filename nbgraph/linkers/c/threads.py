@@ -50,14 +50,16 @@ RUNTIME_VERSION = 4
 #: (``NBG_ERRLEN``; also :data:`nbgraph.linkers.c.codegen.ERRLEN`).
 ERRLEN = 512
 
-#: Extra flags for the runtime library (threads; never unloaded; -O1: it is built
-#: on a first use, where a first result waits for it, and holds no element loop:
-#: -O1 instead of -O2 cuts its compile by a third (1195 -> 804 million compiler
-#: instructions, valgrind) while its shape checks, rows driver and iterator are
-#: no slower (a C driver of strided and contiguous 400x3 rows: 442 vs 466 million
-#: instructions executed; per-call CPU of 0-d, strided and contiguous kernels
-#: within this loaded machine's noise); -O3 would only cost compile time.
-RUNTIME_FLAGS = ["-pthread", "-Wl,-z,nodelete", "-O1"]
+#: Extra flags for the runtime library (threads; never unloaded; -Og: it is built
+#: on a first use, where a first result waits for it, and holds no element loop).
+#: -O1 instead of -O2 cut its compile by a third; -Og cuts what -O1 costs by
+#: another 35% (its two units: 498 + 377 -> 289 + 276 million compiler instructions,
+#: cachegrind on cc1 with this CPU's -march flags), its code being -O1's but for
+#: inlining (forced where it matters: NBG_INLINE in csrc/runtime.c) and a few
+#: loop and dead-store passes.  A C driver of the rows driver (cachegrind,
+#: instructions per call with the row function): 10 contiguous elements 516 (-O1)
+#: vs 518, 400x3 strided rows 11580 vs 11734, the shape checks 250 vs 281.
+RUNTIME_FLAGS = ["-pthread", "-Wl,-z,nodelete", "-Og"]
 
 #: How long idle workers spin before sleeping (nanoseconds).
 SPIN_NS = 50000

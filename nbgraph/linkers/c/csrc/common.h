@@ -20,6 +20,11 @@
 #define NBG_RUNTIME_ERROR 5
 #define NBG_MAXDIMS 32
 #define NBG_MAXOPS 72
+/* The small inline helpers below: plain static inline, except in the runtime
+   library, built at -Og, which inlines only what is forced (csrc/runtime.c). */
+#ifndef NBG_INLINE
+#define NBG_INLINE static inline
+#endif
 #define NBG_LIKELY(x) __builtin_expect(!!(x), 1)
 #define NBG_UNLIKELY(x) __builtin_expect(!!(x), 0)
 typedef int (*nbg_kernel)(void **, const int64_t *, char *);
@@ -47,14 +52,14 @@ typedef struct {
     char *base[NBG_MAXOPS];
     int64_t inner[NBG_MAXOPS];
 } nbg_iter;
-static inline int64_t nbg_size(int nd, const int64_t *dims) {
+NBG_INLINE int64_t nbg_size(int nd, const int64_t *dims) {
     int64_t n = 1;
     int d;
     for (d = 0; d < nd; d++) n *= dims[d];
     return n;
 }
 /* C-contiguous (sizes 1, and arrays with no elements, ignore strides, as in NumPy). */
-static inline int nbg_contiguous(int nd, const int64_t *dims, const int64_t *strides, int64_t item) {
+NBG_INLINE int nbg_contiguous(int nd, const int64_t *dims, const int64_t *strides, int64_t item) {
     int64_t expect = item;
     int d;
     for (d = 0; d < nd; d++) if (dims[d] == 0) return 1;
@@ -64,7 +69,7 @@ static inline int nbg_contiguous(int nd, const int64_t *dims, const int64_t *str
     }
     return 1;
 }
-static inline int nbg_same_dims(int nd, const int64_t *a, const int64_t *b) {
+NBG_INLINE int nbg_same_dims(int nd, const int64_t *a, const int64_t *b) {
     int d;
     for (d = 0; d < nd; d++) if (a[d] != b[d]) return 0;
     return 1;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #define NBG_ERRLEN ${errlen}
 #define NBG_RT_VERSION ${version}
+#define NBG_INLINE static inline __attribute__((always_inline))  /* (built at -Og) */
 ${common}
 int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain);
 int rt_worth(int64_t n, int64_t min_n);
