@@ -448,9 +448,10 @@ def build_library(info, source, src_path, out_path, extra_flags=()):
             [(src, obj.source) for obj, _, src in builds]:
         _write_source(path, text)
     flags = info.argv + info.flags + list(extra_flags)
-    from nbgraph.linkers.c import direct_link
+    from nbgraph.linkers.c import direct_link, prestart
 
-    if len(parts) == 1 and not objects and (extra_flags or not direct_link.ready(info, out_path)):
+    if len(parts) == 1 and not objects and not prestart.started(flags, parts[0]) and \
+            (extra_flags or not direct_link.ready(info, out_path)):
         _link(info, flags, out_path, [src_path], src_path, extra_flags)  # one driver run
         return out_path
     units = [(path[:-2] + ".o", path) for path in sources] + \

@@ -28,7 +28,7 @@ import threading
 
 from nbgraph.linkers.c.compiler import sha256
 
-__all__ = ["start", "take", "pending", "forget"]
+__all__ = ["start", "take", "pending", "started", "forget"]
 
 #: (compiler command, SHA-256 of the text) -> [process, object path, build directory]
 _started: dict[tuple[tuple[str, ...], str], list] = {}
@@ -90,6 +90,15 @@ def start(cache, flags: list[str], texts: list[str], stem: str = "unit") -> int:
 def pending() -> int:
     """The number of started units not taken yet."""
     return len(_started)
+
+
+def started(flags: list[str], text: str) -> bool:
+    """Whether the unit ``text`` was started with the command ``flags`` and not
+    taken yet (its build then compiles no unit itself, see :func:`take`)."""
+    if not _started:
+        return False
+    with _lock:
+        return _key(flags, text) in _started
 
 
 def take(flags: list[str], units: list[tuple[str, str]]) -> list[tuple[str, str]]:

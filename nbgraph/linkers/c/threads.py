@@ -69,36 +69,19 @@ RUNTIME_SOURCE = None
 
 
 def runtime_source(info=None):
-    """The C source of the runtime library for the compiler ``info``: two
-    translation units compiled at once (``csrc/runtime.c`` and
-    ``csrc/runtime_rows.c``, each with ``csrc/common.h`` and its half of
-    ``csrc/helpers.h``; see :func:`nbgraph.linkers.c.codegen.source_parts`),
-    the second one with the compiler probe's test function (with vector math
-    when ``info.mvec``: :func:`~nbgraph.linkers.c.compiler.probe_function`)."""
+    """The C source of the runtime library for the compiler ``info``: one
+    translation unit (``csrc/runtime.c`` with ``csrc/common.h`` and
+    ``csrc/helpers.h``) ending with the compiler probe's test function (with
+    vector math when ``info.mvec``: :func:`~nbgraph.linkers.c.compiler.probe_function`)."""
     if RUNTIME_SOURCE is not None:
         return RUNTIME_SOURCE
     from nbgraph.core.c_interface import c_source, c_template
-    from nbgraph.linkers.c.codegen import PART_MARK
     from nbgraph.linkers.c.compiler import probe_function
 
-    common = c_source(__package__, "csrc/common.h")
-    helpers = c_source(__package__, "csrc/helpers.h")
-    first, rows = helpers.split(HELPERS_SPLIT)
-    head = first[:first.index(_FIRST_HELPER)]
-    pool = c_template(__package__, "csrc/runtime.c", version=RUNTIME_VERSION, errlen=ERRLEN,
-                      common=common, helpers=first)
-    driver = c_template(__package__, "csrc/runtime_rows.c", version=RUNTIME_VERSION,
-                        errlen=ERRLEN, common=common, helpers=head + rows,
-                        probe=probe_function(bool(info is not None and info.mvec)))
-    return driver + PART_MARK + pool
-
-
-#: The line of ``csrc/helpers.h`` after which the runtime's second unit starts.
-HELPERS_SPLIT = ("/* ---- the runtime library compiles what follows as a translation unit "
-                 "of its own ---- */\n")
-
-#: Where the helpers' definitions start (after their includes and declarations).
-_FIRST_HELPER = "NBG_HELPER NBG_NOINLINE void nbg_fail_once("
+    return c_template(__package__, "csrc/runtime.c", version=RUNTIME_VERSION, errlen=ERRLEN,
+                      common=c_source(__package__, "csrc/common.h"),
+                      helpers=c_source(__package__, "csrc/helpers.h"),
+                      probe=probe_function(bool(info is not None and info.mvec)))
 
 
 def standalone():
@@ -193,11 +176,11 @@ forget_thread_in_child(globals(), "prefetch")  # a forked child has no such thre
 KEY_MEMO = "runtime-key.memo"
 
 #: The files (under ``nbgraph/``) :func:`runtime_source` makes the runtime's text
-#: from (its C files, and the Python holding its split marks, the probe function
-#: and the template rules): the memo is used only while none of them changed.
+#: from (its C files, and the Python holding the probe function and the template
+#: rules): the memo is used only while none of them changed.
 KEY_FILES = ("linkers/c/csrc/common.h", "linkers/c/csrc/helpers.h", "linkers/c/csrc/runtime.c",
-             "linkers/c/csrc/runtime_rows.c", "linkers/c/threads.py", "linkers/c/codegen.py",
-             "linkers/c/compiler.py", "core/c_interface.py")
+             "linkers/c/threads.py", "linkers/c/compiler.py", "linkers/c/probe_program.py",
+             "core/c_interface.py")
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -65,16 +65,15 @@ def test_a_linked_module_holds_no_helper_and_declares_no_stdio():
     assert "nbg_iter_init(nbg_iter" in codegen.prelude(None, standalone=True)
 
 
-def test_the_thread_runtime_compiles_alone_as_two_units_that_link(tmp_path):
+def test_the_thread_runtime_compiles_alone_as_one_unit_that_links(tmp_path):
     from nbgraph.linkers.c.compiler import build_library
     from nbgraph.linkers.c.threads import RUNTIME_FLAGS
 
     text = runtime_source()
     assert string.Template.pattern.search(text) is None
     parts = codegen.source_parts(text)
-    assert len(parts) == 2
-    for k, part in enumerate(parts):
-        _compile(tmp_path, part, "runtime%d" % k, ["-pthread"])
+    assert len(parts) == 1
+    _compile(tmp_path, parts[0], "runtime", ["-pthread"])
     out = tmp_path / "runtime.so"
     build_library(probe(get_cache()), text, str(tmp_path / "runtime.c"), str(out),
                   ["-Wl,--no-undefined"] + RUNTIME_FLAGS)  # every helper is in one unit

@@ -5,13 +5,12 @@
    csrc/common.h.  Plain C, no placeholders. */
 #include <stdarg.h>
 #include <stdio.h>
-#ifndef NBG_HELPER  /* static in a module; the runtime's own unit hands them to the other */
+#ifndef NBG_HELPER
 #define NBG_HELPER static
 #endif
 #ifndef NBG_HELPERS_PARALLEL  /* a standalone module: no pool, serial */
 #define NBG_HELPERS_PARALLEL(fn, ctx, n, grain, min_n) (fn)((ctx), 0, (n))
 #endif
-/* (declared first: the runtime library compiles them in two translation units) */
 NBG_HELPER void nbg_fail_once(nbg_fails *f, int status, const char *msg);
 NBG_HELPER void nbg_errorf(char *err, const char *fmt, ...);
 NBG_HELPER void nbg_set_error(char *err, const char *msg);
@@ -117,7 +116,7 @@ NBG_HELPER NBG_NOINLINE int nbg_check_ones(int nd, int n, const int64_t *const *
     return 0;
 }
 
-/* ---- the runtime library compiles what follows as a translation unit of its own ---- */
+/* ---- the general iterator and the rows driver ---- */
 NBG_HELPER NBG_NOINLINE int nbg_iter_init(nbg_iter *it, int nd, int nops, const int64_t *shape,
                          const int64_t *const *dims, const int64_t *const *strides,
                          const int64_t *items, void *const *bases, int sort, char *err) {

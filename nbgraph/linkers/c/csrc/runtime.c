@@ -1,10 +1,10 @@
 /* nbgraph runtime library (version ${version}): the thread pool and the helpers
-   every module calls (csrc/helpers.h), handed to modules as one table.
-   Filled in by nbgraph.linkers.c.threads (string.Template), with the text of
-   csrc/common.h and the first half of csrc/helpers.h after the system
-   headers; the second half (the iterator and the rows driver) is a
-   translation unit of its own (csrc/runtime_rows.c), compiled at the same
-   time: the helpers are hidden globals, not static. */
+   every module calls (csrc/helpers.h), handed to modules as one table, and
+   the compiler probe's test function (on a first use, building this library
+   is the probe).  One translation unit: each unit costs the compiler ~70
+   million instructions before its first function (two units cost ~85 million
+   more than one).  Filled in by nbgraph.linkers.c.threads (string.Template),
+   with the text of csrc/common.h and csrc/helpers.h after the system headers. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -16,9 +16,12 @@
 #define NBG_RT_VERSION ${version}
 #define NBG_INLINE static inline __attribute__((always_inline))  /* (built at -Og) */
 ${common}
-int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain);
-int rt_worth(int64_t n, int64_t min_n);
-#define NBG_HELPER
+static int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain);
+static int rt_worth(int64_t n, int64_t min_n);
+/* the rows driver's loops use the pool directly */
+#define NBG_HELPERS_PARALLEL(fn, ctx, n, grain, min_n) \
+    do { if ((n) >= (min_n) && rt_worth((n), (min_n))) rt_parallel_for((fn), (ctx), (n), (grain)); \
+         else (fn)((ctx), 0, (n)); } while (0)
 ${helpers}
 #if defined(__x86_64__) || defined(__i386__)
 #define NBG_PAUSE() __builtin_ia32_pause()
@@ -154,7 +157,7 @@ static int rt_nthreads(void) { return pool.wanted > 1 ? pool.wanted : 1; }
 
 /* fn(ctx, begin, end) over [0, n) in chunks (multiples of grain but the
    last); returns the number of chunks (1: it ran on this thread alone). */
-int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain) {
+static int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain) {
     int64_t chunk, nchunks, parts;
     int expected = 0, k = 0;
     if (n <= 0) return 0;
@@ -204,7 +207,7 @@ int64_t rt_parallel_for(nbg_task fn, void *ctx, int64_t n, int64_t grain) {
    are awake, should be split.  Waking a sleeping worker costs the caller
    ~15 us on a VM: then only from 4 min_n, or when such jobs keep coming (the
    last one asked less than 1 ms ago: the pool then stays awake). */
-int rt_worth(int64_t n, int64_t min_n) {
+static int rt_worth(int64_t n, int64_t min_n) {
     int64_t t, last;
     if (pool.wanted <= 1 || n < min_n) return 0;
     if (n >= 4 * min_n) return 1;
@@ -241,3 +244,5 @@ NBG_EXPORT int nbg_rt_configure(int nthreads, long spin_ns) {
     atomic_store(&pool.busy, 0);
     return 0;
 }
+/* The compiler probe's test function (nbgraph.linkers.c.compiler.probe_function). */
+${probe}
