@@ -4,7 +4,9 @@
    runtime (it could not be built) compiles them itself.  Comes after
    csrc/common.h.  Plain C, no placeholders. */
 #include <stdarg.h>
+#ifndef NBG_HAVE_STDIO  /* (the runtime library declares what it uses) */
 #include <stdio.h>
+#endif
 #ifndef NBG_HELPER
 #define NBG_HELPER static
 #endif
