@@ -10,6 +10,9 @@
 #ifndef NBG_HELPER
 #define NBG_HELPER static
 #endif
+#ifndef NBG_HOT_HELPER  /* (the runtime library, built at -Og, optimises the per-call check) */
+#define NBG_HOT_HELPER
+#endif
 #ifndef NBG_HELPERS_PARALLEL  /* a standalone module: no pool, serial */
 #define NBG_HELPERS_PARALLEL(fn, ctx, n, grain, min_n) (fn)((ctx), 0, (n))
 #endif
@@ -96,7 +99,7 @@ NBG_HELPER NBG_NOINLINE int nbg_broadcast_shape(int nd, int n, const int64_t *co
     return 0;
 }
 /* Every operand has dims equal to shape and is C-contiguous. */
-NBG_HELPER NBG_NOINLINE int nbg_all_contiguous(int nd, const int64_t *shape, int n, const int64_t *const *dims,
+NBG_HELPER NBG_NOINLINE NBG_HOT_HELPER int nbg_all_contiguous(int nd, const int64_t *shape, int n, const int64_t *const *dims,
                               const int64_t *const *strides, const int64_t *items) {
     int k;
     for (k = 0; k < n; k++)
