@@ -500,22 +500,50 @@ def _link(info, flags, out_path, inputs, src_path, extra_flags):
     args = ["-o", out_path] + list(inputs)
     plain = flags + args + info.libs
     if extra_flags or not sys.platform.startswith("linux") or _bare["ok"] is False:
-        run_compiler(plain, src_path)
+        _run_link(info, plain, src_path)
         return
     direct = _direct(info, flags, inputs)
     if direct is not None and direct.run(inputs, out_path, src_path, info):
         _bare["ok"] = True
         return
     try:
-        run_compiler(flags + BARE_LINK + args + info.libs + BARE_LIBS, src_path)
+        _run_link(info, flags + BARE_LINK + args + info.libs + BARE_LIBS, src_path)
         _bare["ok"] = True
     except CompileError as exc:
         if _bare["ok"] or not _is_link_error(str(exc)):
             raise
         _bare["ok"] = False
-        run_compiler(plain, src_path)
+        _run_link(info, plain, src_path)
     if direct is not None:
         direct.driver_worked()
+
+
+#: Linker options that only make GNU ld faster, the library the same byte for
+#: byte: its symbol tables start small and grow (~32K buckets each else, set to
+#: zero for every input file).  The runtime library's link on a first use: 69 -> 46
+#: million ld instructions; a kernel module's bare link 25 -> 19 (cachegrind).
+#: Another linker (gold, lld) refuses them: the link then runs again without
+#: them, and so do the process's next links (:func:`_run_link`).
+FAST_LINK = ["-Wl,--hash-size=31"]
+_fast_link = {"ok": True}
+
+
+def _run_link(info, cmd, src_path):
+    """Run the driver's link command ``cmd`` (starting with ``info.argv``), with
+    :data:`FAST_LINK` on Linux while no link has refused it."""
+    import sys
+
+    if not _fast_link["ok"] or not sys.platform.startswith("linux"):
+        run_compiler(cmd, src_path)
+        return
+    n = len(info.argv)
+    try:
+        run_compiler(cmd[:n] + FAST_LINK + cmd[n:], src_path)
+    except CompileError as exc:
+        if "hash-size" not in str(exc).replace(_command_text(cmd[:n] + FAST_LINK), ""):
+            raise
+        _fast_link["ok"] = False
+        run_compiler(cmd, src_path)
 
 
 def _direct(info, flags, inputs):
