@@ -53,12 +53,14 @@ ERRLEN = 512
 #: Extra flags for the runtime library (threads; never unloaded; -Og: it is built
 #: on a first use, where a first result waits for it, and holds no element loop).
 #: -O1 instead of -O2 cut its compile by a third; -Og cuts what -O1 costs by
-#: another 35% (its two units: 498 + 377 -> 289 + 276 million compiler instructions,
-#: cachegrind on cc1 with this CPU's -march flags), its code being -O1's but for
-#: inlining (forced where it matters: NBG_INLINE in csrc/runtime.c) and a few
-#: loop and dead-store passes.  A C driver of the rows driver (cachegrind,
-#: instructions per call with the row function): 10 contiguous elements 516 (-O1)
-#: vs 518, 400x3 strided rows 11580 vs 11734, the shape checks 250 vs 281.
+#: another 35% (then two units: 498 + 377 -> 289 + 275 million compiler
+#: instructions, cachegrind on cc1 with this CPU's -march flags), its code being
+#: -O1's but for inlining (forced where it matters: NBG_INLINE in csrc/runtime.c)
+#: and a few loop and dead-store passes; the per-call check of elementwise loops
+#: keeps -O1 (NBG_HOT_HELPER).  A C driver of the rows driver (cachegrind,
+#: instructions per call with the row function, -O1 -> this build): 0-d 360 -> 363,
+#: 10 contiguous elements 516 -> 519, 400x3 strided rows 11580 -> 11683, the
+#: shape checks 250 -> 282.
 RUNTIME_FLAGS = ["-pthread", "-Wl,-z,nodelete", "-Og"]
 
 #: How long idle workers spin before sleeping (nanoseconds).
