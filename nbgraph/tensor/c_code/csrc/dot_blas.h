@@ -336,7 +336,7 @@ static NBG_BLAS_GLUE int nbg_${S}_gemm(const char *A, int64_t M, int64_t K, int6
                                       nbg_${S}_pack pb, ${CT} *C, int64_t cs0, int64_t cs1,
                                       char *err) {
     if (nbg_${S}_is_skinny(na, M, K, N, as0, as1))
-        return nbg_${S}_skmm(A, M, K, as0, as1, B, N, bs0, bs1, pb, C, cs0, cs1, err);
+        return nbg_${S}_skmm(A, M, K, as0, as1, pa, B, N, bs0, bs1, pb, C, cs0, cs1, err);
     if (na && nb && M > 0 && N > 0 && K > 0 &&
         nbg_${S}_blas_mm(A, M, K, as0, as1, B, N, bs0, bs1, C, cs0, cs1) == 0)
         return 0;

@@ -3,6 +3,7 @@
 /* malloc and free, declared (parsing <stdlib.h> costs each translation unit
    ~16M compiler instructions, a header included later declares them again) */
 void *malloc(size_t);
+void *calloc(size_t, size_t);
 void free(void *);
 #include <time.h>
 #if defined(__AVX__)
