@@ -73,7 +73,7 @@ def prelude(info, standalone=False, math=None):
             _compiler._mvec_declarations()
     helpers = ""
     if standalone:
-        helpers = _STANDALONE + c_source(__package__, "csrc/helpers.h")
+        helpers = _STANDALONE + standalone_helpers()
     return head + mvec + c_source(__package__, "csrc/common.h") + helpers + \
         c_source(__package__, "csrc/prelude.h") + _GLUE
 
@@ -112,8 +112,13 @@ def as_standalone(source, info):
     the standalone prelude instead (see :func:`prelude`)."""
     common = c_source(__package__, "csrc/common.h")
     rest = c_source(__package__, "csrc/prelude.h")
-    return source.replace(common + rest, common + _STANDALONE + c_source(
-        __package__, "csrc/helpers.h") + rest)
+    return source.replace(common + rest, common + _STANDALONE + standalone_helpers() + rest)
+
+
+def standalone_helpers():
+    """What a standalone module compiles of the runtime's C: ``csrc/helpers.h``
+    and the reduction driver ``csrc/reduce.h``."""
+    return c_source(__package__, "csrc/helpers.h") + c_source(__package__, "csrc/reduce.h")
 
 
 #: How a module that needs more of math.h than :data:`MATH_DECLARATIONS` gets it.
@@ -451,12 +456,13 @@ def _split(bodies, needs=(), support=()):
     held = [0, sum(block_cost.values())]
     have = set()
     for k in sorted(range(len(bodies)), key=lambda k: (-costs[k], k)):
-        u = 0 if held[0] <= held[1] else 1
+        new = [b for b in needs[k] if b not in have and b in block_cost] if k < len(needs) else []
+        extra = sum(block_cost[b] for b in new)  # (the first unit's copy of its support)
+        u = 0 if held[0] + extra <= held[1] else 1
         parts[u].append(k)
         held[u] += costs[k]
-        if u == 0 and k < len(needs):
-            new = [b for b in needs[k] if b not in have and b in block_cost]
-            held[0] += sum(block_cost[b] for b in new)
+        if u == 0:
+            held[0] += extra
             have.update(new)
     return sorted(parts[0]), sorted(parts[1])
 

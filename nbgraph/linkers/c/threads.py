@@ -44,7 +44,7 @@ __all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_thr
            "remembered_key"]
 
 #: Version of the table layout (``nbg_runtime`` in ``csrc/common.h``).
-RUNTIME_VERSION = 4
+RUNTIME_VERSION = 5
 
 #: Bytes of the error-message buffer kernels, the runtime and the call path share
 #: (``NBG_ERRLEN``; also :data:`nbgraph.linkers.c.codegen.ERRLEN`).
@@ -74,7 +74,8 @@ def runtime_source(info=None):
     """The C source of the runtime library for the compiler ``info``: one
     translation unit (``csrc/runtime.c`` with ``csrc/common.h`` and
     ``csrc/helpers.h``) ending with the compiler probe's test function (with
-    vector math when ``info.mvec``: :func:`~nbgraph.linkers.c.compiler.probe_function`)."""
+    vector math when ``info.mvec``: :func:`~nbgraph.linkers.c.compiler.probe_function`)
+    and the reductions' driver (``csrc/reduce.h``)."""
     if RUNTIME_SOURCE is not None:
         return RUNTIME_SOURCE
     from nbgraph.core.c_interface import c_source, c_template
@@ -83,7 +84,8 @@ def runtime_source(info=None):
     return c_template(__package__, "csrc/runtime.c", version=RUNTIME_VERSION, errlen=ERRLEN,
                       common=c_source(__package__, "csrc/common.h"),
                       helpers=c_source(__package__, "csrc/helpers.h"),
-                      probe=probe_function(bool(info is not None and info.mvec)))
+                      probe=probe_function(bool(info is not None and info.mvec))) + \
+        c_source(__package__, "csrc/reduce.h")
 
 
 def standalone():
@@ -181,8 +183,8 @@ KEY_MEMO = "runtime-key.memo"
 #: from (its C files, and the Python holding the probe function and the template
 #: rules): the memo is used only while none of them changed.
 KEY_FILES = ("linkers/c/csrc/common.h", "linkers/c/csrc/helpers.h", "linkers/c/csrc/runtime.c",
-             "linkers/c/threads.py", "linkers/c/compiler.py", "linkers/c/probe_program.py",
-             "core/c_interface.py")
+             "linkers/c/csrc/reduce.h", "linkers/c/threads.py", "linkers/c/compiler.py",
+             "linkers/c/probe_program.py", "core/c_interface.py")
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -21,7 +21,7 @@ class BoolReduceC(CLinkerOp):
         return node.inputs[0].type.ndim <= 32
 
     def c_code_cache_version(self):
-        return (1,)
+        return (2,)
 
     def c_output_rule(self, node):
         """The input's shape less the reduced axes."""

@@ -113,10 +113,9 @@ def reduction_loop(nd, axis, inputs, output, kind, acc_dtype, element, what, sub
         return "\n".join(L)
     L.append("if (nbg_nout > 0 && nbg_nred > 0) {")
     L += _iterator_setup(nd, axis, arrays, output, act)
-    nops = len(arrays) + 1
     comb = lambda a, b: _combine(kind, acc_dtype, a, b)  # noqa: E731
     L.append(reduce_rows(inputs, arrays, scalar_names, act, kind, acc_dtype, element,
-                         _identity(kind, acc_dtype), comb, sub, nops))
+                         _identity(kind, acc_dtype), comb, sub))
     L.append("}")
     L.append("}")
     return "\n".join(L)
@@ -212,7 +211,7 @@ class ReduceC(CLinkerOp):
         return node.inputs[0].type.ndim <= 32
 
     def c_code_cache_version(self):
-        return (3,)
+        return (4,)
 
     def c_output_rule(self, node):
         """The input's shape less the reduced axes."""

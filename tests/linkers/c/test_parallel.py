@@ -42,8 +42,7 @@ def split_threshold(f):
         body = codegen.node_kernel(node).body
         found += [int(n) for n in re.findall(r"nbg_run_rows\(\w+_row, &nbg_c, .*nbg_n, 64, (\d+),",
                                              body)]
-        found += [int(n) for n in re.findall(r"nbg_worth_splitting\(nbg_nout \* nbg_nred, (\d+)\)",
-                                             body)]
+        found += [int(n) for n in re.findall(r"nbg_rs\.min_n = (\d+);", body)]
     assert found, "no parallel loop in %s" % f.program.nodes
     return found[0]
 

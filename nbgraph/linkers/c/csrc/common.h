@@ -76,6 +76,20 @@ NBG_INLINE int nbg_same_dims(int nd, const int64_t *a, const int64_t *b) {
 }
 /* One row of an elementwise loop (see nbg_run_rows in csrc/helpers.h). */
 typedef int (*nbg_row_fn)(const void *, char *const *, const int64_t *, int64_t, int, char *);
+/* A reduction kernel's own loops and facts, for the runtime's driver
+   (nbg_reduce in csrc/reduce.h): seg reduces elements [lo, hi) of the row at
+   ptr (element strides inner) into *out; keep combines a row element by
+   element into the output row q (element stride q_s); comb sets *acc to the
+   combination of *acc and *v.  pairwise: 1 (2) when the values are float64
+   (float32) sums whose block partials merge as a binary cascade. */
+typedef struct {
+    int (*seg)(const void *, char *const *, const int64_t *, int64_t, int64_t, void *, char *);
+    int (*keep)(const void *, char *const *, const int64_t *, void *, int64_t, int64_t, char *);
+    void (*comb)(void *, const void *);
+    const void *user, *identity;
+    int64_t item, min_n;
+    int pairwise, blockable;
+} nbg_reduce_spec;
 /* Outputs of at least this many bytes are written with non-temporal stores. */
 #define NBG_STREAM_MIN (16LL << 20)
 /* The runtime library's table, handed to each module by nbg_attach_runtime:
@@ -103,4 +117,5 @@ typedef struct {
     int (*run_rows)(nbg_row_fn, const void *, int, int, const int64_t *, const int64_t *const *,
                     const int64_t *const *, const int64_t *, void *const *, int64_t, int64_t,
                     int64_t, int64_t, char *);
+    int (*reduce)(const nbg_reduce_spec *, nbg_iter *, int64_t, char *);
 } nbg_runtime;

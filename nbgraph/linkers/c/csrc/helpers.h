@@ -39,6 +39,7 @@ NBG_HELPER int nbg_run_rows(nbg_row_fn row, const void *user, int nd, int nops,
                             const int64_t *const *strides, const int64_t *items,
                             void *const *bases, int64_t n, int64_t grain, int64_t min_n,
                             int64_t stream_item, char *err);
+NBG_HELPER int nbg_reduce(const nbg_reduce_spec *s, nbg_iter *it, int64_t total, char *err);
 NBG_HELPER NBG_NOINLINE void nbg_fail_once(nbg_fails *f, int status, const char *msg) {
     int expected = 0;
     if (__atomic_compare_exchange_n(&f->failed, &expected, 1, 0, __ATOMIC_ACQ_REL,

@@ -31,6 +31,7 @@ static const nbg_runtime *nbg_rt;
 #define nbg_all_contiguous (nbg_rt->all_contiguous)
 #define nbg_check_ones (nbg_rt->check_ones)
 #define nbg_run_rows (nbg_rt->run_rows)
+#define nbg_reduce (nbg_rt->reduce)
 #endif
 /* A function run once, when the module is loaded (its table and binding):
    compiled without optimisation, for each optimised function costs the
