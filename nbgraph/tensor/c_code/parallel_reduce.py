@@ -106,19 +106,23 @@ if (nbg_top > 0) {
 
 
 def reduce_rows(inputs, arrays, scalar_names, act, kind, acc_dtype, element, identity, comb,
-                sub):
+                sub, in_order=False):
     """The helpers (into ``sub["helpers"]``) and the kernel statements running
     the reduction over ``nbg_it`` (an initialised iterator whose last operand
     is the output, of C type ``act``) by the runtime's driver ``nbg_reduce``.
 
     ``identity``: the C identity of ``kind``; ``comb(a, b)``: the C expression
-    combining two ``act`` values; ``element(in_exprs, target)``: the element.
+    combining two ``act`` values; ``element(in_exprs, target)``: the element;
+    ``in_order``: a float sum adds each output element's values in order
+    (SumToShape's order), not pairwise.  The kernel defines ``nbg_nout`` and
+    ``nbg_nred`` (output elements, elements reduced into each).
     """
     P = helper_prefix(sub)
-    pairwise = kind == "sum" and np.dtype(acc_dtype).kind == "f"
+    floats = np.dtype(acc_dtype).kind == "f"
+    pairwise = kind == "sum" and floats and not in_order
     if pairwise and act not in _PAIRWISE_TYPES:
         raise ValueError("reduce_rows: no pairwise sum of C type %r" % act)
-    blockable = not (kind == "prod" and np.dtype(acc_dtype).kind == "f")
+    blockable = not (floats and (kind == "prod" or (kind == "sum" and in_order)))
     scalars = [(k, x) for k, x in enumerate(inputs) if x.scalar]
 
     def exprs(index, unit):

@@ -34,7 +34,6 @@ from nbgraph.tensor.c_code.elemwise import (
     c_str,
     scalar_node,
 )
-from nbgraph.tensor.c_code.parallel import helper_prefix
 from nbgraph.tensor.c_code.parallel_reduce import reduce_rows
 from nbgraph.tensor.dtypes import C_TYPES as _C_TYPES
 
@@ -153,10 +152,19 @@ def _shape_checks(nd, axis, inputs, arrays, output, kind, act, what):
                  "%%s) has no value: zero-size reduction with no identity\", \"%s\", "
                  "nbg_shape_text(nbg_b1, 200, %d, nbg_full)); goto nbg_fail; }" % (what, nd))
     if kept:
-        L.append("if (!nbg_contiguous(%d, %s_dims, %s_strides, sizeof(%s))) { nbg_errorf("
-                 "nbg_err, \"%%s: the output must be C-contiguous\", \"%s\"); "
-                 "goto nbg_fail; }" % (len(kept), output, output, act, what))
+        L.append(_OUTPUT_CONTIGUOUS % {"nd": len(kept), "o": output, "t": act, "what": what})
     return L
+
+
+#: The output's contiguity check, by the runtime's nbg_all_contiguous (one operand
+#: of its own shape): the inline nbg_contiguous cost each kernel ~28M compiler
+#: instructions (valgrind, a SumToShape kernel at -O1).
+_OUTPUT_CONTIGUOUS = """{
+const int64_t *const nbg_od1[1] = {%(o)s_dims}, *const nbg_os1[1] = {%(o)s_strides};
+const int64_t nbg_oi1[1] = {sizeof(%(t)s)};
+if (!nbg_all_contiguous(%(nd)d, %(o)s_dims, 1, nbg_od1, nbg_os1, nbg_oi1)) {
+    nbg_errorf(nbg_err, "%%s: the output must be C-contiguous", "%(what)s"); goto nbg_fail; }
+}"""
 
 
 def _iterator_setup(nd, axis, arrays, output, act):
@@ -293,7 +301,7 @@ class SumToShapeC(CLinkerOp):
         return node.inputs[0].type.ndim <= 32
 
     def c_code_cache_version(self):
-        return (5,)
+        return (6,)
 
     def c_prepare_outputs(self, node, inputs):
         """A new array of the target shape; ``g`` itself when nothing is summed (the
@@ -314,70 +322,39 @@ class SumToShapeC(CLinkerOp):
         return [np.empty(target, node.outputs[0].type.numpy_dtype)]
 
     def c_code(self, node, name, inputs, outputs, sub):
-        """Sum ``g`` over the dimensions where the output (the target shape) is 1."""
+        """Sum ``g`` over the dimensions where the output (the target shape) is 1:
+        each output element in order from 0 (not pairwise), by the runtime's
+        reduction driver (:func:`~nbgraph.tensor.c_code.parallel_reduce.reduce_rows`)."""
         g = node.inputs[0]
         nd = g.type.ndim
         dtype = g.type.dtype
         ct = _C_TYPES[dtype]
         gname, oname = inputs[0], outputs[0]
-        what = c_op_name(self)
         if nd == 0:
             return "*%s = *%s;" % (oname, gname)
-        add = lambda a, b: _combine("sum", dtype, a, b)  # noqa: E731
-        # Only the unit-stride rows' loop is compiled at -O3 (a helper of its own);
-        # the kernel, whose other loops are scalar, is glue at -O1 (codegen).
-        P = helper_prefix(sub)
-        sub["helpers"].append(_ADD_ROWS % {"P": P, "t": ct, "add_unit": add(
-            "nbg_q[nbg_i]", "nbg_p[nbg_i]")})
-        sub["glue"] = True
+        grad = LoopInput(gname, ct)
+        loop = reduce_rows([grad], [(0, grad)], {}, ct, "sum", dtype,
+                           lambda exprs, target: "%s = %s;" % (target, exprs[0]),
+                           _identity("sum", dtype), lambda a, b: _combine("sum", dtype, a, b),
+                           sub, in_order=True)
         # (the output is the input itself when nothing is summed: nothing to do)
         return """if ((const void *)%(o)s != (const void *)%(g)s) {
 const int64_t *const nbg_dl[2] = {%(g)s_dims, %(o)s_dims};
 const int64_t *const nbg_sl[2] = {%(g)s_strides, %(o)s_strides};
 const int64_t nbg_items[2] = {sizeof(%(t)s), sizeof(%(t)s)};
 void *const nbg_bases[2] = {(void *)%(g)s, (void *)%(o)s};
-int64_t nbg_j, nbg_n = nbg_size(%(nd)d, %(o)s_dims);
+const int64_t nbg_nout = nbg_size(%(nd)d, %(o)s_dims), nbg_ng = nbg_size(%(nd)d, %(g)s_dims);
+int64_t nbg_j;
 nbg_iter nbg_it;
 if (nbg_check_broadcast(%(nd)d, %(g)s_dims, 1, nbg_dl + 1, nbg_err, "%(what)s")) goto nbg_fail;
-if (!nbg_contiguous(%(nd)d, %(o)s_dims, %(o)s_strides, sizeof(%(t)s))) {
-    nbg_errorf(nbg_err, "%%s: the output must be C-contiguous", "%(what)s"); goto nbg_fail; }
-for (nbg_j = 0; nbg_j < nbg_n; nbg_j++) %(o)s[nbg_j] = 0;
-if (nbg_n > 0 && nbg_size(%(nd)d, %(g)s_dims) > 0) {
-    if (nbg_iter_init(&nbg_it, %(nd)d, 2, %(g)s_dims, nbg_dl, nbg_sl, nbg_items, nbg_bases, 1,
-                      nbg_err)) { nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }
-    if (nbg_it.nd == 2 && nbg_it.inner[0] == 1 && nbg_it.inner[1] == 1) {
-        /* unit-stride rows added into unit-stride rows (a bias gradient's column
-           sums): a vectorisable loop, the rows in the same order */
-        %(P)s_add_rows(&nbg_it);
-    } else do {
-        const %(t)s *nbg_p = (const %(t)s *)nbg_it.ptr[0];
-        %(t)s *nbg_q = (%(t)s *)nbg_it.ptr[1];
-        const int64_t nbg_ps = nbg_it.inner[0], nbg_qs = nbg_it.inner[1], nbg_m = nbg_it.n;
-        int64_t nbg_i;
-        if (nbg_qs == 0) {
-            %(t)s nbg_acc = 0;
-            for (nbg_i = 0; nbg_i < nbg_m; nbg_i++) nbg_acc = %(add_acc)s;
-            *nbg_q = %(add_out)s;
-        } else {
-            for (nbg_i = 0; nbg_i < nbg_m; nbg_i++) nbg_q[nbg_i * nbg_qs] = %(add_row)s;
-        }
-    } while (nbg_iter_next(&nbg_it));
+%(contiguous)s
+for (nbg_j = 0; nbg_j < nbg_nout; nbg_j++) %(o)s[nbg_j] = 0;
+if (nbg_nout > 0 && nbg_ng > 0) {
+const int64_t nbg_nred = nbg_ng / nbg_nout;
+if (nbg_iter_init(&nbg_it, %(nd)d, 2, %(g)s_dims, nbg_dl, nbg_sl, nbg_items, nbg_bases, 1,
+                  nbg_err)) { nbg_status = NBG_TYPE_ERROR; goto nbg_fail; }
+%(loop)s
 }
-}""" % {"g": gname, "o": oname, "t": ct, "nd": nd, "what": what,
-            "add_acc": add("nbg_acc", "nbg_p[nbg_i * nbg_ps]"),
-            "add_out": add("*nbg_q", "nbg_acc"),
-            "add_row": add("nbg_q[nbg_i * nbg_qs]", "nbg_p[nbg_i * nbg_ps]"),
-            "P": P}
-
-
-#: SumToShape's unit-stride rows added into unit-stride rows (a bias gradient's
-#: column sums): a vectorisable loop, the rows in the same order.
-_ADD_ROWS = """static NBG_NOINLINE void %(P)s_add_rows(const nbg_iter *nbg_it) {
-    const int64_t nbg_rows = nbg_it->shape[0], nbg_m = nbg_it->n;
-    int64_t nbg_r, nbg_i;
-    for (nbg_r = 0; nbg_r < nbg_rows; nbg_r++) {
-        const %(t)s *restrict nbg_p = (const %(t)s *)(nbg_it->base[0] + nbg_r * nbg_it->st[0][0]);
-        %(t)s *restrict nbg_q = (%(t)s *)(nbg_it->base[1] + nbg_r * nbg_it->st[1][0]);
-        for (nbg_i = 0; nbg_i < nbg_m; nbg_i++) nbg_q[nbg_i] = %(add_unit)s;
-    }
-}"""
+}""" % {"g": gname, "o": oname, "t": ct, "nd": nd, "what": c_op_name(self), "loop": loop,
+            "contiguous": _OUTPUT_CONTIGUOUS % {"nd": nd, "o": oname, "t": ct,
+                                                "what": c_op_name(self)}}
