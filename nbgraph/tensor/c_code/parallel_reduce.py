@@ -63,6 +63,34 @@ __all__ = ["reduce_rows", "BLOCK"]
 #: common use, ``x ** 2.0``, is folded into a product by the compiler).
 _VECTOR_CALL = re.compile(r"\b(?:exp|log|sin|cos|tan|expm1|log1p|tanh)f?\s*\(")
 
+#: A call of pow / powf: its exponent (a C expression without parentheses).
+_POW_CALL = re.compile(r"\bpowf?\s*\([^,()]*,\s*([^()]*?)\s*\)")
+
+
+def _unfolded_pow(text):
+    """Whether the element C ``text`` calls pow with an exponent other than a
+    literal 2 (directly, or through a constant it defines): GCC turns ``pow(x,
+    2.0)`` into ``x * x`` at any level, any other pow may be libmvec's vector
+    pow in an -O3 loop, whose last bits the unit-stride segment keeps (so it
+    stays at -O3)."""
+    for match in _POW_CALL.finditer(text):
+        exponent = match.group(1)
+        defined = r"\b%s\s*=(?!=)\s*([^;]+?)\s*;" % re.escape(exponent)
+        values = re.findall(defined, text) or [exponent]
+        if any(_c_number(value) != 2.0 for value in values):
+            return True
+    return False
+
+
+def _c_number(text):
+    """The value of a C floating literal (decimal or hexadecimal), else None."""
+    text = text.strip().rstrip("fFlL")
+    try:
+        return float.fromhex(text) if "x" in text.lower() else float(text)
+    except ValueError:
+        return None
+
+
 #: Elements per block in "units" mode: 64 pairwise leaves of 128 (the driver's
 #: ``NBG_RED_BLOCK``).
 BLOCK = 8192
@@ -183,9 +211,10 @@ def reduce_rows(inputs, arrays, scalar_names, act, kind, acc_dtype, element, ide
     # the strided segment and kept row: functions of their own, at -O1 unless the
     # element calls a function libmvec vectorises (see the module docstring); the
     # unit-stride ones at -O2 (NBG_RED_LOOP) unless it does
-    vector = bool(_VECTOR_CALL.search(element(exprs("nbg_i", False), "nbg_val")))
+    text = element(exprs("nbg_i", False), "nbg_val")
+    vector = bool(_VECTOR_CALL.search(text))
     level = "" if vector else " NBG_STRIDED_ROW"
-    loop = "" if vector else " NBG_RED_LOOP"
+    loop = "" if vector or _unfolded_pow(text) else " NBG_RED_LOOP"
     H.append(_LOOP_LEVEL)
     if arrays:
         H.append("static NBG_NOINLINE%s int %s_segs%s" % (level, P, seg_params))
