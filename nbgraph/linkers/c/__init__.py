@@ -42,11 +42,12 @@ possible (measured on this 2-core machine, compiler CPU of a new 6-op
 elementwise chain: ~430 ms before, ~110-140 ms now, under load):
 
 * the helpers every kernel calls (messages, shape checks, the general
-  iterator, the elementwise row driver ``nbg_run_rows``) are compiled once
+  iterator, the elementwise loop driver ``nbg_run_loop``) are compiled once
   into the runtime library and reached through its table
   (``csrc/helpers.h``, ``csrc/common.h``); a module holds only its kernels;
-* an elementwise kernel emits one vectorisable unit-stride row and one
-  strided row compiled without vectorisation (``NBG_SCALAR_ONLY``);
+* an elementwise kernel emits one vectorisable unit-stride row, one strided
+  row compiled at -O1 (``NBG_STRIDED_ROW``) and a description of its loop
+  that the runtime's driver checks and runs;
 * the module head parses ``math.h`` only (memcpy and friends are declared);
 * on a first use the compiler probe *is* the runtime library's build (with
   every optional flag, checked in a bare-interpreter child before this
@@ -148,7 +149,7 @@ emitted just before the kernel.  The prelude gives them
 ``nbg_parallel(task, ctx, n, grain, min_n)`` (``task(ctx, begin, end)``
 over ``[0, n)``, split across the pool when ``n >= min_n``),
 ``nbg_fail_once`` (the first failing task's status and message) and
-``nbg_run_rows`` (an elementwise loop over rows, see
+``nbg_run_loop`` (an elementwise loop described by the kernel, see
 :mod:`nbgraph.tensor.c_code.parallel`).
 
 The module exports, besides its static kernels::

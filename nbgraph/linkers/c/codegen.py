@@ -86,20 +86,14 @@ def prelude(info, standalone=False, math=None):
 #: (291) cost ~0.1 us more per call.  The level changes no result: no
 #: contraction (-ffp-contract=off), no vectorisation of these functions.
 _GLUE = """/* NBG_GLUE: kernels that only check operands and hand rows to the runtime;
-   NBG_STRIDED_ROW: the scalar loop of an elementwise row of other strides than 1;
-   NBG_TILE_DRIVER: the loop handing an elementwise row's tiles to its element
-   loop, which is NBG_ONE_COPY (neither inlined nor specialised by the compiler)
+   NBG_STRIDED_ROW: the scalar loop of a row of other strides than 1
    (see nbgraph/linkers/c/codegen.py, nbgraph/tensor/c_code/parallel.py) */
 #if defined(__GNUC__) && !defined(__clang__)
 #define NBG_GLUE __attribute__((optimize("O1")))
 #define NBG_STRIDED_ROW __attribute__((optimize("O1")))
-#define NBG_TILE_DRIVER __attribute__((noinline, optimize("O1")))
-#define NBG_ONE_COPY __attribute__((noinline, noclone))
 #else
 #define NBG_GLUE
 #define NBG_STRIDED_ROW
-#define NBG_TILE_DRIVER __attribute__((noinline))
-#define NBG_ONE_COPY __attribute__((noinline))
 #endif
 """
 
@@ -323,8 +317,17 @@ def _generate_kernel(node):
         cleanups.append(vt.c_cleanup(name, sub))
     sub = {"fail": "goto nbg_fail;", "err": "nbg_err",
            "set_error": "nbg_set_error(nbg_err, %s);", "ptrs": "nbg_ptrs",
-           "dims": "nbg_dims", "kernel": "NBG_KERNEL_NAME", "helpers": []}
+           "dims": "nbg_dims", "kernel": "NBG_KERNEL_NAME", "helpers": [],
+           "operands": _operand_slots(layout, len(node.inputs))}
     code = op.c_code(node, "node", in_names, out_names, sub)
+    if sub.get("entry"):  # the Op's code is the kernel's whole body
+        if any(text.strip() for text in syncs + cleanups):
+            raise TypeError("%s: a kernel written whole cannot take operands that need "
+                            "writing back or cleaning up" % op)
+        return _kernel_source(node, "\n".join(sub["helpers"] + [
+            "NBG_GLUE" if sub.get("glue") else "",
+            "static int NBG_KERNEL_NAME(void **nbg_ptrs, const int64_t *nbg_dims, "
+            "char *nbg_err) {", _indent(code), "}"]))
     body = "\n".join(sub["helpers"] + (["NBG_GLUE"] if sub.get("glue") else []) + [
         "static int NBG_KERNEL_NAME(void **nbg_ptrs, const int64_t *nbg_dims, char *nbg_err) {",
         "    int nbg_status = NBG_VALUE_ERROR;",
@@ -343,6 +346,23 @@ def _generate_kernel(node):
         "    return nbg_status ? nbg_status : NBG_VALUE_ERROR;",
         "}",
     ])
+    return _kernel_source(node, body)
+
+
+def _operand_slots(layout, n_inputs):
+    """``{name: (slot, dims offset, ndim)}`` of a kernel's tensor operands
+    (``i<k>``, ``o<k>``): where each is found in ``nbg_ptrs`` and ``nbg_dims``
+    (``sub["operands"]``, for kernels whose whole body is the Op's code)."""
+    found = {}
+    for j, (var, role, kind, off) in enumerate(layout):
+        if kind == "tensor":
+            name = "i%d" % j if role == "in" else "o%d" % (j - n_inputs)
+            found[name] = (j, off, var.type.ndim)
+    return found
+
+
+def _kernel_source(node, body):
+    op = node.op
     support = []
     try:
         block = op.c_support_code(node)

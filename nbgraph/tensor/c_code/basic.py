@@ -206,29 +206,12 @@ class AllocC(CLinkerOp):
     def c_code(self, node, name, inputs, outputs, sub):
         value = node.inputs[0]
         nd = node.outputs[0].type.ndim
-        nv = value.type.ndim
         ct = _C_TYPES[value.type.dtype]
-        out = outputs[0]
-        lines = ["{"]
         literal = literal_of(value)
-        if nd:
-            lines.append("int64_t nbg_val_dims[%d], nbg_val_strides[%d];" % (nd, nd))
-            lines.append("const %s *nbg_val = %s;" % (ct, inputs[0]))
-            for d in range(nd):
-                k = d - (nd - nv)
-                if k < 0:
-                    lines.append("nbg_val_dims[%d] = 1; nbg_val_strides[%d] = 0;" % (d, d))
-                else:
-                    lines.append("nbg_val_dims[%d] = %s_dims[%d]; nbg_val_strides[%d] = "
-                                 "%s_strides[%d];" % (d, inputs[0], k, d, inputs[0], k))
-            src = LoopInput("nbg_val", ct, literal, literal is not None or all(
-                s == 1 for s in value.type.shape))
-        else:
-            src = LoopInput(inputs[0], ct, literal, True)
+        scalar = literal is not None or all(s == 1 for s in value.type.shape)
+        src = LoopInput(inputs[0], ct, literal, scalar, ndim=value.type.ndim)
 
         def element(ins, outs):
             return "%s = %s;" % (outs[0], ins[0])
 
-        lines.append(broadcast_loop(nd, [src], [(out, ct)], element, what="Alloc", sub=sub))
-        lines.append("}")
-        return "\n".join(lines)
+        return broadcast_loop(nd, [src], [(outputs[0], ct)], element, what="Alloc", sub=sub)

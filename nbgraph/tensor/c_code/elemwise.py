@@ -34,68 +34,48 @@ _RESTRICTED = ("float16", "complex64", "complex128")
 
 
 class LoopInput:
-    """One input of :func:`broadcast_loop`: the C name of a tensor operand,
-    its C element type, and ``literal`` (a C expression replacing the array,
-    for size-1 constants) or ``scalar`` (statically all-ones shape: read once)."""
+    """One input of :func:`broadcast_loop`: the C name of a tensor operand, its C
+    element type, and ``literal`` (a C expression replacing the array, for
+    size-1 constants) or ``scalar`` (statically all-ones shape: read once);
+    ``ndim``: its dimensions when fewer than the loop's (aligned to the right,
+    as NumPy broadcasts), else None."""
 
-    def __init__(self, cname, ctype, literal=None, scalar=False):
+    def __init__(self, cname, ctype, literal=None, scalar=False, ndim=None):
         self.cname = cname
         self.ctype = ctype
         self.literal = literal
         self.scalar = scalar or literal is not None
+        self.ndim = ndim
 
 
 def broadcast_loop(nd, inputs, outputs, element, sub, restrict=True, what="operands"):
-    """C statements running ``element`` over the broadcast shape of ``outputs[0]``.
+    """C running ``element`` over the broadcast shape of ``outputs[0]``.
 
     ``inputs``: :class:`LoopInput` list; ``outputs``: ``[(cname, ctype)]``,
     all of the same shape.  ``element(in_exprs, out_lvalues)`` returns the C
     block for one element; its attribute ``cost`` (default 1) is the cost of
     one element in adds.  Each array input's dims must equal the output's
-    or be 1 (checked; a mismatch fails with NumPy's wording).  The fast path
-    is one flat loop; the general path runs rows of the prelude's iterator.
-    ``sub`` is the kernel's (with ``"helpers"``): the loop is a task that big
-    arrays split across the thread pool (:mod:`~nbgraph.tensor.c_code.parallel`),
-    run serially when the pool is absent or the array small.
+    or be 1 (checked; a mismatch fails with NumPy's wording).
+    ``sub`` is the kernel's (with ``"helpers"`` and ``"operands"``).  With
+    ``nd`` > 0 the result is the kernel's whole body (``sub["entry"]``, to be
+    returned as the Op's ``c_code`` as it is): the loop's description, which
+    the runtime checks and runs, its rows split across the thread pool when
+    big (:mod:`~nbgraph.tensor.c_code.parallel`); with ``nd`` 0, statements
+    computing the one element.
     """
-    out0 = outputs[0][0]
-    arrays = [(k, x) for k, x in enumerate(inputs) if not x.scalar]
-    scalars = [x for x in inputs if x.scalar and x.literal is None]
-    L = ["{", "int64_t nbg_n;"]
-    scalar_names = {}
     if nd:
-        if arrays:
-            L.append("const int64_t *const nbg_idims[%d] = {%s};" % (
-                len(arrays), ", ".join("%s_dims" % x.cname for _, x in arrays)))
-            L.append("if (NBG_UNLIKELY(nbg_check_broadcast(%d, %s_dims, %d, nbg_idims, nbg_err, "
-                     "\"%s\"))) goto nbg_fail;" % (nd, out0, len(arrays), what))
-        if scalars:
-            L.append("const int64_t *const nbg_sdims[%d] = {%s};" % (
-                len(scalars), ", ".join("%s_dims" % x.cname for x in scalars)))
-            L.append("if (NBG_UNLIKELY(nbg_check_ones(%d, %d, nbg_sdims, nbg_err, \"%s\"))) "
-                     "goto nbg_fail;" % (nd, len(scalars), what))
-        for cname, _ in outputs[1:]:
-            L.append("if (NBG_UNLIKELY(!nbg_same_dims(%d, %s_dims, %s_dims))) { "
-                     "nbg_errorf(nbg_err, \"%%s: outputs of different shapes\", \"%s\"); "
-                     "goto nbg_fail; }" % (nd, cname, out0, what))
-        L.append("nbg_n = nbg_size(%d, %s_dims);" % (nd, out0))
-    else:
-        L.append("nbg_n = 1;")
-    for k, x in enumerate(inputs):
-        if x.scalar:
-            scalar_names[k] = "nbg_v%d" % k
-            L.append("const %s nbg_v%d = %s;" % (x.ctype, k, x.literal if x.literal is not None
-                                                 else "*%s" % x.cname))
-    if nd == 0:
-        L.append(element([scalar_names[k] for k in range(len(inputs))],
-                         ["*%s" % c for c, _ in outputs]))
-        L.append("(void)nbg_n;")
-        L.append("}")
-        return "\n".join(L)
-    from nbgraph.tensor.c_code.parallel import parallel_loop
+        from nbgraph.tensor.c_code.parallel import parallel_loop
 
-    return parallel_loop(nd, inputs, arrays, scalar_names, outputs, element, restrict,
-                         sub, "\n".join(L)) + "\n}"
+        return parallel_loop(nd, inputs, outputs, element, restrict, sub, what)
+    L = ["{"]
+    names = []
+    for k, x in enumerate(inputs):
+        names.append("nbg_v%d" % k)
+        L.append("const %s nbg_v%d = %s;" % (x.ctype, k, x.literal if x.literal is not None
+                                             else "*%s" % x.cname))
+    L.append(element(names, ["*%s" % c for c, _ in outputs]))
+    L.append("}")
+    return "\n".join(L)
 
 
 def c_str(text):

@@ -1,38 +1,40 @@
 """Elementwise loops split across the thread pool (see :mod:`nbgraph.linkers.c.threads`).
 
-The loop becomes two row functions emitted before the kernel (through
-``sub["helpers"]``, named after ``sub["kernel"]``) and a context struct of
-its scalar values: ``_row`` runs the element code over one row of unit
-strides (a vectorisable loop over restrict pointers) and hands rows of other
-strides to ``_strided`` (a plain loop, compiled at -O1, ``NBG_STRIDED_ROW``:
-vectorising it costs compile time and such rows gain little from it, and -O1
-costs the compiler half of what -O3 without vectorisation does, for the same
-scalar code's results).  The kernel itself only checks its operands and calls
-the runtime: it is compiled without optimisation (``sub["glue"]``, see
-:mod:`nbgraph.linkers.c.codegen`).  Everything else is
-the runtime library's ``nbg_run_rows`` (``nbgraph/linkers/c/csrc/helpers.h``),
-compiled once instead of into every module: it walks the operands as one
-flat row when all are contiguous, else as the rows of the general iterator,
-and splits the range across the pool when it has at least
-:func:`min_parallel` elements and the workers are awake (they spin for a
-while after each job), or four times that, or when such loops keep coming,
-while they sleep (waking one costs ~15 us here); else the rows run on the
-calling thread.  Each element is computed by exactly one thread with the
-same code, so results never depend on the thread count.
+A kernel holds only what is its own: two row functions emitted before it
+(through ``sub["helpers"]``, named after ``sub["kernel"]``), a context struct
+of its scalar values, and a description of its loop (``nbg_loop``,
+``csrc/common.h``: each operand's slot, dims and item size, the two
+functions, the split's grain and threshold) that it hands to the runtime
+library's ``nbg_run_loop`` (``nbgraph/linkers/c/csrc/helpers.h``), compiled
+once instead of into every module.  That driver checks the operands' shapes,
+reads the scalar inputs into the context and runs the rows: as one flat row
+when all operands are contiguous, else as the rows of the general iterator,
+splitting the range across the pool when it has at least :func:`min_parallel`
+elements and the workers are awake (they spin for a while after each job), or
+four times that, or when such loops keep coming, while they sleep (waking one
+costs ~15 us here); else the rows run on the calling thread.  Each element is
+computed by exactly one thread with the same code, so results never depend on
+the thread count.
 
-Rows of unit strides run ``_unit``, a function whose operands are restrict
-parameters (GCC ignores restrict on local pointers and would version the loop
-for aliasing: a second, scalar copy of the element code): one loop over the
-element code.  A big contiguous output (``NBG_STREAM_MIN`` bytes) of a cheap
-element (weight <= 2: exact operations, whose results do not depend on the
-vector width) is written with non-temporal stores, which saves reading the
-output's cache lines before writing them: ``_tiles`` (-O1, ``NBG_TILE_DRIVER``)
-calls the same ``_unit`` tile by tile (``NBG_TILE_BYTES``) into a buffer in L1
-that is then streamed out, so the element code is compiled once, in the
-simplest loop (``_unit`` is ``NBG_ONE_COPY``: neither inlined into its two
-callers nor specialised for the tile's length).  The tile loop's control flow
-kept apart from the element loop costs the compiler far less: a cheap 6-op
-chain's unit of the row 189.9 -> 161.7 million instructions (valgrind).
+``_unit`` runs the element code over a row of unit strides: its operands are
+restrict parameters of ``_loop``, inlined into it (GCC ignores restrict on
+local pointers and would version the loop for aliasing: a second, scalar
+copy of the element code), one vectorisable loop; its signature is the same
+for every kernel (context, operand pointers, length), so the runtime calls it
+directly.  Rows of other strides run ``_strided``, a plain loop compiled at
+-O1 (``NBG_STRIDED_ROW``: vectorising it costs compile time and such rows gain
+little from it, and -O1 costs the compiler half of what -O3 without
+vectorisation does, for the same scalar code's results).  A big contiguous
+output (``NBG_STREAM_MIN`` bytes) of a cheap element (weight <= 2: exact
+operations, whose results do not depend on the vector width) is written with
+non-temporal stores, which saves reading the output's cache lines before
+writing them: the runtime runs ``_unit`` tile by tile (``NBG_TILE_BYTES``) into
+buffers in L1 that it then streams out.
+
+Compile work (valgrind, the 12-layer MLP's module, two units): 927 + 936
+million compiler instructions when each kernel had its own row dispatcher,
+tile driver and an entry reading every operand into locals, 730 + 767 now
+(the runtime's rows unit: 499 -> 677 million, once per machine).
 """
 
 __all__ = ["element_weight", "min_parallel", "parallel_loop", "helper_prefix"]
@@ -70,177 +72,133 @@ def helper_prefix(sub):
     return "%s_h%d" % (sub["kernel"], len(sub["helpers"]))
 
 
-def parallel_loop(nd, inputs, arrays, scalar_names, outputs, element, restrict, sub, prolog):
-    """The helpers (appended to ``sub["helpers"]``) and kernel statements of an
-    elementwise loop over the shape of ``outputs[0]``.
+def parallel_loop(nd, inputs, outputs, element, restrict, sub, what):
+    """The helpers (appended to ``sub["helpers"]``) and the kernel's whole body
+    (``sub["entry"]`` is set: see :func:`nbgraph.linkers.c.codegen.node_kernel`)
+    of an elementwise loop over the shape of ``outputs[0]``.
 
-    ``inputs``: LoopInputs; ``arrays``: ``[(k, input)]`` of the array inputs;
-    ``scalar_names[k]``: the C name (``nbg_v<k>``) of a scalar input;
-    ``outputs``: ``[(cname, ctype)]``; ``element(in_exprs, out_lvalues)``: the
-    C block of one element; ``prolog``: the kernel's statements so far
-    (checks, ``nbg_n``), which must define the ``nbg_v<k>`` of non-literal
-    scalars.
+    ``inputs``: LoopInputs (array inputs, scalars read once, literals);
+    ``outputs``: ``[(cname, ctype)]``; ``sub["operands"][cname]`` is
+    ``(slot, dims offset, ndim)`` of each operand named there;
+    ``element(in_exprs, out_lvalues)``: the C block of one element;
+    ``what``: the node's name in messages (C string contents).
     """
     P = helper_prefix(sub)
+    arrays = [(k, x) for k, x in enumerate(inputs) if not x.scalar]
+    scalars = [(k, x) for k, x in enumerate(inputs) if x.scalar and x.literal is None]
     ops = [(x.cname, x.ctype, "nbg_p%d" % k, True) for k, x in arrays]
     ops += [(cname, ctype, "nbg_q%d" % j, False) for j, (cname, ctype) in enumerate(outputs)]
-    nops = len(ops)
-    scalars = [(k, x) for k, x in enumerate(inputs) if x.scalar]
+    names = {k: "nbg_v%d" % k for k, x in enumerate(inputs) if x.scalar}
     weight = element_weight(element)
     H = ["typedef struct {"]
-    H += ["%s v%d;" % (x.ctype, k) for k, x in scalars if x.literal is None] or ["char none;"]
+    H += ["%s v%d;" % (x.ctype, k) for k, x in scalars] or ["char none;"]
     H.append("} %s_ctx;" % P)
-    H += _strided_row(P, ops, inputs, scalars, scalar_names, outputs, element)
-    stream = weight <= STREAM_WEIGHT
-    H += _unit_loop(P, ops, inputs, scalars, scalar_names, outputs, element,
-                    "restrict " if restrict else "", stream)
-    if stream:
-        H += _tiles(P, ops, outputs)
-    H += _unit_row(P, ops, stream)
+    H += _strided_row(P, ops, inputs, names, outputs, element)
+    H += _unit_loop(P, ops, inputs, names, outputs, element, "restrict " if restrict else "")
+    H += _unit(P, ops)
     sub["helpers"].append("\n".join(H))
-    sub["glue"] = True  # the kernel itself only checks and hands rows over (codegen)
-    # -- the kernel's part: the runtime's driver runs the rows (csrc/helpers.h)
-    L = [prolog, "if (nbg_n > 0) {", "%s_ctx nbg_c;" % P]
-    for k, x in scalars:
-        if x.literal is None:
-            L.append("nbg_c.v%d = nbg_v%d;" % (k, k))
-    L.append("const int64_t *const nbg_dl[%d] = {%s};" % (
-        nops, ", ".join("%s_dims" % c for c, _, _, _ in ops)))
-    L.append("const int64_t *const nbg_sl[%d] = {%s};" % (
-        nops, ", ".join("%s_strides" % c for c, _, _, _ in ops)))
-    L.append("const int64_t nbg_items[%d] = {%s};" % (
-        nops, ", ".join("sizeof(%s)" % t for _, t, _, _ in ops)))
-    L.append("void *const nbg_bases[%d] = {%s};" % (nops, ", ".join(
-        "(void *)%s" % c for c, _, _, _ in ops)))
-    L.append("nbg_status = nbg_run_rows(%s_row, &nbg_c, %d, %d, %s_dims, nbg_dl, nbg_sl, "
-             "nbg_items, nbg_bases, nbg_n, 64, %d, sizeof(%s), nbg_err);" % (
-                 P, nd, nops, outputs[0][0], min_parallel(weight), outputs[0][1]))
-    L.append("if (nbg_status) goto nbg_fail;")
-    L.append("}")
+    sub["glue"] = True  # the kernel only describes its loop to the runtime (codegen)
+    sub["entry"] = True
+    # -- the kernel: its operands and functions, for the runtime's driver (csrc/helpers.h)
+    described = [(x.cname, x.ctype, False, "0") for _, x in arrays]
+    described += [(cname, ctype, False, "0") for cname, ctype in outputs]
+    described += [(x.cname, x.ctype, True, "offsetof(%s_ctx, v%d)" % (P, k)) for k, x in scalars]
+    rows, padded, dims = _operand_rows(described, nd, sub["operands"])
+    stream = "sizeof(%s)" % outputs[0][1] if weight <= STREAM_WEIGHT else "0"
+    L = ["static const nbg_operand nbg_o[%d] = {%s};" % (len(rows), ", ".join(rows)),
+         "static const nbg_loop nbg_l = {%s_unit, %s_strided, \"%s\", %d, %d, %d, %d, 64, %d, "
+         "%s, nbg_o};" % (P, P, what, nd, len(arrays), len(ops), len(scalars),
+                          min_parallel(weight), stream),
+         "%s_ctx nbg_c;" % P]
+    if padded:  # an input of fewer dimensions (Alloc's value): all dims, padded, in nbg_d
+        L.append("const int64_t nbg_d[%d] = {%s};" % (len(padded), ", ".join(padded)))
+    L.append("return nbg_run_loop(&nbg_l, &nbg_c, nbg_ptrs, %s, nbg_err);" % dims)
     return "\n".join(L)
 
 
-def _row_head(P, scalars):
+def _operand_rows(described, nd, slots):
+    """The ``nbg_operand`` initialisers of a loop's operands (``described``:
+    ``(cname, ctype, read once?, context offset)``; ``slots``: codegen's
+    ``sub["operands"]``), and, when an array input has fewer dimensions than
+    the loop (aligned to the right: the leading ones of size 1, stride 0),
+    the entries of a dims array holding every operand's (else None), and
+    the C name of the dims array the runtime reads."""
+    rows, entries = [], []
+    pad = any(slots[c][2] < nd for c, _, once, _ in described if not once)
+    for cname, ctype, once, at in described:
+        slot, off, own = slots[cname]
+        ndim = own if once else nd
+        lead = ndim - own
+        rows.append("{%d, %d, %d, sizeof(%s), %s}" % (
+            slot, ndim, len(entries) if pad else off, ctype, at))
+        entries += ["1" if e < lead else "nbg_dims[%d]" % (off + e - lead) for e in range(ndim)]
+        entries += ["0" if e < lead else "nbg_dims[%d]" % (off + own + e - lead)
+                    for e in range(ndim)]
+    return rows, entries if pad else None, "nbg_d" if pad else "nbg_dims"
+
+
+def _row_head(scalars):
     lines = ["int nbg_status = NBG_VALUE_ERROR;", "(void)nbg_c; (void)nbg_err; (void)nbg_status;"]
-    for k, x in scalars:
-        lines.append("const %s nbg_v%d = %s;" % (x.ctype, k, x.literal if x.literal is not None
-                                                  else "nbg_c->v%d" % k))
+    for k, x in enumerate(scalars):
+        if x is not None:
+            lines.append("const %s nbg_v%d = %s;" % (x.ctype, k, x.literal if x.literal is not None
+                                                      else "nbg_c->v%d" % k))
     return lines
 
 
 _ROW_TAIL = ["return 0;", "nbg_fail:", "return nbg_status ? nbg_status : NBG_VALUE_ERROR;", "}"]
 
 
-def _strided_row(P, ops, inputs, scalars, scalar_names, outputs, element):
+def _scalars(inputs):
+    return [x if x.scalar else None for x in inputs]
+
+
+def _strided_row(P, ops, inputs, names, outputs, element):
     """``<P>_strided``: one row of any strides, never vectorised (rows reach it
     only when some stride is not 1; vectorising it costs compile time for no
     run time), compiled at -O1 (``NBG_STRIDED_ROW``)."""
-    H = ["static NBG_NOINLINE NBG_STRIDED_ROW int %s_strided(const %s_ctx *nbg_c, "
-         "char *const *nbg_row, const int64_t *nbg_rs, int64_t nbg_len, char *nbg_err) {"
-         % (P, P)]
-    H += _row_head(P, scalars)
+    H = ["static NBG_NOINLINE NBG_STRIDED_ROW int %s_strided(const void *nbg_vc, "
+         "char *const *nbg_row, const int64_t *nbg_rs, int64_t nbg_len, char *nbg_err) {" % P,
+         "const %s_ctx *nbg_c = (const %s_ctx *)nbg_vc;" % (P, P)]
+    H += _row_head(_scalars(inputs))
     for m, (_, ctype, p, is_in) in enumerate(ops):
         c = "const " if is_in else ""
         H.append("%s%s *%s = (%s%s *)nbg_row[%d];" % (c, ctype, p, c, ctype, m))
         H.append("const int64_t %s_s = nbg_rs[%d];" % (p, m))
     H.append("int64_t nbg_i;")
     H.append("for (nbg_i = 0; nbg_i < nbg_len; nbg_i++) {")
-    H.append(element([scalar_names[k] if x.scalar else "nbg_p%d[nbg_i * nbg_p%d_s]" % (k, k)
+    H.append(element([names[k] if x.scalar else "nbg_p%d[nbg_i * nbg_p%d_s]" % (k, k)
                       for k, x in enumerate(inputs)],
                      ["nbg_q%d[nbg_i * nbg_q%d_s]" % (j, j) for j in range(len(outputs))]))
     H.append("}")
     return H + _ROW_TAIL
 
 
-def _unit_row(P, ops, stream):
-    """``<P>_row``, the row function given to ``nbg_run_rows``: unit strides
-    run ``<P>_unit`` (a big output's rows ``<P>_tiles`` with ``stream``), other
-    strides ``<P>_strided``."""
-    nops = len(ops)
-    args = ", ".join("(%s%s *)nbg_row[%d]" % ("const " if is_in else "", ctype, m)
-                     for m, (_, ctype, _, is_in) in enumerate(ops))
-    lines = ["static int %s_row(const void *nbg_vc, char *const *nbg_row, const int64_t *nbg_rs, "
-             "int64_t nbg_len, int nbg_big, char *nbg_err) {" % P,
-             "const %s_ctx *nbg_c = (const %s_ctx *)nbg_vc;" % (P, P),
-             "int nbg_unit = 1, nbg_k;",
-             "(void)nbg_big;",
-             "for (nbg_k = 0; nbg_k < %d; nbg_k++) nbg_unit &= (nbg_rs[nbg_k] == 1);" % nops,
-             "if (!nbg_unit) return %s_strided(nbg_c, nbg_row, nbg_rs, nbg_len, nbg_err);" % P]
-    if stream:
-        lines.append("if (NBG_STREAM_OK && nbg_big) return %s_tiles(nbg_c, %s, nbg_len, nbg_err);"
-                     % (P, args))
-    return lines + ["return %s_unit(nbg_c, %s, nbg_len, nbg_err);" % (P, args), "}"]
-
-
-def _unit_loop(P, ops, inputs, scalars, scalar_names, outputs, element, rq, stream):
-    """``<P>_unit``: the element loop over one row of unit strides, its operands
-    restrict parameters (unless in place); never inlined with ``stream`` (its
-    two callers, ``<P>_row`` and ``<P>_tiles``, share one copy of the loop)."""
+def _unit_loop(P, ops, inputs, names, outputs, element, rq):
+    """``<P>_loop``: the element loop over one row of unit strides, its operands
+    restrict parameters (unless in place: GCC ignores restrict on local
+    pointers and would version the loop for aliasing, a second, scalar copy of
+    the element code); inlined into ``<P>_unit``, its only caller."""
     params = ", ".join("%s%s *%s%s" % ("const " if is_in else "", ctype, rq, p)
                        for _, ctype, p, is_in in ops)
-    H = ["static %sint %s_unit(const %s_ctx *nbg_c, %s, int64_t nbg_len, char *nbg_err) {"
-         % ("NBG_ONE_COPY " if stream else "", P, P, params)]
-    H += _row_head(P, scalars)
+    H = ["static int %s_loop(const %s_ctx *nbg_c, %s, int64_t nbg_len, char *nbg_err) {"
+         % (P, P, params)]
+    H += _row_head(_scalars(inputs))
     H.append("int64_t nbg_i;")
     H.append("for (nbg_i = 0; nbg_i < nbg_len; nbg_i++) {")
-    H.append(element([scalar_names[k] if x.scalar else "nbg_p%d[nbg_i]" % k
+    H.append(element([names[k] if x.scalar else "nbg_p%d[nbg_i]" % k
                       for k, x in enumerate(inputs)],
                      ["nbg_q%d[nbg_i]" % j for j in range(len(outputs))]))
     H.append("}")
     return H + _ROW_TAIL
 
 
-def _tiles(P, ops, outputs):
-    """``<P>_tiles``: a row of unit strides whose output is big (``nbg_big``):
-    ``<P>_unit`` runs up to output 0's next cache line, then tile by tile
-    (``NBG_TILE_BYTES``) into buffers in L1 that non-temporal stores copy out,
-    then the short rest; when an output is not aligned for that, the whole row
-    runs ``<P>_unit``.  Its control flow is apart from the element loop, which
-    GCC would otherwise compile with it (~60-80 million more instructions for
-    a 6-op chain, valgrind)."""
-    params = ", ".join("%s%s *%s" % ("const " if is_in else "", ctype, p)
-                       for _, ctype, p, is_in in ops)
-    ins = [p for _, _, p, is_in in ops if is_in]
-    nout = len(outputs)
-
-    def call(offset, outs, length):
-        return "%s_unit(nbg_c, %s, %s, nbg_err)" % (
-            P, ", ".join([p + offset for p in ins] + outs), length)
-
-    width = _max_size(outputs)
-    size0 = "sizeof(%s)" % outputs[0][1]
-    whole = ["nbg_q%d" % j for j in range(nout)]
-    H = ["static NBG_TILE_DRIVER int %s_tiles(const %s_ctx *nbg_c, %s, int64_t nbg_len, "
-         "char *nbg_err) {" % (P, P, params),
-         "enum { NBG_T = NBG_TILE_BYTES / (%s) < 32 ? 32 : NBG_TILE_BYTES / (%s) };"
-         % (width, width)]
-    H += ["%s nbg_b%d[NBG_T] __attribute__((aligned(64)));" % (ctype, j)
-          for j, (_, ctype) in enumerate(outputs)]
-    H += ["int64_t nbg_h, nbg_i;",
-          "int nbg_status;",
-          "if ((uintptr_t)nbg_q0 %% %s) return %s;" % (size0, call("", whole, "nbg_len")),
-          "nbg_h = (int64_t)(((64 - ((uintptr_t)nbg_q0 & 63)) & 63) / %s);" % size0,
-          "if (%s) return %s;" % (" || ".join(
-              ["nbg_len < nbg_h + NBG_T"] +
-              ["((uintptr_t)(nbg_q%d + nbg_h) & 15) != 0" % j for j in range(nout)]),
-              call("", whole, "nbg_len")),
-          "nbg_status = %s;" % call("", whole, "nbg_h"),
-          "for (nbg_i = nbg_h; !nbg_status && nbg_len - nbg_i >= NBG_T; nbg_i += NBG_T) {",
-          "nbg_status = %s;" % call(" + nbg_i", ["nbg_b%d" % j for j in range(nout)], "NBG_T")]
-    H += ["nbg_stream(nbg_q%d + nbg_i, nbg_b%d, sizeof nbg_b%d);" % (j, j, j)
-          for j in range(nout)]
-    H += ["}",
-          "if (!nbg_status) nbg_status = %s;" % call(
-              " + nbg_i", ["nbg_q%d + nbg_i" % j for j in range(nout)], "nbg_len - nbg_i"),
-          "NBG_SFENCE();",
-          "return nbg_status;",
-          "}"]
-    return H
-
-
-def _max_size(outputs):
-    sizes = ["sizeof(%s)" % t for _, t in outputs]
-    expr = sizes[0]
-    for s in sizes[1:]:
-        expr = "(%s > %s ? %s : %s)" % (expr, s, expr, s)
-    return expr
+def _unit(P, ops):
+    """``<P>_unit``, the row of unit strides the runtime calls (a fixed signature:
+    the context, each operand's first element, the length)."""
+    args = ", ".join("(%s%s *)nbg_row[%d]" % ("const " if is_in else "", ctype, m)
+                     for m, (_, ctype, _, is_in) in enumerate(ops))
+    return ["static int %s_unit(const void *nbg_vc, char *const *nbg_row, int64_t nbg_len, "
+            "char *nbg_err) {" % P,
+            "return %s_loop((const %s_ctx *)nbg_vc, %s, nbg_len, nbg_err);" % (P, P, args),
+            "}"]

@@ -87,19 +87,23 @@ def test_kernel_source_is_readable():
     x = nt.dmatrix("x")
     node = nt.exp(x + 1).owner
     ks = codegen.node_kernel(node)
-    assert "nbg_run_rows" in ks.body and "exp(" in ks.body
+    assert "nbg_run_loop" in ks.body and "exp(" in ks.body
     assert "NBG_KERNEL_NAME" in ks.body
 
 
 def test_an_elementwise_kernel_is_glue_and_its_strided_row_is_compiled_at_o1():
-    """The kernel of an elementwise loop only checks operands and calls the runtime
-    (NBG_GLUE), its strided row is a scalar loop (NBG_STRIDED_ROW); the row of
-    unit strides, the one that vectorises, keeps the module's flags."""
+    """The kernel of an elementwise loop only describes its loop to the runtime
+    (NBG_GLUE: the runtime checks the operands and runs the rows), its strided
+    row is a scalar loop (NBG_STRIDED_ROW); the row of unit strides, the one
+    that vectorises, keeps the module's flags; the kernel reads no operand
+    into locals of its own."""
     x, y = nt.dmatrix("x"), nt.dmatrix("y")
     ks = codegen.node_kernel((nt.tanh(x) * y + x).owner)
     assert "NBG_GLUE\nstatic int NBG_KERNEL_NAME(void **nbg_ptrs" in ks.body
     assert re.search(r"static NBG_NOINLINE NBG_STRIDED_ROW int \w+_strided\(", ks.body)
-    assert re.search(r"^static int \w+_row\(", ks.body, re.M)
+    assert re.search(r"^static int \w+_unit\(const void \*nbg_vc, char \*const \*nbg_row, "
+                     r"int64_t nbg_len, char \*nbg_err\)", ks.body, re.M)
+    assert "i0_dims" not in ks.body and "nbg_run_loop(&nbg_l, " in ks.body
     scalar = codegen.node_kernel((nt.dscalar("a") + nt.dscalar("b")).owner)
     assert "NBG_GLUE" not in scalar.body  # 0-d: the element is computed in the kernel
     head = codegen.prelude(None)

@@ -74,8 +74,21 @@ NBG_INLINE int nbg_same_dims(int nd, const int64_t *a, const int64_t *b) {
     for (d = 0; d < nd; d++) if (a[d] != b[d]) return 0;
     return 1;
 }
-/* One row of an elementwise loop (see nbg_run_rows in csrc/helpers.h). */
-typedef int (*nbg_row_fn)(const void *, char *const *, const int64_t *, int64_t, int, char *);
+/* An elementwise loop as its kernel describes it to the runtime (nbg_run_loop
+   in csrc/helpers.h): the kernel's own functions over one row (unit: every
+   operand of unit stride; strided: any strides, or NULL), then one
+   nbg_operand per operand (array inputs, outputs, inputs read once). */
+typedef int (*nbg_unit_fn)(const void *, char *const *, int64_t, char *);
+typedef int (*nbg_strided_fn)(const void *, char *const *, const int64_t *, int64_t, char *);
+typedef struct { int slot, ndim, dims, item, at; } nbg_operand;
+typedef struct {
+    nbg_unit_fn unit;
+    nbg_strided_fn strided;
+    const char *what;
+    int nd, nin, nops, nscalars;
+    int64_t grain, min_n, stream_item;
+    const nbg_operand *ops;
+} nbg_loop;
 /* A reduction kernel's own loops and facts, for the runtime's driver
    (nbg_reduce in csrc/reduce.h): seg reduces elements [lo, hi) of the row at
    ptr (element strides inner) into *out; keep combines a row element by
@@ -114,8 +127,6 @@ typedef struct {
     int (*all_contiguous)(int, const int64_t *, int, const int64_t *const *,
                           const int64_t *const *, const int64_t *);
     int (*check_ones)(int, int, const int64_t *const *, char *, const char *);
-    int (*run_rows)(nbg_row_fn, const void *, int, int, const int64_t *, const int64_t *const *,
-                    const int64_t *const *, const int64_t *, void *const *, int64_t, int64_t,
-                    int64_t, int64_t, char *);
+    int (*run_loop)(const nbg_loop *, void *, void *const *, const int64_t *, char *);
     int (*reduce)(const nbg_reduce_spec *, nbg_iter *, int64_t, char *);
 } nbg_runtime;

@@ -34,11 +34,8 @@ NBG_HELPER int nbg_all_contiguous(int nd, const int64_t *shape, int n, const int
                                   const int64_t *const *strides, const int64_t *items);
 NBG_HELPER int nbg_check_ones(int nd, int n, const int64_t *const *dims, char *err,
                               const char *what);
-NBG_HELPER int nbg_run_rows(nbg_row_fn row, const void *user, int nd, int nops,
-                            const int64_t *shape, const int64_t *const *dims,
-                            const int64_t *const *strides, const int64_t *items,
-                            void *const *bases, int64_t n, int64_t grain, int64_t min_n,
-                            int64_t stream_item, char *err);
+NBG_HELPER int nbg_run_loop(const nbg_loop *loop, void *user, void *const *ptrs,
+                            const int64_t *dims, char *err);
 NBG_HELPER int nbg_reduce(const nbg_reduce_spec *s, nbg_iter *it, int64_t total, char *err);
 NBG_HELPER NBG_NOINLINE void nbg_fail_once(nbg_fails *f, int status, const char *msg) {
     int expected = 0;
@@ -233,22 +230,49 @@ NBG_HELPER NBG_NOINLINE void nbg_iter_sub(const nbg_iter *src, nbg_iter *dst, in
     }
 }
 
-/* The driver of an elementwise loop (nbgraph.tensor.c_code.parallel): the
-   kernel gives the result's shape, its operands (dims, byte strides, item
-   sizes, base pointers) and a row function
-       row(user, ptrs, strides, len, stream, err)
-   running the element code over one row (ptrs: each operand's first element,
-   strides: in items, len: elements; stream: write a big contiguous output
-   with non-temporal stores).  The operands are walked as one flat row when
-   all are C-contiguous with the output's shape, else as the rows of the
-   general iterator; the range [0, n) is split across the thread pool by
-   NBG_HELPERS_PARALLEL when worth it.  A short row broadcast over
-   contiguous rows (a (600, 10) + (10,) bias add) is a third case: the row
-   is copied several times end to end (NBG_REP_BYTES in all), so that every
+/* The driver of an elementwise loop (nbgraph.tensor.c_code.parallel).  The
+   kernel describes its loop (nbg_loop, csrc/common.h): its operands (array
+   inputs, then outputs, then inputs read once: each one's slot in the
+   kernel's pointers, where its dims and byte strides start in the kernel's
+   dims (nd of each for arrays; ndim, any, for inputs read once), its item
+   size, and for an input read once its place in the kernel's context), and
+   its two functions over one row:
+       unit(user, ptrs, len, err)             every operand of unit stride
+       strided(user, ptrs, strides, len, err) any strides (in items)
+   nbg_run_loop checks the operands' shapes (NumPy broadcasting), copies the
+   inputs read once into the context, then runs the rows: as one flat row
+   when all operands are C-contiguous with the output's shape, else as the
+   rows of the general iterator; the range [0, n) is split across the thread
+   pool by NBG_HELPERS_PARALLEL when worth it.  A short row broadcast over
+   contiguous rows (a (600, 10) + (10,) bias add) is a third case: the row is
+   copied several times end to end (NBG_REP_BYTES in all), so that every
    operand is walked as one flat run of many rows per row call (the same
-   elements with the same code, far fewer calls).  Returns 0, or the status
+   elements with the same code, far fewer calls).  A big contiguous output
+   (stream_item != 0 and at least NBG_STREAM_MIN bytes) is written tile by
+   tile with non-temporal stores (nbg_streamed_row).  Returns 0, or the status
    of the first failing row (its message in err), or NBG_TYPE_ERROR (bad
-   strides). */
+   strides), or NBG_VALUE_ERROR (shapes). */
+/* Non-temporal stores: a big output is written tile by tile around the caches,
+   which saves reading its cache lines first (GCC's builtins behind
+   _mm_stream_si128 / _mm_sfence, without the header). */
+#define NBG_TILE_BYTES 256
+#if defined(__x86_64__) && defined(__SSE2__)
+#define NBG_STREAM_OK 1
+typedef long long nbg_v2di __attribute__((vector_size(16), __may_alias__));
+static inline void nbg_stream(void *dst, const void *src, int64_t bytes) {
+    int64_t j;
+    for (j = 0; j < bytes; j += 16)
+        __builtin_ia32_movntdq((nbg_v2di *)((char *)dst + j),
+                               *(const nbg_v2di *)((const char *)src + j));
+}
+#define NBG_SFENCE() __builtin_ia32_sfence()
+#else
+#define NBG_STREAM_OK 0
+static inline void nbg_stream(void *dst, const void *src, int64_t bytes) {
+    __builtin_memcpy(dst, src, (size_t)bytes);
+}
+#define NBG_SFENCE() ((void)0)
+#endif
 /* Bytes of the repeated copies of broadcast rows (on the calling thread's stack). */
 #define NBG_REP_BYTES 16384
 /* At most this many broadcast operands get repeated copies. */
@@ -261,10 +285,13 @@ NBG_HELPER NBG_NOINLINE void nbg_iter_sub(const nbg_iter *src, nbg_iter *dst, in
 #else
 #define NBG_REP_SETUP
 #endif
+/* A streamed row has a tile buffer for each of at most NBG_TILE_OUTS outputs
+   (a row of more outputs is not streamed). */
+#define NBG_TILE_OUTS 8
 typedef struct {
     nbg_fails fails;
     const nbg_iter *it;
-    nbg_row_fn row;
+    const nbg_loop *loop;
     const void *user;
     int nops, stream;
     int64_t rep;  /* without the iterator: the period of the broadcast rows' copies */
@@ -272,6 +299,49 @@ typedef struct {
     int64_t items[NBG_MAXOPS];
     char *repbase[NBG_MAXOPS];  /* the repeated copy of a broadcast operand, else NULL */
 } nbg_rows_job;
+/* A row of unit strides whose outputs are big: `unit` runs up to output 0's
+   next cache line, then tile by tile (NBG_TILE_BYTES of the widest output, at
+   least 32 elements) into buffers in L1 that non-temporal stores copy out,
+   then over the short rest; when an output is not aligned for that, the
+   whole row runs `unit`. */
+static NBG_NOINLINE int nbg_streamed_row(const nbg_rows_job *job, char *const *row,
+                                         int64_t len, char *err) {
+    const nbg_loop *L = job->loop;
+    const int nin = L->nin, nops = job->nops;
+    const int64_t *items = job->items;
+    char buf[NBG_TILE_OUTS][2 * NBG_TILE_BYTES] __attribute__((aligned(64)));
+    char *at[NBG_MAXOPS];
+    int64_t width = 0, T, h = (int64_t)(((64 - ((uintptr_t)row[nin] & 63)) & 63) / items[nin]), i;
+    int k, st, fits = nops - nin <= NBG_TILE_OUTS && (uintptr_t)row[nin] % items[nin] == 0;
+    for (k = nin; k < nops; k++) {
+        if (items[k] > width) width = items[k];
+        if (((uintptr_t)(row[k] + h * items[k]) & 15) != 0) fits = 0;
+        at[k] = buf[(k - nin) % NBG_TILE_OUTS];
+    }
+    T = NBG_TILE_BYTES / width < 32 ? 32 : NBG_TILE_BYTES / width;
+    if (!fits || T * width > 2 * NBG_TILE_BYTES || len < h + T)
+        return L->unit(job->user, row, len, err);
+    st = L->unit(job->user, row, h, err);
+    for (i = h; !st && len - i >= T; i += T) {
+        for (k = 0; k < nin; k++) at[k] = row[k] + i * items[k];
+        st = L->unit(job->user, at, T, err);
+        for (k = nin; k < nops; k++) nbg_stream(row[k] + i * items[k], at[k], T * items[k]);
+    }
+    for (k = 0; k < nops; k++) at[k] = row[k] + i * items[k];
+    if (!st) st = L->unit(job->user, at, len - i, err);
+    NBG_SFENCE();
+    return st;
+}
+/* One row: `unit`, `strided` or a streamed row. */
+static NBG_NOINLINE int nbg_one_row(const nbg_rows_job *job, char *const *row,
+                                    const int64_t *inner, int64_t len, int stream, char *err) {
+    const nbg_loop *L = job->loop;
+    int k;
+    for (k = 0; k < job->nops; k++)
+        if (inner[k] != 1) return L->strided(job->user, row, inner, len, err);
+    if (NBG_STREAM_OK && stream) return nbg_streamed_row(job, row, len, err);
+    return L->unit(job->user, row, len, err);
+}
 static void nbg_rows_task(void *vc, int64_t b, int64_t e) {
     const nbg_rows_job *job = (const nbg_rows_job *)vc;
     const int nops = job->nops;
@@ -288,7 +358,7 @@ static void nbg_rows_task(void *vc, int64_t b, int64_t e) {
             for (k = 0; k < nops; k++)
                 row[k] = job->repbase[k] ? job->repbase[k] + off * job->items[k]
                                          : job->base[k] + pos * job->items[k];
-            st = job->row(job->user, row, ones, len, job->stream, err);
+            st = nbg_one_row(job, row, ones, len, job->stream, err);
             if (st) break;
             pos += len;
         }
@@ -302,7 +372,7 @@ static void nbg_rows_task(void *vc, int64_t b, int64_t e) {
         for (;;) {
             const int64_t len = n - i < e - pos ? n - i : e - pos;
             for (k = 0; k < nops; k++) row[k] = ptr[k] + i * it->st[k][last];
-            st = job->row(job->user, row, it->inner, len, 0, err);
+            st = nbg_one_row(job, row, it->inner, len, 0, err);
             pos += len;
             if (st || pos >= e) break;
             i = 0;
@@ -356,24 +426,21 @@ static NBG_REP_SETUP int nbg_repeat_rows(nbg_rows_job *job, const nbg_iter *it, 
     job->rep = R * n;
     return 1;
 }
-NBG_HELPER NBG_NOINLINE int nbg_run_rows(nbg_row_fn row, const void *user, int nd, int nops,
+/* The rows of `loop` over `shape` (n elements): operand k's dims, byte strides,
+   item size and first element in dims[k], strides[k], items[k], bases[k]. */
+static NBG_NOINLINE int nbg_run_rows(const nbg_loop *loop, const void *user, int nd,
                                      const int64_t *shape, const int64_t *const *dims,
                                      const int64_t *const *strides, const int64_t *items,
-                                     void *const *bases, int64_t n, int64_t grain,
-                                     int64_t min_n, int64_t out_item, char *err) {
+                                     void *const *bases, int64_t n, char *err) {
+    const int nops = loop->nops;
     nbg_rows_job job;
     nbg_iter it;
     char rep[NBG_REP_BYTES] __attribute__((aligned(64)));
     int k;
-    if (n <= 0) return 0;
-    if (nops > NBG_MAXOPS) {
-        nbg_errorf(err, "too many operands for the C iterator");
-        return NBG_TYPE_ERROR;
-    }
     job.fails.failed = 0;
     job.fails.status = 0;
     job.fails.err = err;
-    job.row = row;
+    job.loop = loop;
     job.user = user;
     job.nops = nops;
     job.rep = n;  /* one flat run */
@@ -384,14 +451,54 @@ NBG_HELPER NBG_NOINLINE int nbg_run_rows(nbg_row_fn row, const void *user, int n
     if (nbg_all_contiguous(nd, shape, nops, dims, strides, items)) {
         for (k = 0; k < nops; k++) job.base[k] = (char *)bases[k];
         job.it = NULL;
-        job.stream = n * out_item >= NBG_STREAM_MIN;
+        job.stream = loop->stream_item && n * loop->stream_item >= NBG_STREAM_MIN;
     } else {
         if (nbg_iter_init(&it, nd, nops, shape, dims, strides, items, bases, 0, err))
             return NBG_TYPE_ERROR;
         job.it = &it;
         job.stream = 0;
-        if (it.nd == 2 && grain >= 1 && nbg_repeat_rows(&job, &it, rep, grain)) job.it = NULL;
+        if (it.nd == 2 && loop->grain >= 1 && nbg_repeat_rows(&job, &it, rep, loop->grain))
+            job.it = NULL;
     }
-    NBG_HELPERS_PARALLEL(nbg_rows_task, &job, n, grain, min_n);
+    NBG_HELPERS_PARALLEL(nbg_rows_task, &job, n, loop->grain, loop->min_n);
     return job.fails.failed ? job.fails.status : 0;
+}
+NBG_HELPER NBG_NOINLINE int nbg_run_loop(const nbg_loop *loop, void *user, void *const *ptrs,
+                                     const int64_t *dims, char *err) {
+    const int nd = loop->nd, nin = loop->nin, nops = loop->nops;
+    const int64_t *dl[NBG_MAXOPS], *sl[NBG_MAXOPS];
+    int64_t items[NBG_MAXOPS], n;
+    void *bases[NBG_MAXOPS];
+    int k, st = NBG_VALUE_ERROR;
+    if (nops > NBG_MAXOPS || nops <= nin) {
+        nbg_errorf(err, "%s: too many operands for the C loop", loop->what);
+        return NBG_TYPE_ERROR;
+    }
+    for (k = 0; k < nops; k++) {
+        const nbg_operand *o = loop->ops + k;
+        dl[k] = dims + o->dims;
+        sl[k] = dims + o->dims + nd;
+        items[k] = o->item;
+        bases[k] = ptrs[o->slot];
+    }
+    if (nin && NBG_UNLIKELY(nbg_check_broadcast(nd, dl[nin], nin, dl, err, loop->what)))
+        goto fail;
+    for (k = 0; k < loop->nscalars; k++) {  /* inputs read once (into the context) */
+        const nbg_operand *o = loop->ops + nops + k;
+        const int64_t *own = dims + o->dims;
+        if (NBG_UNLIKELY(nbg_check_ones(o->ndim, 1, &own, err, loop->what))) goto fail;
+        __builtin_memcpy((char *)user + o->at, ptrs[o->slot], (size_t)o->item);
+    }
+    for (k = nin + 1; k < nops; k++)
+        if (NBG_UNLIKELY(!nbg_same_dims(nd, dl[k], dl[nin]))) {
+            nbg_errorf(err, "%s: outputs of different shapes", loop->what);
+            goto fail;
+        }
+    n = nbg_size(nd, dl[nin]);
+    if (n <= 0) return 0;
+    st = nbg_run_rows(loop, user, nd, dl[nin], dl, sl, items, bases, n, err);
+    if (!st) return 0;
+fail:
+    if (!err[0]) nbg_errorf(err, "the C code failed");
+    return st ? st : NBG_VALUE_ERROR;
 }

@@ -1,6 +1,6 @@
 /* The module's side of the runtime (after csrc/common.h, and csrc/helpers.h
    when NBG_STANDALONE is defined): the table the module is bound to, the
-   helpers' names, the thread-pool calls, non-temporal stores, and the
+   helpers' names, the thread-pool calls, and the
    declarations of the few C library functions kernels use besides math.h
    (declared, not included: parsing string.h and stdio.h costs every module
    a few milliseconds of compile time).  Plain C, no placeholders. */
@@ -30,7 +30,7 @@ static const nbg_runtime *nbg_rt;
 #define nbg_broadcast_shape (nbg_rt->broadcast_shape)
 #define nbg_all_contiguous (nbg_rt->all_contiguous)
 #define nbg_check_ones (nbg_rt->check_ones)
-#define nbg_run_rows (nbg_rt->run_rows)
+#define nbg_run_loop (nbg_rt->run_loop)
 #define nbg_reduce (nbg_rt->reduce)
 #endif
 /* A function run once, when the module is loaded (its table and binding):
@@ -69,22 +69,3 @@ static NBG_NOINLINE void nbg_parallel(nbg_task fn, void *ctx, int64_t n, int64_t
     if (nbg_worth_splitting(n, min_n)) nbg_rt->parallel_for(fn, ctx, n, grain);
     else fn(ctx, 0, n);
 }
-/* Non-temporal stores: a big output (at least NBG_STREAM_MIN bytes) is
-   written tile by tile around the caches, which saves reading it first
-   (GCC's builtins behind _mm_stream_si128 / _mm_sfence, without the header). */
-#define NBG_TILE_BYTES 256
-#if defined(__x86_64__) && defined(__SSE2__)
-#define NBG_STREAM_OK 1
-typedef long long nbg_v2di __attribute__((vector_size(16), __may_alias__));
-static inline void nbg_stream(void *dst, const void *src, int64_t bytes) {
-    int64_t j;
-    for (j = 0; j < bytes; j += 16)
-        __builtin_ia32_movntdq((nbg_v2di *)((char *)dst + j),
-                               *(const nbg_v2di *)((const char *)src + j));
-}
-#define NBG_SFENCE() __builtin_ia32_sfence()
-#else
-#define NBG_STREAM_OK 0
-static inline void nbg_stream(void *dst, const void *src, int64_t bytes) { memcpy(dst, src, bytes); }
-#define NBG_SFENCE() ((void)0)
-#endif

@@ -295,7 +295,7 @@ static const nbg_runtime runtime = {
     nbg_errorf, nbg_set_error, nbg_shape_text, nbg_fail_once,
     nbg_iter_init, nbg_iter_step, nbg_iter_seek, nbg_iter_sub,
     nbg_check_broadcast, nbg_broadcast_shape, nbg_all_contiguous, nbg_check_ones,
-    nbg_run_rows, nbg_reduce,
+    nbg_run_loop, nbg_reduce,
 };
 
 NBG_EXPORT int nbg_rt_version(void) { return ${version}; }
