@@ -259,7 +259,7 @@ NBG_HELPER NBG_NOINLINE void nbg_iter_sub(const nbg_iter *src, nbg_iter *dst, in
 #if defined(__x86_64__) && defined(__SSE2__)
 #define NBG_STREAM_OK 1
 typedef long long nbg_v2di __attribute__((vector_size(16), __may_alias__));
-static inline void nbg_stream(void *dst, const void *src, int64_t bytes) {
+NBG_INLINE void nbg_stream(void *dst, const void *src, int64_t bytes) {
     int64_t j;
     for (j = 0; j < bytes; j += 16)
         __builtin_ia32_movntdq((nbg_v2di *)((char *)dst + j),
@@ -268,7 +268,7 @@ static inline void nbg_stream(void *dst, const void *src, int64_t bytes) {
 #define NBG_SFENCE() __builtin_ia32_sfence()
 #else
 #define NBG_STREAM_OK 0
-static inline void nbg_stream(void *dst, const void *src, int64_t bytes) {
+NBG_INLINE void nbg_stream(void *dst, const void *src, int64_t bytes) {
     __builtin_memcpy(dst, src, (size_t)bytes);
 }
 #define NBG_SFENCE() ((void)0)
