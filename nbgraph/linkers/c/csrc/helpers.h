@@ -304,7 +304,7 @@ typedef struct {
    least 32 elements) into buffers in L1 that non-temporal stores copy out,
    then over the short rest; when an output is not aligned for that, the
    whole row runs `unit`. */
-static NBG_NOINLINE int nbg_streamed_row(const nbg_rows_job *job, char *const *row,
+static NBG_NOINLINE NBG_HOT_HELPER int nbg_streamed_row(const nbg_rows_job *job, char *const *row,
                                          int64_t len, char *err) {
     const nbg_loop *L = job->loop;
     const int nin = L->nin, nops = job->nops;
