@@ -44,7 +44,7 @@ __all__ = ["RUNTIME_SOURCE", "runtime_source", "RUNTIME_FLAGS", "default_num_thr
            "remembered_key"]
 
 #: Version of the table layout (``nbg_runtime`` in ``csrc/common.h``).
-RUNTIME_VERSION = 5
+RUNTIME_VERSION = 6
 
 #: Bytes of the error-message buffer kernels, the runtime and the call path share
 #: (``NBG_ERRLEN``; also :data:`nbgraph.linkers.c.codegen.ERRLEN`).
