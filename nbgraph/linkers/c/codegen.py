@@ -66,7 +66,8 @@ def prelude(info, standalone=False, math=None):
     whole ``<math.h>``)."""
     head = c_template(__package__, "csrc/module_head.h", abi=_compiler.ABI_VERSION,
                       errlen=ERRLEN, rt_version=RUNTIME_VERSION,
-                      math=MATH_H if math is None else math)
+                      math=MATH_H if math is None else math,
+                      std_types=c_source(__package__, "csrc/std_types.h"))
     mvec = ""
     if info is not None and info.mvec:
         mvec = "/* vector versions of libm functions (glibc libmvec) */\n" + \

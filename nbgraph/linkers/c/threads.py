@@ -72,8 +72,8 @@ RUNTIME_SOURCE = None
 
 def runtime_source(info=None):
     """The C source of the runtime library for the compiler ``info``: one
-    translation unit (``csrc/runtime.c`` with ``csrc/common.h`` and
-    ``csrc/helpers.h``) ending with the compiler probe's test function (with
+    translation unit (``csrc/runtime.c`` with ``csrc/std_types.h``, ``csrc/common.h``
+    and ``csrc/helpers.h``) ending with the compiler probe's test function (with
     vector math when ``info.mvec``: :func:`~nbgraph.linkers.c.compiler.probe_function`)
     and the reductions' driver (``csrc/reduce.h``)."""
     if RUNTIME_SOURCE is not None:
@@ -82,6 +82,7 @@ def runtime_source(info=None):
     from nbgraph.linkers.c.compiler import probe_function
 
     return c_template(__package__, "csrc/runtime.c", version=RUNTIME_VERSION, errlen=ERRLEN,
+                      std_types=c_source(__package__, "csrc/std_types.h"),
                       common=c_source(__package__, "csrc/common.h"),
                       helpers=c_source(__package__, "csrc/helpers.h"),
                       probe=probe_function(bool(info is not None and info.mvec))) + \
@@ -183,8 +184,8 @@ KEY_MEMO = "runtime-key.memo"
 #: from (its C files, and the Python holding the probe function and the template
 #: rules): the memo is used only while none of them changed.
 KEY_FILES = ("linkers/c/csrc/common.h", "linkers/c/csrc/helpers.h", "linkers/c/csrc/runtime.c",
-             "linkers/c/csrc/reduce.h", "linkers/c/threads.py", "linkers/c/compiler.py",
-             "linkers/c/probe_program.py", "core/c_interface.py")
+             "linkers/c/csrc/reduce.h", "linkers/c/csrc/std_types.h", "linkers/c/threads.py",
+             "linkers/c/compiler.py", "linkers/c/probe_program.py", "core/c_interface.py")
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

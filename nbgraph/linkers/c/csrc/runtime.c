@@ -16,20 +16,7 @@
    each is storage at least as big and as aligned as glibc's and musl's types
    on these machines (tests/linkers/c/test_c_files.py checks this machine's
    headers), zero-filled where the headers' initialisers are zeros. */
-typedef __INT8_TYPE__ int8_t;
-typedef __INT16_TYPE__ int16_t;
-typedef __INT32_TYPE__ int32_t;
-typedef __INT64_TYPE__ int64_t;
-typedef __UINT8_TYPE__ uint8_t;
-typedef __UINT16_TYPE__ uint16_t;
-typedef __UINT32_TYPE__ uint32_t;
-typedef __UINT64_TYPE__ uint64_t;
-typedef __INTPTR_TYPE__ intptr_t;
-typedef __UINTPTR_TYPE__ uintptr_t;
-typedef __SIZE_TYPE__ size_t;
-typedef __PTRDIFF_TYPE__ ptrdiff_t;
-#define NULL ((void *)0)
-#define NBG_STD_TYPES 1   /* (csrc/common.h: the types are defined) */
+${std_types}
 #define NBG_HAVE_STDIO 1  /* (csrc/helpers.h: snprintf and vsnprintf are declared) */
 #define NBG_SYS_MUTEX_BYTES 64
 #define NBG_SYS_COND_BYTES 64
