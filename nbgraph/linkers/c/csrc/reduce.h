@@ -10,16 +10,14 @@
    csrc/runtime.c, whose pool it uses); a standalone module compiles it
    itself (serial).
    Plain C, no placeholders. */
+/* Its parallel loops are csrc/helpers.h's NBG_HELPERS_PARALLEL (the runtime's
+   pool, or serial in a standalone module), which it always follows. */
 #ifdef NBG_STANDALONE
 #define NBG_RED_WORTH(n, min_n) 0
 #define NBG_RED_THREADS() 1
-#define NBG_RED_PARALLEL(fn, ctx, n, grain) (fn)((ctx), 0, (n))
-#else  /* (the runtime's rt_worth, rt_parallel_for and nbg_rt_nthreads) */
+#else  /* (the runtime's rt_worth and nbg_rt_nthreads) */
 #define NBG_RED_WORTH(n, min_n) ((n) >= (min_n) && rt_worth((n), (min_n)))
 #define NBG_RED_THREADS() nbg_rt_nthreads()
-#define NBG_RED_PARALLEL(fn, ctx, n, grain) \
-    do { if (rt_worth((n), 0)) rt_parallel_for((fn), (ctx), (n), (grain)); \
-         else (fn)((ctx), 0, (n)); } while (0)
 #endif
 /* Elements per block when rows are cut (64 pairwise leaves of 128: the
    leaves, and so the sums, are the serial loop's), and the bytes of a batch
@@ -118,7 +116,7 @@ static NBG_RED_ONCE int nbg_red_blocks(nbg_red_job *job, nbg_iter *it) {
     for (u0 = 0; u0 < units; u0 += batch) {
         const int64_t nu = units - u0 < batch ? units - u0 : batch;
         job->u0 = u0;
-        NBG_RED_PARALLEL(nbg_red_units, job, nu, 1);
+        NBG_HELPERS_PARALLEL(nbg_red_units, job, nu, 1, 0);
         if (job->fails.failed) return 0;
         for (u = 0; u < nu; u++) {
             const char *v = job->part + u * s->item;
@@ -187,7 +185,8 @@ NBG_HELPER NBG_RED_ONCE NBG_NOINLINE int nbg_reduce(const nbg_reduce_spec *s, nb
     job.s = s;
     job.it = it;
     if (mode == 1)
-        NBG_RED_PARALLEL(nbg_red_split, &job, it->shape[job.split], last == job.split ? 64 : 1);
+        NBG_HELPERS_PARALLEL(nbg_red_split, &job, it->shape[job.split],
+                             last == job.split ? 64 : 1, 0);
     else
         st = nbg_red_blocks(&job, it);
     if (!st && job.fails.failed) st = job.fails.status;
