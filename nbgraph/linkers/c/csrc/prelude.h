@@ -41,12 +41,6 @@ static const nbg_runtime *nbg_rt;
 #else
 #define NBG_LOAD_TIME
 #endif
-/* A function whose loops are not worth vectorising (compile time). */
-#if defined(__GNUC__) && !defined(__clang__)
-#define NBG_SCALAR_ONLY __attribute__((optimize("no-tree-vectorize")))
-#else
-#define NBG_SCALAR_ONLY
-#endif
 static inline int nbg_iter_next(nbg_iter *it) { return nbg_iter_step(it, it->idx, it->ptr); }
 /* The number of rows (the product of the outer dimensions). */
 static inline int64_t nbg_iter_rows(const nbg_iter *it) {
