@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - Python < 3.12 or another implementatio
 __all__ = ["ABI_VERSION", "CompilerInfo", "CompileError", "CompilerUnavailable",
            "ProbeMismatch", "find_compiler", "probe", "probe_nowait", "confirm",
            "build_library", "MVEC_FUNCTIONS", "probe_function", "RuntimeMissing", "which",
-           "run_compilers", "check_opened"]
+           "run_compiler", "run_compilers", "command_text", "check_opened"]
 
 #: Version of the calling convention between Python and generated C.  Part
 #: of every module's cache key: bump it whenever generated code changes shape.
@@ -449,16 +449,17 @@ def build_library(info, source, src_path, out_path, extra_flags=()):
         _write_source(path, text)
     flags = info.argv + info.flags + list(extra_flags)
     from nbgraph.linkers.c import direct_link, prestart
+    from nbgraph.linkers.c.linking import link
 
     if len(parts) == 1 and not objects and not prestart.started(flags, parts[0]) and \
             (extra_flags or not direct_link.ready(info, out_path)):
-        _link(info, flags, out_path, [src_path], src_path, extra_flags)  # one driver run
+        link(info, flags, out_path, [src_path], src_path, extra_flags)  # one driver run
         return out_path
     units = [(path[:-2] + ".o", path) for path in sources] + \
         [(obj_path, src) for _, obj_path, src in builds]
     direct_link.compile_units(info, flags, units)  # (by cc1 and as alone where it can)
-    _link(info, flags, out_path, [obj for obj, _ in units[:len(sources)]] + linked,
-          src_path, extra_flags)
+    link(info, flags, out_path, [obj for obj, _ in units[:len(sources)]] + linked,
+         src_path, extra_flags)
     for obj, obj_path, _ in builds:
         support.publish(obj, obj_path, workdir, {"abi": ABI_VERSION, "compiler": info.version})
     return out_path
@@ -472,95 +473,6 @@ def _write_source(path, text):
         if exc.filename is None:
             exc.filename = path
         raise
-
-
-#: Whether kernel modules link without the C start-up files and default
-#: libraries (None: not tried yet in this process; see :func:`_link`).
-_bare = {"ok": None}
-
-#: How a bare link names what the default one adds: libgcc's helpers (static,
-#: for the few operations a CPU lacks), after the probed libraries.
-BARE_LINK = ["-nostdlib"]
-BARE_LIBS = ["-lgcc"]
-
-
-def _link(info, flags, out_path, inputs, src_path, extra_flags):
-    """Link (or compile and link) ``inputs`` into the library ``out_path``:
-    ``flags + ["-o", out_path] + inputs + info.libs``.
-
-    A kernel module (no ``extra_flags``) links *bare* on Linux: no C start-up
-    files and no default libraries (a library loaded with dlopen runs no crt
-    code; its C library and libm symbols come from its ``DT_NEEDED`` libm and
-    the process), which halves the link step.  If a bare link fails, the
-    usual one is run and used from then on in this process.  A bare link of
-    object files runs the linker itself (:mod:`~nbgraph.linkers.c.direct_link`).
-    """
-    import sys
-
-    args = ["-o", out_path] + list(inputs)
-    plain = flags + args + info.libs
-    if extra_flags or not sys.platform.startswith("linux") or _bare["ok"] is False:
-        _run_link(info, plain, src_path)
-        return
-    direct = _direct(info, flags, inputs)
-    if direct is not None and direct.run(inputs, out_path, src_path, info):
-        _bare["ok"] = True
-        return
-    try:
-        _run_link(info, flags + BARE_LINK + args + info.libs + BARE_LIBS, src_path)
-        _bare["ok"] = True
-    except CompileError as exc:
-        if _bare["ok"] or not _is_link_error(str(exc)):
-            raise
-        _bare["ok"] = False
-        _run_link(info, plain, src_path)
-    if direct is not None:
-        direct.driver_worked()
-
-
-#: Linker options that only make GNU ld faster, the library the same byte for
-#: byte: its symbol tables start small and grow (~32K buckets each else, set to
-#: zero for every input file).  The runtime library's link on a first use: 69 -> 46
-#: million ld instructions; a kernel module's bare link 25 -> 19 (cachegrind).
-#: Another linker (gold, lld) refuses them: the link then runs again without
-#: them, and so do the process's next links (:func:`_run_link`).
-FAST_LINK = ["-Wl,--hash-size=31"]
-_fast_link = {"ok": True}
-
-
-def _run_link(info, cmd, src_path):
-    """Run the driver's link command ``cmd`` (starting with ``info.argv``), with
-    :data:`FAST_LINK` on Linux while no link has refused it."""
-    import sys
-
-    if not _fast_link["ok"] or not sys.platform.startswith("linux"):
-        run_compiler(cmd, src_path)
-        return
-    n = len(info.argv)
-    try:
-        run_compiler(cmd[:n] + FAST_LINK + cmd[n:], src_path)
-    except CompileError as exc:
-        if "hash-size" not in str(exc).replace(_command_text(cmd[:n] + FAST_LINK), ""):
-            raise
-        _fast_link["ok"] = False
-        run_compiler(cmd, src_path)
-
-
-def _direct(info, flags, inputs):
-    """The :class:`~nbgraph.linkers.c.direct_link.DirectLink` of a bare link of
-    object files, else None."""
-    if not all(path.endswith(".o") for path in inputs):
-        return None
-    from nbgraph.linkers.c.direct_link import DirectLink
-
-    return DirectLink(info.argv, flags[len(info.argv):] + BARE_LINK, info.libs + BARE_LIBS)
-
-
-def _is_link_error(text):
-    """Whether a failed command's messages come from its link step (GCC's
-    collect2, clang's driver, or ld itself)."""
-    return any(t in text for t in ("collect2", "ld returned", "linker command failed",
-                                   "undefined reference", "cannot find -l"))
 
 
 def run_compiler(cmd, src_path):
@@ -585,16 +497,17 @@ def run_compilers(cmds: list[list[str]], src_paths: list[str]) -> None:
             proc.kill()
             proc.wait()
         raise CompileError("running the C compiler failed: %s\ncommand: %s" % (
-            exc, _command_text(cmds[len(procs) - 1 if procs else 0]))) from None
+            exc, command_text(cmds[len(procs) - 1 if procs else 0]))) from None
     for proc, cmd, err, src in zip(procs, cmds, errors, src_paths, strict=True):
         if proc.returncode != 0:
             raise CompileError("the C compiler failed on a generated module (%s):\n%s\n"
                                "command: %s\nsource: %s" % (
                                    _status_text(proc.returncode), _trim(err),
-                                   _command_text(cmd), src))
+                                   command_text(cmd), src))
 
 
-def _command_text(cmd):
+def command_text(cmd: list[str]) -> str:
+    """``cmd`` as a shell would read it (each argument quoted where needed)."""
     import shlex
 
     return " ".join(shlex.quote(c) for c in cmd)

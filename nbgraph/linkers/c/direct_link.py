@@ -1,7 +1,7 @@
 """Compiling and linking a module by running the compiler's programs, not its driver.
 
 A kernel module's objects are linked *bare* (see
-:func:`nbgraph.linkers.c.compiler.link`).  Through GCC that runs three programs:
+:func:`nbgraph.linkers.c.linking.link`).  Through GCC that runs three programs:
 the driver, ``collect2`` and ``ld``, and the first two only work out ld's
 command line, which is the same for every module built with the same flags.
 This module asks the driver for that command once (``-###``, which prints
@@ -176,7 +176,7 @@ def ready(info, out_path: str) -> bool:
     """Whether a kernel module built into ``out_path`` would be compiled and
     linked without the driver (else one driver run compiling and linking a
     one-unit module is cheaper than two)."""
-    from nbgraph.linkers.c.compiler import BARE_LIBS, BARE_LINK
+    from nbgraph.linkers.c.linking import BARE_LIBS, BARE_LINK
 
     cache, identity = _cache_of(out_path), info.key_text()
     return DirectCompile(info.argv, info.flags).recipe(cache, identity) is not None and \

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from nbgraph.linkers.c import codegen, compiler, direct_link, elf_symbols, lib_stubs
+from nbgraph.linkers.c import codegen, compiler, direct_link, elf_symbols, lib_stubs, linking
 from nbgraph.linkers.c.cache import get_cache
 
 pytestmark = [pytest.mark.needs_cc,
@@ -34,8 +34,8 @@ def _objects(tmp_path, info):
 
 
 def _link(info):
-    return direct_link.DirectLink(info.argv, info.flags + compiler.BARE_LINK,
-                                  info.libs + compiler.BARE_LIBS)
+    return direct_link.DirectLink(info.argv, info.flags + linking.BARE_LINK,
+                                  info.libs + linking.BARE_LIBS)
 
 
 def test_the_linker_alone_makes_the_drivers_library_byte_for_byte(tmp_path, call_nbg_t):
@@ -46,8 +46,8 @@ def test_the_linker_alone_makes_the_drivers_library_byte_for_byte(tmp_path, call
         pytest.skip("this compiler's link command is not read directly")
     assert cmd[0] != info.argv[0] and not any(w.startswith("-plugin") for w in cmd)
     compiler.run_compiler(cmd, "direct")
-    compiler.run_compiler(info.argv + info.flags + compiler.BARE_LINK + [
-        "-o", str(tmp_path / "driver.so")] + objects + info.libs + compiler.BARE_LIBS, "driver")
+    compiler.run_compiler(info.argv + info.flags + linking.BARE_LINK + [
+        "-o", str(tmp_path / "driver.so")] + objects + info.libs + linking.BARE_LIBS, "driver")
     direct, driver = (tmp_path / "direct.so").read_bytes(), (tmp_path / "driver.so").read_bytes()
     assert direct == driver
     assert call_nbg_t(tmp_path / "direct.so") == call_nbg_t(tmp_path / "driver.so")
@@ -61,10 +61,10 @@ def test_a_failing_direct_link_is_linked_by_the_driver_and_not_tried_again(tmp_p
         pytest.skip("this compiler's link command is not read directly")
     key = direct_link._key("link", link.cc, link.flags, link.libs)
     monkeypatch.setitem(direct_link._recipes, key, [compiler.which("false")])
-    monkeypatch.setitem(compiler._bare, "ok", True)
+    monkeypatch.setitem(linking._bare, "ok", True)
     failed = direct_link.STATS["failed"]
     out = tmp_path / "m.so"
-    compiler._link(info, info.argv + info.flags, str(out), _objects(tmp_path, info), "m.c", ())
+    linking.link(info, info.argv + info.flags, str(out), _objects(tmp_path, info), "m.c", ())
     assert out.exists() and direct_link.STATS["failed"] == failed + 1
     assert direct_link._recipes[key] is None  # the driver links from now on
     assert call_nbg_t(out) > 0
@@ -213,7 +213,7 @@ def test_a_compiler_wrapper_sees_every_compilation_and_link(tmp_path):
     wrapper.write_text("#!/bin/sh\nexec %s \"$@\"\n" % info.argv[0])
     wrapper.chmod(0o755)
     assert direct_link.DirectCompile([str(wrapper)], info.flags).recipe() is None
-    assert direct_link.DirectLink([str(wrapper)], info.flags + compiler.BARE_LINK,
+    assert direct_link.DirectLink([str(wrapper)], info.flags + linking.BARE_LINK,
                                   info.libs).recipe() is None
     assert not direct_link._plain_driver(info.argv + ["-O2"])
 

@@ -1,11 +1,11 @@
-"""Driver links with GNU ld's speed-only options (compiler.FAST_LINK): the same
+"""Driver links with GNU ld's speed-only options (linking.FAST_LINK): the same
 library byte for byte, and a linker refusing them links without them."""
 
 import sys
 
 import pytest
 
-from nbgraph.linkers.c import codegen, compiler
+from nbgraph.linkers.c import codegen, compiler, linking
 from nbgraph.linkers.c.cache import get_cache
 
 pytestmark = [pytest.mark.needs_cc,
@@ -24,7 +24,7 @@ def _object(tmp_path, info):
 
 def _linked(tmp_path, info, obj, name, extra=("-pthread",)):
     out = tmp_path / name
-    compiler._link(info, info.argv + info.flags + list(extra), str(out), [obj], str(out),
+    linking.link(info, info.argv + info.flags + list(extra), str(out), [obj], str(out),
                    list(extra))
     return out.read_bytes()
 
@@ -32,27 +32,27 @@ def _linked(tmp_path, info, obj, name, extra=("-pthread",)):
 def test_the_fast_options_make_the_same_library(tmp_path, monkeypatch):
     info = compiler.probe(get_cache())
     obj = _object(tmp_path, info)
-    monkeypatch.setitem(compiler._fast_link, "ok", True)
+    monkeypatch.setitem(linking._fast_link, "ok", True)
     fast = _linked(tmp_path, info, obj, "fast.so")
-    if not compiler._fast_link["ok"]:
+    if not linking._fast_link["ok"]:
         pytest.skip("this linker refuses them")
-    monkeypatch.setitem(compiler._fast_link, "ok", False)
+    monkeypatch.setitem(linking._fast_link, "ok", False)
     assert _linked(tmp_path, info, obj, "plain.so") == fast
 
 
 def test_a_linker_refusing_them_links_without_them_from_then_on(tmp_path, monkeypatch):
     info = compiler.probe(get_cache())
     obj = _object(tmp_path, info)
-    monkeypatch.setitem(compiler._fast_link, "ok", True)
-    monkeypatch.setattr(compiler, "FAST_LINK", ["-Wl,--nbg-no-such-option-hash-size"])
+    monkeypatch.setitem(linking._fast_link, "ok", True)
+    monkeypatch.setattr(linking, "FAST_LINK", ["-Wl,--nbg-no-such-option-hash-size"])
     assert _linked(tmp_path, info, obj, "a.so")
-    assert compiler._fast_link["ok"] is False
+    assert linking._fast_link["ok"] is False
 
 
 def test_another_link_error_is_raised_as_before(tmp_path, monkeypatch):
     info = compiler.probe(get_cache())
     obj = _object(tmp_path, info)
-    monkeypatch.setitem(compiler._fast_link, "ok", True)
+    monkeypatch.setitem(linking._fast_link, "ok", True)
     with pytest.raises(compiler.CompileError, match="nbg_no_such_library"):
         _linked(tmp_path, info, obj, "b.so", ("-pthread", "-lnbg_no_such_library"))
-    assert compiler._fast_link["ok"] is True
+    assert linking._fast_link["ok"] is True

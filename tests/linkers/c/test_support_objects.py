@@ -1,6 +1,6 @@
 """Support objects: Dot's fixed C compiled once per cache directory and linked
 into the modules that need it (nbgraph/linkers/c/support.py), and the bare link
-of kernel modules (compiler._link)."""
+of kernel modules (linking.link)."""
 
 import itertools
 import os
@@ -15,7 +15,7 @@ import nbgraph as ng
 import nbgraph.tensor as nt
 from nbgraph.config import config
 from nbgraph.linkers.c import cache as cache_mod
-from nbgraph.linkers.c import codegen, compiler, support
+from nbgraph.linkers.c import codegen, compiler, linking, support
 from nbgraph.linkers.c.cache import get_cache
 from nbgraph.tensor.c_code import dot
 
@@ -147,7 +147,7 @@ def test_a_bare_linked_module_resolves_every_symbol_in_a_bare_child(tmp_path, ca
     expected = np.exp(2.0) + 2.0 ** 1.5 + np.tanh(2.0) + 1 + 0
     assert call_nbg_t(out) == pytest.approx(expected, rel=1e-12)
     if sys.platform.startswith("linux"):
-        assert compiler._bare["ok"] is True
+        assert linking._bare["ok"] is True
 
 
 def test_the_probe_check_runs_the_library_in_a_preloaded_true(tmp_path, monkeypatch):
@@ -178,13 +178,13 @@ def test_the_probe_check_runs_the_library_in_a_preloaded_true(tmp_path, monkeypa
 
 def test_a_failing_bare_link_falls_back_to_the_usual_one(tmp_path, monkeypatch):
     info = compiler.probe(get_cache())
-    monkeypatch.setattr(compiler, "BARE_LIBS", ["-lnbgraph_no_such_library"])
-    monkeypatch.setitem(compiler._bare, "ok", None)
+    monkeypatch.setattr(linking, "BARE_LIBS", ["-lnbgraph_no_such_library"])
+    monkeypatch.setitem(linking._bare, "ok", None)
     out = tmp_path / "m.so"
     text = codegen.prelude(info) + "NBG_EXPORT int nbg_t(void) { return 3; }\n"
     compiler.build_library(info, text, str(tmp_path / "m.c"), str(out))
-    assert out.exists() and compiler._bare["ok"] is False
-    monkeypatch.setitem(compiler._bare, "ok", True)  # it worked before: an error is an error
+    assert out.exists() and linking._bare["ok"] is False
+    monkeypatch.setitem(linking._bare, "ok", True)  # it worked before: an error is an error
     with pytest.raises(compiler.CompileError, match="nbgraph_no_such_library"):
         compiler.build_library(info, codegen.prelude(info) + "int nbg_u(void) { return 4; }\n",
                                str(tmp_path / "n.c"), str(tmp_path / "n.so"))
