@@ -274,13 +274,17 @@ def load_or_build(cache=None):
 #: The file of the cache directory remembering the extension's key (see
 #: :func:`nbgraph.linkers.c.threads.remembered_key`), and the files it is made from.
 KEY_MEMO = "nbg-fastcall-key.memo"
-KEY_FILES = ("linkers/c/csrc/_fastcall.c", "linkers/c/fastcall.py", "core/c_interface.py")
+KEY_FILES = ("linkers/c/csrc/_fastcall.c", "linkers/c/csrc/fastcall_kernel.h",
+             "linkers/c/csrc/fastcall_open.h", "linkers/c/fastcall.py", "core/c_interface.py")
 
 
 def _source():
-    from nbgraph.core.c_interface import c_source
+    """The extension's C source: ``_fastcall.c`` with its two parts filled in."""
+    from nbgraph.core.c_interface import c_source, c_template
 
-    return c_source(__package__, "csrc/_fastcall.c").encode()
+    return c_template(__package__, "csrc/_fastcall.c",
+                      kernel_object=c_source(__package__, "csrc/fastcall_kernel.h"),
+                      opening=c_source(__package__, "csrc/fastcall_open.h")).encode()
 
 
 def _identity(cache):

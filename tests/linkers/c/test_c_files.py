@@ -52,6 +52,40 @@ def test_the_common_header_compiles_alone(tmp_path):
              ["-DNBG_ERRLEN=512", "-DNBG_RT_VERSION=1"])
 
 
+#: What the call path's parts say they need before them (_fastcall.c's head).
+_CALL_PATH_HEAD = """#define PY_SSIZE_T_CLEAN
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <Python.h>
+#include <numpy/arrayobject.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#define NBG_COLD
+"""
+
+
+@pytest.mark.parametrize("name", ["fastcall_kernel.h", "fastcall_open.h"])
+def test_the_call_path_s_parts_compile_alone(tmp_path, name):
+    import sysconfig
+
+    import numpy
+
+    include = sysconfig.get_paths()["include"]
+    if not os.path.exists(os.path.join(include, "Python.h")):
+        pytest.skip("Python's C headers are not installed")
+    _compile(tmp_path, _CALL_PATH_HEAD + c_source(LINKER, "csrc/" + name), name[:-2],
+             ["-I" + include, "-I" + numpy.get_include()])
+
+
+def test_the_call_path_is_its_file_with_both_parts_filled_in():
+    from nbgraph.linkers.c import fastcall
+
+    text = fastcall._source().decode()
+    assert "${" not in text
+    for name in ("fastcall_kernel.h", "fastcall_open.h"):
+        assert c_source(LINKER, "csrc/" + name) in text
+        assert "linkers/c/csrc/" + name in fastcall.KEY_FILES  # a change rebuilds it
+
+
 @pytest.mark.parametrize("standalone", [False, True])
 def test_the_module_head_prelude_and_table_compile_together(tmp_path, standalone):
     tail = c_template(LINKER, "csrc/module_tail.c", table="0", frees="0", abi=ABI_VERSION,
