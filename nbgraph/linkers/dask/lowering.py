@@ -33,7 +33,8 @@ import numpy as np
 
 from nbgraph.core.op import run_node
 
-__all__ = ["LazyFull", "NoChunkedRule", "Lowering", "GATHER_LIMIT_BYTES", "is_dask"]
+__all__ = ["LazyFull", "NoChunkedRule", "Lowering", "GATHER_LIMIT_BYTES", "is_dask",
+           "already_reduced"]
 
 #: Inputs of a node without a chunked rule are gathered onto the driver (with
 #: a warning) up to this many bytes in all; beyond, the node is refused.
@@ -238,7 +239,7 @@ class Lowering:
                                 name=self.name(node, position, "_part"))
         if not axes:
             return [partials]
-        result = da.reduction(partials, _already_reduced, sem.combine, combine=sem.combine,
+        result = da.reduction(partials, already_reduced, sem.combine, combine=sem.combine,
                               axis=axes, keepdims=False, dtype=dtype,
                               meta=np.empty((0,) * (ndim - len(axes)), dtype),
                               name=self.name(node, position, "_merge"))
@@ -277,7 +278,7 @@ class Lowering:
         return [LazyFull(v, shape, dtype)]
 
 
-def _already_reduced(x, axis=None, keepdims=True):
+def already_reduced(x, axis=None, keepdims=True):
     """The per-block step of a reduction whose blocks the kernel already reduced."""
     return x
 

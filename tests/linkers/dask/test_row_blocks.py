@@ -9,7 +9,7 @@ import pytest
 
 import nbgraph
 import nbgraph.tensor as nt
-from nbgraph.linkers.dask import DaskLinker, blocks
+from nbgraph.linkers.dask import DaskLinker, block_program, blocks
 
 da = pytest.importorskip("dask.array")
 
@@ -54,7 +54,7 @@ def test_tiles_inside_a_block_give_the_same_results(dk, monkeypatch):
     X, t, w, cost, g = _logreg()
     Xv, tv = _data(rows=1000)
     want = dk.reference([X, t], [cost, g], [Xv, tv])
-    monkeypatch.setattr(blocks, "TILE_BYTES", 7 * 40)  # 64 rows per tile (the minimum)
+    monkeypatch.setattr(block_program, "TILE_BYTES", 7 * 40)  # 64 rows per tile (the minimum)
     f = nbgraph.function([X, t], [cost, g], linker=DaskLinker(scheduler="sync", compute=True))
     got = f(da.from_array(Xv, chunks=(300, 4)), da.from_array(tv, chunks=300))
     program = next(iter(f._programs.values()))[0]
@@ -72,12 +72,12 @@ def test_tiles_keep_row_sized_intermediates_within_the_c_vm_s_kept_buffers(monke
     f(da.from_array(Xv, chunks=(300, 4)), da.from_array(tv, chunks=300))
     program = next(iter(f._programs.values()))[0]
     assert program.row_bytes == 5 * 8 and program.widest_row == 8  # X's 4 columns and t
-    assert program.tile_rows() == blocks.keep_bytes() // 8
-    monkeypatch.setattr(blocks, "TILE_BYTES", 2000 * 40)
+    assert program.tile_rows() == block_program.keep_bytes() // 8
+    monkeypatch.setattr(block_program, "TILE_BYTES", 2000 * 40)
     assert program.tile_rows() == 2000  # the input bytes' bound when it is smaller
-    monkeypatch.setattr(blocks, "TILE_BYTES", 1 << 30)
-    monkeypatch.setattr(blocks, "keep_bytes", lambda: 800)
-    assert program.tile_rows() == blocks.MIN_TILE_ROWS  # never fewer rows for that
+    monkeypatch.setattr(block_program, "TILE_BYTES", 1 << 30)
+    monkeypatch.setattr(block_program, "keep_bytes", lambda: 800)
+    assert program.tile_rows() == block_program.MIN_TILE_ROWS  # never fewer rows for that
 
 
 def _kinds(fn):
@@ -139,22 +139,22 @@ def test_row_blocks_reach_the_program_without_a_copy(monkeypatch):
     stored = [v for v in dict(Xd.__dask_graph__()).values() if isinstance(v, np.ndarray)]
     assert len(stored) == 3
     seen = []
-    run = blocks.BlockProgram._run
+    run = block_program.BlockProgram._run
 
     def spy(self, fn, row_blocks, small, rows):
         if rows == 20:  # not the two-row probe made while lowering
             seen.append(any(row_blocks[0] is s for s in stored))
         return run(self, fn, row_blocks, small, rows)
 
-    monkeypatch.setattr(blocks.BlockProgram, "_run", spy)
+    monkeypatch.setattr(block_program.BlockProgram, "_run", spy)
     f(Xd, td).compute(scheduler="sync")
     assert seen == [True] * 3
 
 
 def test_a_row_block_program_refuses_several_blocks_along_other_axes():
-    assert blocks._one_block([[np.ones(2)]]).shape == (2,)
+    assert block_program._one_block([[np.ones(2)]]).shape == (2,)
     with pytest.raises(ValueError, match="2 blocks along an axis"):
-        blocks._one_block([np.ones(2), np.ones(2)])
+        block_program._one_block([np.ones(2), np.ones(2)])
 
 
 def test_sgd_updates_and_row_outputs_through_block_programs(dk):
