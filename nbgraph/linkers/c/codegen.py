@@ -292,6 +292,12 @@ def node_kernel(node):
     return found
 
 
+#: The first line of every kernel's definition (the calling convention of
+#: :mod:`nbgraph.linkers.c`); NBG_KERNEL_NAME becomes ``nbg_k<position>`` in the module.
+_KERNEL_SIGNATURE = ("static int NBG_KERNEL_NAME(void **nbg_ptrs, const int64_t *nbg_dims, "
+                     "char *nbg_err) {")
+
+
 def _generate_kernel(node):
     op = node.op
     layout, ndims = operand_layout(node)
@@ -321,16 +327,13 @@ def _generate_kernel(node):
            "dims": "nbg_dims", "kernel": "NBG_KERNEL_NAME", "helpers": [],
            "operands": _operand_slots(layout, len(node.inputs))}
     code = op.c_code(node, "node", in_names, out_names, sub)
+    head = sub["helpers"] + (["NBG_GLUE"] if sub.get("glue") else []) + [_KERNEL_SIGNATURE]
     if sub.get("entry"):  # the Op's code is the kernel's whole body
         if any(text.strip() for text in syncs + cleanups):
             raise TypeError("%s: a kernel written whole cannot take operands that need "
                             "writing back or cleaning up" % op)
-        return _kernel_source(node, "\n".join(sub["helpers"] + [
-            "NBG_GLUE" if sub.get("glue") else "",
-            "static int NBG_KERNEL_NAME(void **nbg_ptrs, const int64_t *nbg_dims, "
-            "char *nbg_err) {", _indent(code), "}"]))
-    body = "\n".join(sub["helpers"] + (["NBG_GLUE"] if sub.get("glue") else []) + [
-        "static int NBG_KERNEL_NAME(void **nbg_ptrs, const int64_t *nbg_dims, char *nbg_err) {",
+        return _kernel_source(node, "\n".join(head + [_indent(code), "}"]))
+    body = "\n".join(head + [
         "    int nbg_status = NBG_VALUE_ERROR;",
         "    (void)nbg_dims; (void)nbg_err; (void)nbg_status;",
         _indent("".join(decls)),

@@ -85,11 +85,12 @@ def test_a_called_function_or_an_o3_helper_used_elsewhere_is_not_moved():
 
 
 def test_a_helper_named_by_two_moving_functions_moves_with_them_in_any_order():
-    """The row names ``tiles`` and ``loop``, ``tiles`` names ``loop`` too (an
-    elementwise row with its tile driver): all three move, whichever comes first."""
-    loop = "static NBG_ONE_COPY int loop(double *p, long n) { long i; " \
+    """The row names ``tiles`` and ``loop``, ``tiles`` names ``loop`` too (-O3
+    helpers, as a row's unit-stride loop is): all three move, whichever comes
+    first."""
+    loop = "static inline int loop(double *p, long n) { long i; " \
         "for (i = 0; i < n; i++) p[i] += 1.0; return 0; }\n"
-    tiles = "static NBG_TILE_DRIVER int tiles(double *p, long n) { " \
+    tiles = "static NBG_NOINLINE int tiles(double *p, long n) { " \
         "return loop(p, n / 2) + loop(p + n / 2, n - n / 2); }\n"
     row = _ROW.replace("for (i = 0; i < n; i++) p[i] += 1.0;",
                        "if (n > 99) return tiles(p, n); return loop(p, n);")
