@@ -176,12 +176,11 @@ def ready(info, out_path: str) -> bool:
     """Whether a kernel module built into ``out_path`` would be compiled and
     linked without the driver (else one driver run compiling and linking a
     one-unit module is cheaper than two)."""
-    from nbgraph.linkers.c.linking import BARE_LIBS, BARE_LINK
+    from nbgraph.linkers.c.linking import bare_direct
 
     cache, identity = _cache_of(out_path), info.key_text()
     return DirectCompile(info.argv, info.flags).recipe(cache, identity) is not None and \
-        DirectLink(info.argv, info.flags + BARE_LINK, info.libs + BARE_LIBS).recipe(
-            cache, identity) is not None
+        bare_direct(info, info.argv + info.flags).recipe(cache, identity) is not None
 
 
 def compile_units(info, flags: list[str], units: list[tuple[str, str]]) -> None:

@@ -34,8 +34,7 @@ def _objects(tmp_path, info):
 
 
 def _link(info):
-    return direct_link.DirectLink(info.argv, info.flags + linking.BARE_LINK,
-                                  info.libs + linking.BARE_LIBS)
+    return linking.bare_direct(info, info.argv + info.flags)  # (as a module's link has it)
 
 
 def test_the_linker_alone_makes_the_drivers_library_byte_for_byte(tmp_path, call_nbg_t):

@@ -1,5 +1,6 @@
-"""Driver links with GNU ld's speed-only options (linking.FAST_LINK): the same
-library byte for byte, and a linker refusing them links without them."""
+"""Links with GNU ld's speed-only options (linking.FAST_LINK), through the driver
+or by ld alone: the same library byte for byte, and a linker refusing them
+links without them."""
 
 import sys
 
@@ -25,7 +26,7 @@ def _object(tmp_path, info):
 def _linked(tmp_path, info, obj, name, extra=("-pthread",)):
     out = tmp_path / name
     linking.link(info, info.argv + info.flags + list(extra), str(out), [obj], str(out),
-                   list(extra))
+                 list(extra))
     return out.read_bytes()
 
 
@@ -56,3 +57,26 @@ def test_another_link_error_is_raised_as_before(tmp_path, monkeypatch):
     with pytest.raises(compiler.CompileError, match="nbg_no_such_library"):
         _linked(tmp_path, info, obj, "b.so", ("-pthread", "-lnbg_no_such_library"))
     assert linking._fast_link["ok"] is True
+
+
+def _ld_alone(tmp_path, info, obj, name):
+    """``(flags of the bare link ld runs alone, the library it made)``, or None."""
+    link = linking.bare_direct(info, info.argv + info.flags)
+    cmd = link.command([obj], str(tmp_path / name))
+    if cmd is None:
+        return None
+    compiler.run_compiler(cmd, name)
+    return link.flags, (tmp_path / name).read_bytes()
+
+
+def test_ld_alone_takes_them_while_the_driver_s_links_do(tmp_path, monkeypatch):
+    info = compiler.probe(get_cache())
+    obj = _object(tmp_path, info)
+    monkeypatch.setitem(linking._fast_link, "ok", True)
+    fast = _ld_alone(tmp_path, info, obj, "fast.so")
+    if fast is None:
+        pytest.skip("this compiler's link command is not read directly")
+    monkeypatch.setitem(linking._fast_link, "ok", False)  # (a link refused them)
+    plain = _ld_alone(tmp_path, info, obj, "plain.so")
+    assert fast[0] == plain[0] + linking.FAST_LINK
+    assert fast[1] == plain[1]
