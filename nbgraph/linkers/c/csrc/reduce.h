@@ -98,7 +98,7 @@ static NBG_RED_ONCE void nbg_red_units(void *vc, int64_t b, int64_t e) {
    each row's value: a float sum as the binary cascade of the serial loop (a
    cascade over 2^k leaves is the cascade of its complete subtrees), anything
    else in order from the identity. */
-static NBG_RED_ONCE int nbg_red_blocks(nbg_red_job *job, nbg_iter *it) {
+static NBG_RED_ONCE void nbg_red_blocks(nbg_red_job *job, nbg_iter *it) {
     const nbg_reduce_spec *s = job->s;
     const int q = it->nops - 1, pw = s->pairwise;
     const int64_t batch = NBG_RED_BATCH / s->item;
@@ -117,7 +117,7 @@ static NBG_RED_ONCE int nbg_red_blocks(nbg_red_job *job, nbg_iter *it) {
         const int64_t nu = units - u0 < batch ? units - u0 : batch;
         job->u0 = u0;
         NBG_HELPERS_PARALLEL(nbg_red_units, job, nu, 1, 0);
-        if (job->fails.failed) return 0;
+        if (job->fails.failed) return;
         for (u = 0; u < nu; u++) {
             const char *v = job->part + u * s->item;
             if (pw == 1) {  /* push a leaf, merging equal levels */
@@ -151,7 +151,6 @@ static NBG_RED_ONCE int nbg_red_blocks(nbg_red_job *job, nbg_iter *it) {
             nbg_iter_step(it, idx, ptr);
         }
     }
-    return 0;
 }
 /* Run the reduction over it (total: the elements reduced, for the choice of
    mode); 0, or the first failure's status (its message in err).  Results are
@@ -163,7 +162,7 @@ NBG_HELPER NBG_RED_ONCE NBG_NOINLINE int nbg_reduce(const nbg_reduce_spec *s, nb
     const int last = it->nd - 1, q = it->nops - 1;
     nbg_red_job job;
     int64_t chunks = 0, cn;
-    int mode = 0, d, st = 0;
+    int mode = 0, d;
     if (s->item <= 0 || s->item > (int64_t)sizeof(nbg_red_val)) {
         nbg_errorf(err, "reduction: an accumulator of %lld bytes is too big", (long long)s->item);
         return NBG_TYPE_ERROR;
@@ -188,7 +187,6 @@ NBG_HELPER NBG_RED_ONCE NBG_NOINLINE int nbg_reduce(const nbg_reduce_spec *s, nb
         NBG_HELPERS_PARALLEL(nbg_red_split, &job, it->shape[job.split],
                              last == job.split ? 64 : 1, 0);
     else
-        st = nbg_red_blocks(&job, it);
-    if (!st && job.fails.failed) st = job.fails.status;
-    return st;
+        nbg_red_blocks(&job, it);
+    return job.fails.failed ? job.fails.status : 0;
 }

@@ -14,8 +14,9 @@
    million compiler instructions, more than a tenth of the build).  The pthread
    objects and the signal set are only handed to the C library by address:
    each is storage at least as big and as aligned as glibc's and musl's types
-   on these machines (tests/linkers/c/test_c_files.py checks this machine's
-   headers), zero-filled where the headers' initialisers are zeros. */
+   on these machines (tests/linkers/c/test_runtime_declarations.py checks
+   this machine's headers), zero-filled where the headers' initialisers are
+   zeros. */
 ${std_types}
 #define NBG_HAVE_STDIO 1  /* (csrc/helpers.h: snprintf and vsnprintf are declared) */
 #define NBG_SYS_MUTEX_BYTES 64
