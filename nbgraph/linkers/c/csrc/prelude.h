@@ -42,13 +42,6 @@ static const nbg_runtime *nbg_rt;
 #define NBG_LOAD_TIME
 #endif
 static inline int nbg_iter_next(nbg_iter *it) { return nbg_iter_step(it, it->idx, it->ptr); }
-/* The number of rows (the product of the outer dimensions). */
-static inline int64_t nbg_iter_rows(const nbg_iter *it) {
-    int64_t r = 1;
-    int d;
-    for (d = 0; d < it->nd - 1; d++) r *= it->shape[d];
-    return r;
-}
 static inline int nbg_threads(void) { return nbg_rt ? nbg_rt->nthreads() : 1; }
 /* Whether a loop of n elements is worth splitting (n >= min_n when the
    workers are awake, see nbgraph.linkers.c.threads). */
