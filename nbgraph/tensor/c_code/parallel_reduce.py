@@ -20,13 +20,14 @@ library), which walks the rows and picks, at run time, one of
   ranges and each thread walks the rows of its range: every output element
   is computed by one thread in the serial order;
 * **units**: the innermost dimension is reduced but little is kept: each
-  row is cut into fixed blocks of :data:`BLOCK` elements (a multiple of 128,
-  so the pairwise leaves are the serial ones), the threads reduce blocks
-  into an array, and the calling thread merges them in order, blocks of a
-  row as the same binary cascade and rows into their output element.  That
-  is exactly the serial sum (a cascade over 2^k leaves equals the cascade
-  of its complete subtrees); max/min and integer sums are associative; a
-  float product, which is not, keeps whole rows as units.
+  row is cut into fixed blocks of ``NBG_RED_BLOCK`` elements (reduce.h: a
+  multiple of 128, so the pairwise leaves are the serial ones), the threads
+  reduce blocks into an array, and the calling thread merges them in order,
+  blocks of a row as the same binary cascade and rows into their output
+  element.  That is exactly the serial sum (a cascade over 2^k leaves
+  equals the cascade of its complete subtrees); max/min and integer sums
+  are associative; a float product, which is not, keeps whole rows as
+  units.
 
 So results are bit-identical whatever the thread count, and to the serial
 code.  The mode choice, the tasks and the merge used to be generated into
@@ -57,7 +58,7 @@ import numpy as np
 
 from nbgraph.tensor.c_code.parallel import element_weight, helper_prefix, min_parallel
 
-__all__ = ["reduce_rows", "BLOCK"]
+__all__ = ["reduce_rows"]
 
 #: A call of a libm function that libmvec vectorises (``pow`` aside: its most
 #: common use, ``x ** 2.0``, is folded into a product by the compiler).
@@ -90,10 +91,6 @@ def _c_number(text):
     except ValueError:
         return None
 
-
-#: Elements per block in "units" mode: 64 pairwise leaves of 128 (the driver's
-#: ``NBG_RED_BLOCK``).
-BLOCK = 8192
 
 _PAIRWISE = """%(t)s nbg_stack[64]; int nbg_level[64]; int nbg_top = 0;
 int64_t nbg_b;

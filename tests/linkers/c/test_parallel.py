@@ -19,7 +19,7 @@ import pytest
 import nbgraph as ng
 import nbgraph.tensor as nt
 from nbgraph.linkers.c import codegen, threads
-from nbgraph.tensor.c_code import parallel, parallel_reduce
+from nbgraph.tensor.c_code import parallel
 
 pytestmark = pytest.mark.needs_cc
 
@@ -53,6 +53,14 @@ def streamed(node):
     found = re.search(r"nbg_l = \{.*, 64, \d+, ([^,]+), nbg_o\};", codegen.node_kernel(node).body)
     assert found, "no elementwise loop in %s" % node
     return found.group(1) != "0"
+
+
+def red_block():
+    """Elements per block when the reduction driver cuts rows (``NBG_RED_BLOCK``)."""
+    from nbgraph.core.c_interface import c_source
+
+    text = c_source("nbgraph.linkers.c", "csrc/reduce.h")
+    return int(re.search(r"^#define NBG_RED_BLOCK (\d+)$", text, re.M).group(1))
 
 
 def sizes_around(t):
@@ -189,7 +197,7 @@ def test_reductions_around_the_thresholds(dtype):
     x = nt.vector(dtype=dtype, name="x")
     f = cfun([x], [x.sum(), x.max(), x.min()])
     t = split_threshold(f)
-    block = parallel_reduce.BLOCK
+    block = red_block()
     for n in sorted(set(sizes_around(t)) | {block - 1, block, block + 1, 2 * block + 1,
                                              t * 4 + block + 3}):
         if n == 0:
